@@ -1,0 +1,148 @@
+// gputwin command line: `run` a scenario (progress bar, summary, results folder), `validate` a scenario.
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "model/errors.hpp"
+#include "model/scenario.hpp"
+#include "sim/runner.hpp"
+
+namespace {
+
+using namespace gputwin;
+
+std::string format_duration(double seconds) {
+  const auto s = static_cast<long long>(seconds);
+  return fmt::format("{}d {:02}:{:02}:{:02}", s / 86400, (s / 3600) % 24, (s / 60) % 60, s % 60);
+}
+
+/// Draws a one-line progress bar on stderr, at most 10 times a second.
+class ProgressBar {
+ public:
+  void update(const RunProgress& p) {
+    const auto now = std::chrono::steady_clock::now();
+    if (p.ended < p.total && now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    const double fraction = p.total ? static_cast<double>(p.ended) / static_cast<double>(p.total) : 1.0;
+    const int width = 30;
+    const int filled = static_cast<int>(fraction * width);
+    const double rate = p.wall_s > 0 ? static_cast<double>(p.ended) / p.wall_s : 0;
+    fmt::print(stderr, "\r[{}{}] {:5.1f}%  sim {}  {}/{} jobs  {:.0f} jobs/s ", std::string(filled, '#'),
+               std::string(width - filled, '.'), fraction * 100, format_duration(to_seconds_f(p.now)), p.ended, p.total,
+               rate);
+    if (p.ended >= p.total) fmt::print(stderr, "\n");
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_{};
+};
+
+void print_summary(const RunOutcome& o, const std::filesystem::path& out_dir) {
+  const RunSummary& s = o.summary;
+  const Scenario& sc = *o.scenario;
+  fmt::print("scenario   {} (seed {}, policy {})\n", sc.name, sc.seed, policy_name(sc.scheduler.policy));
+  fmt::print("cluster    {} nodes, {} CPUs, {} GPUs\n", sc.cluster.nodes.size(), sc.cluster.total_cpus(),
+             sc.cluster.total_gpus());
+  std::string states;
+  for (const auto& [name, count] : s.by_state) states += fmt::format("{} {}  ", name, count);
+  fmt::print("jobs       {} ({}rejected at submit {})\n", s.jobs, states, s.rejected);
+  fmt::print("makespan   {} ({:.0f} s)\n", format_duration(s.makespan_s), s.makespan_s);
+  fmt::print("util       GPU {:.1f}%  CPU {:.1f}%  ({:.1f} GPU-hours)\n", s.gpu_utilization * 100,
+             s.cpu_utilization * 100, s.gpu_hours);
+  fmt::print("wait       mean {:.0f} s  p50 {:.0f} s  p95 {:.0f} s  p99 {:.0f} s  max {:.0f} s\n", s.wait_mean_s,
+             s.wait_p50_s, s.wait_p95_s, s.wait_p99_s, s.wait_max_s);
+  fmt::print("slowdown   mean bounded slowdown {:.2f} (tau 10 s)\n", s.bounded_slowdown_mean);
+  const double events_per_s = o.sim_wall_s > 0 ? static_cast<double>(o.counters.events) / o.sim_wall_s : 0;
+  const double jobs_per_s = o.sim_wall_s > 0 ? static_cast<double>(s.jobs) / o.sim_wall_s : 0;
+  fmt::print(
+      "speed      {:.3f} s wall ({:.3f} s loading), {} events, {:.0f} events/s, {:.0f} jobs/s, "
+      "{:.0f} simulated s per wall s\n",
+      o.sim_wall_s, o.load_wall_s, o.counters.events, events_per_s, jobs_per_s,
+      o.sim_wall_s > 0 ? s.makespan_s / o.sim_wall_s : 0);
+  fmt::print("scheduler  {} passes, {} backfill cycles ({} skipped), {} job tests, {} backfill starts\n",
+             o.scheduler_stats.passes, o.scheduler_stats.backfill_cycles, o.scheduler_stats.backfill_skipped,
+             o.scheduler_stats.jobs_tested, o.scheduler_stats.backfill_starts);
+  if (!out_dir.empty()) {
+    fmt::print("results    {}/results.sqlite, summary.json, jobs.csv\n", out_dir.string());
+  }
+}
+
+int run_command(const std::string& scenario_path, const std::string& out, std::optional<std::uint64_t> seed,
+                const std::string& policy, bool quiet, bool no_results, bool no_node_history) {
+  Scenario scenario = load_scenario(scenario_path);
+  RunOptions options;
+  options.seed = seed;
+  options.node_history = !no_node_history;
+  if (!policy.empty()) {
+    SchedulerPolicy p;
+    if (!parse_policy(policy, p)) {
+      fmt::print(stderr, "gputwin: --policy: unknown policy '{}' (known: fcfs, sjf, easy, conservative, slurm)\n",
+                 policy);
+      return 2;
+    }
+    options.policy = p;
+  }
+  ProgressBar bar;
+  if (!quiet && isatty(STDERR_FILENO)) options.progress = [&](const RunProgress& p) { bar.update(p); };
+  RunOutcome outcome = run_scenario(std::move(scenario), options);
+  std::filesystem::path out_dir;
+  if (!no_results) {
+    out_dir = out.empty() ? std::filesystem::path("out") / outcome.scenario->name : std::filesystem::path(out);
+    write_results(out_dir, run_info(outcome), *outcome.state, outcome.summary, *outcome.recorder);
+  }
+  if (!quiet) print_summary(outcome, out_dir);
+  return 0;
+}
+
+int validate_command(const std::string& scenario_path) {
+  Scenario scenario = load_scenario(scenario_path);
+  const std::vector<JobSpec> jobs = load_workload(scenario);
+  fmt::print("{}: OK: scenario '{}', {} nodes, {} partitions, {} jobs, policy {}\n", scenario_path, scenario.name,
+             scenario.cluster.nodes.size(), scenario.cluster.partitions.size(), jobs.size(),
+             policy_name(scenario.scheduler.policy));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"gputwin: simulator and digital twin of Slurm-managed GPU clusters"};
+  app.set_version_flag("--version", std::string(gputwin::gputwin_version()));
+  app.require_subcommand(1);
+
+  std::string scenario_path, out, policy;
+  std::uint64_t seed = 0;
+  bool quiet = false, no_results = false, no_node_history = false;
+  CLI::App* run = app.add_subcommand("run", "Run a scenario and write results.sqlite, summary.json and jobs.csv");
+  run->add_option("scenario", scenario_path, "Scenario file (JSON)")->required();
+  run->add_option("--out", out, "Output folder (default: out/<scenario name>)");
+  CLI::Option* seed_opt = run->add_option("--seed", seed, "Seed, replacing the scenario's");
+  run->add_option("--policy", policy, "Scheduling policy: fcfs, sjf, easy, conservative or slurm");
+  run->add_flag("--quiet", quiet, "No progress bar and no summary");
+  run->add_flag("--no-results", no_results, "Do not write the results folder (benchmarks)");
+  run->add_flag("--no-node-history", no_node_history, "Do not record node state changes");
+
+  std::string validate_path;
+  CLI::App* validate = app.add_subcommand("validate", "Check a scenario and its workload without running it");
+  validate->add_option("scenario", validate_path, "Scenario file (JSON)")->required();
+
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (*run) {
+      return run_command(scenario_path, out, seed_opt->count() ? std::optional<std::uint64_t>(seed) : std::nullopt,
+                         policy, quiet, no_results, no_node_history);
+    }
+    if (*validate) return validate_command(validate_path);
+  } catch (const gputwin::InputError& e) {
+    fmt::print(stderr, "gputwin: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "gputwin: error: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,53 @@
+// The cluster as configured: nodes and partitions in slurm.conf's terms.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gputwin {
+
+/// Index of a node in the cluster's node table (slurm.conf definition order).
+using NodeIndex = std::uint32_t;
+
+/// One configured node (NodeName=... in slurm.conf).
+struct NodeConfig {
+  std::string name;             ///< Host name, e.g. "gpu001".
+  std::uint32_t cpus = 1;       ///< CPUs (cores) schedulable on the node.
+  std::uint64_t memory_mb = 0;  ///< RealMemory in MB.
+  std::uint32_t gpus = 0;       ///< GPUs (Gres=gpu:N).
+  std::string gpu_type;         ///< GPU model (Gres=gpu:<type>:N), empty when none.
+  std::uint32_t weight = 1;     ///< Weight: lower weights are allocated first.
+};
+
+/// Partition state (PartitionName=... State=).
+enum class PartitionState : std::uint8_t { kUp, kDown, kDrain, kInactive };
+
+/// One partition (PartitionName=... in slurm.conf).
+struct PartitionConfig {
+  std::string name;                            ///< Partition name.
+  std::vector<NodeIndex> nodes;                ///< Member nodes, ascending node index.
+  bool is_default = false;                     ///< Default=YES.
+  std::int64_t default_time_s = -1;            ///< DefaultTime in seconds; -1 when unset.
+  std::int64_t max_time_s = -1;                ///< MaxTime in seconds; -1 means UNLIMITED.
+  PartitionState state = PartitionState::kUp;  ///< State=UP/DOWN/DRAIN/INACTIVE.
+  std::uint32_t priority_tier = 1;             ///< PriorityTier: higher tiers are scheduled first.
+  std::uint32_t priority_job_factor = 1;       ///< PriorityJobFactor (multifactor's partition factor).
+};
+
+/// Nodes and partitions of one cluster.
+struct ClusterConfig {
+  std::vector<NodeConfig> nodes;            ///< Node table in definition order.
+  std::vector<PartitionConfig> partitions;  ///< Partitions in definition order.
+
+  /// Index of the partition named `name`, or -1.
+  [[nodiscard]] int partition_index(const std::string& name) const;
+  /// Index of the default partition (the first with Default=YES, else the first), or -1 if none.
+  [[nodiscard]] int default_partition() const;
+  /// Sum of GPUs over all nodes.
+  [[nodiscard]] std::uint64_t total_gpus() const;
+  /// Sum of CPUs over all nodes.
+  [[nodiscard]] std::uint64_t total_cpus() const;
+};
+
+}  // namespace gputwin

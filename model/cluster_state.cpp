@@ -1,0 +1,136 @@
+#include "model/cluster_state.hpp"
+
+#include <algorithm>
+#include <cassert>
+
+#include "model/run_observer.hpp"
+
+namespace gputwin {
+
+std::string_view pending_reason_name(PendingReason reason) {
+  switch (reason) {
+    case PendingReason::kNone:
+      return "None";
+    case PendingReason::kPriority:
+      return "Priority";
+    case PendingReason::kResources:
+      return "Resources";
+    case PendingReason::kPartitionDown:
+      return "PartitionDown";
+    case PendingReason::kPartitionTimeLimit:
+      return "PartitionTimeLimit";
+  }
+  return "None";
+}
+
+std::string_view node_state_name(NodeState state) {
+  switch (state) {
+    case NodeState::kIdle:
+      return "IDLE";
+    case NodeState::kMixed:
+      return "MIXED";
+    case NodeState::kAllocated:
+      return "ALLOCATED";
+  }
+  return "UNKNOWN";
+}
+
+ClusterState::ClusterState(const ClusterConfig& config, std::vector<JobSpec> jobs)
+    : config_(config), specs_(std::move(jobs)) {
+  const std::size_t n = config.nodes.size();
+  free_cpus_.resize(n);
+  free_gpus_.resize(n);
+  free_mem_mb_.resize(n);
+  node_jobs_.assign(n, 0);
+  schedulable_.assign(n, 1);
+  node_version_.assign(n, 0);
+  node_partitions_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    free_cpus_[i] = config.nodes[i].cpus;
+    free_gpus_[i] = config.nodes[i].gpus;
+    free_mem_mb_[i] = config.nodes[i].memory_mb;
+    max_gpus_ = std::max(max_gpus_, config.nodes[i].gpus);
+  }
+  const std::size_t parts = config.partitions.size();
+  part_gpu_hist_.assign(parts * (max_gpus_ + 1), 0);
+  part_free_cpus_.assign(parts, 0);
+  for (std::uint32_t p = 0; p < parts; ++p) {
+    for (NodeIndex node : config.partitions[p].nodes) node_partitions_[node].push_back(p);
+  }
+  for (NodeIndex i = 0; i < n; ++i) adjust_partition_counters(i, +1);
+  jobs_.resize(specs_.size());
+  alloc_pool_.reserve(specs_.size() * 2);
+}
+
+void ClusterState::adjust_partition_counters(NodeIndex n, int sign) {
+  if (!schedulable_[n]) return;
+  for (std::uint32_t p : node_partitions_[n]) {
+    auto& hist = part_gpu_hist_[p * (max_gpus_ + 1) + free_gpus_[n]];
+    hist = static_cast<std::uint32_t>(static_cast<int>(hist) + sign);
+    if (sign > 0)
+      part_free_cpus_[p] += free_cpus_[n];
+    else
+      part_free_cpus_[p] -= free_cpus_[n];
+  }
+}
+
+std::uint32_t ClusterState::nodes_with_free_gpus(std::uint32_t partition, std::uint32_t g) const {
+  if (g > max_gpus_) return 0;
+  std::uint32_t count = 0;
+  const std::uint32_t* hist = part_gpu_hist_.data() + partition * (max_gpus_ + 1);
+  for (std::uint32_t k = g; k <= max_gpus_; ++k) count += hist[k];
+  return count;
+}
+
+void ClusterState::allocate(JobIndex j, std::span<const NodeAllocation> allocation, SimTime now) {
+  JobRuntime& job = jobs_[j];
+  assert(job.state == JobState::kPending);
+  job.state = JobState::kRunning;
+  job.start = now;
+  job.alloc_offset = static_cast<std::uint32_t>(alloc_pool_.size());
+  job.alloc_count = static_cast<std::uint32_t>(allocation.size());
+  for (const NodeAllocation& a : allocation) {
+    adjust_partition_counters(a.node, -1);
+    assert(free_cpus_[a.node] >= a.cpus && free_gpus_[a.node] >= a.gpus && free_mem_mb_[a.node] >= a.mem_mb);
+    free_cpus_[a.node] -= a.cpus;
+    free_gpus_[a.node] -= a.gpus;
+    free_mem_mb_[a.node] -= a.mem_mb;
+    ++node_jobs_[a.node];
+    ++node_version_[a.node];
+    adjust_partition_counters(a.node, +1);
+    alloc_pool_.push_back(a);
+  }
+  ++job_updates_;
+}
+
+void ClusterState::finish(JobIndex j, JobState state, SimTime now) {
+  JobRuntime& job = jobs_[j];
+  assert(job.state == JobState::kRunning);
+  job.state = state;
+  job.end = now;
+  ++job_updates_;
+}
+
+void ClusterState::release(JobIndex j) {
+  const JobRuntime& job = jobs_[j];
+  for (std::uint32_t k = 0; k < job.alloc_count; ++k) {
+    const NodeAllocation& a = alloc_pool_[job.alloc_offset + k];
+    adjust_partition_counters(a.node, -1);
+    free_cpus_[a.node] += a.cpus;
+    free_gpus_[a.node] += a.gpus;
+    free_mem_mb_[a.node] += a.mem_mb;
+    --node_jobs_[a.node];
+    ++node_version_[a.node];
+    adjust_partition_counters(a.node, +1);
+  }
+  ++job_updates_;
+}
+
+void ClusterState::end_pending(JobIndex j, JobState state, SimTime now) {
+  JobRuntime& job = jobs_[j];
+  job.state = state;
+  job.end = now;
+  ++job_updates_;
+}
+
+}  // namespace gputwin

@@ -1,0 +1,129 @@
+// ClusterState: the one picture of nodes, jobs and partitions at the current time, in Slurm's vocabulary.
+// Controllers (schedulers) read it; worlds (the simulator, later the twin) change it. Node resources are kept
+// as flat arrays (structure of arrays) because node selection scans them in the hot path.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "model/cluster.hpp"
+#include "model/job.hpp"
+#include "sim/engine/sim_time.hpp"
+
+namespace gputwin {
+
+/// Index of a job in ClusterState's job table (submission order), not its Slurm job id.
+using JobIndex = std::uint32_t;
+
+/// Resources a job holds on one node.
+struct NodeAllocation {
+  NodeIndex node = 0;        ///< Node index.
+  std::uint32_t cpus = 0;    ///< Allocated CPUs.
+  std::uint32_t gpus = 0;    ///< Allocated GPUs.
+  std::uint64_t mem_mb = 0;  ///< Allocated memory.
+};
+
+/// Why a pending job is pending (a subset of Slurm's job_state_reason).
+enum class PendingReason : std::uint8_t { kNone, kPriority, kResources, kPartitionDown, kPartitionTimeLimit };
+
+/// Slurm's name of a pending reason.
+std::string_view pending_reason_name(PendingReason reason);
+
+/// A job's life in the run.
+struct JobRuntime {
+  JobState state = JobState::kPending;          ///< Current state.
+  bool submitted = false;                       ///< True once the submit event has happened.
+  PendingReason reason = PendingReason::kNone;  ///< Last pending reason set by the scheduler.
+  std::uint32_t partition = 0;                  ///< Partition index.
+  std::uint32_t priority = 0;                   ///< Priority as the scheduler sorts it.
+  std::int64_t time_limit_s = 0;                ///< Effective time limit (after partition defaults), seconds.
+  SimTime start = -1;                           ///< Start time, -1 if never started.
+  SimTime end = -1;                             ///< End time, -1 if not ended.
+  SimTime planned_end = -1;                     ///< When the world will end it (run end or time-limit kill).
+  std::uint32_t alloc_offset = 0;               ///< Offset of its NodeAllocations in the allocation pool.
+  std::uint32_t alloc_count = 0;                ///< Number of NodeAllocations.
+};
+
+/// Nodes' free resources, jobs and their states.
+class ClusterState {
+ public:
+  /// Builds the state for `config` (kept by reference; must outlive this) and the jobs of the run.
+  ClusterState(const ClusterConfig& config, std::vector<JobSpec> jobs);
+
+  /// The configuration.
+  [[nodiscard]] const ClusterConfig& config() const { return config_; }
+  /// Number of nodes.
+  [[nodiscard]] std::size_t node_count() const { return free_cpus_.size(); }
+  /// Free CPUs of every node.
+  [[nodiscard]] std::span<const std::uint32_t> free_cpus() const { return free_cpus_; }
+  /// Free GPUs of every node.
+  [[nodiscard]] std::span<const std::uint32_t> free_gpus() const { return free_gpus_; }
+  /// Free memory (MB) of every node.
+  [[nodiscard]] std::span<const std::uint64_t> free_mem_mb() const { return free_mem_mb_; }
+  /// Number of jobs running (or completing) on every node.
+  [[nodiscard]] std::span<const std::uint32_t> node_jobs() const { return node_jobs_; }
+  /// True if the node can take new work (UP, not drained, not completing).
+  [[nodiscard]] bool node_schedulable(NodeIndex n) const { return schedulable_[n] != 0; }
+  /// Schedulable flags of every node (1 = can take work).
+  [[nodiscard]] std::span<const std::uint8_t> schedulable() const { return schedulable_; }
+
+  /// Per partition: how many of its schedulable nodes have at least g free GPUs, for g = 0..max GPUs.
+  [[nodiscard]] std::uint32_t nodes_with_free_gpus(std::uint32_t partition, std::uint32_t g) const;
+  /// Per partition: free CPUs summed over its schedulable nodes.
+  [[nodiscard]] std::uint64_t partition_free_cpus(std::uint32_t partition) const { return part_free_cpus_[partition]; }
+
+  /// All jobs' specifications, in job-index order.
+  [[nodiscard]] const std::vector<JobSpec>& specs() const { return specs_; }
+  /// One job's specification.
+  [[nodiscard]] const JobSpec& spec(JobIndex j) const { return specs_[j]; }
+  /// One job's runtime state.
+  [[nodiscard]] const JobRuntime& job(JobIndex j) const { return jobs_[j]; }
+  /// Mutable runtime state (for worlds and schedulers setting priority or reason).
+  [[nodiscard]] JobRuntime& job_mut(JobIndex j) { return jobs_[j]; }
+  /// Number of jobs.
+  [[nodiscard]] std::size_t job_count() const { return jobs_.size(); }
+  /// A job's allocation.
+  [[nodiscard]] std::span<const NodeAllocation> allocation(JobIndex j) const {
+    return {alloc_pool_.data() + jobs_[j].alloc_offset, jobs_[j].alloc_count};
+  }
+
+  /// Allocates `allocation` to job `j` (which must be pending) at time `now`; it becomes RUNNING.
+  void allocate(JobIndex j, std::span<const NodeAllocation> allocation, SimTime now);
+  /// Ends job `j` at `now` with `state`; its nodes stay COMPLETING until release() is called.
+  void finish(JobIndex j, JobState state, SimTime now);
+  /// Returns the resources of finished job `j` to its nodes (epilog complete).
+  void release(JobIndex j);
+  /// Marks job `j` as ended without ever running (e.g. rejected at submit).
+  void end_pending(JobIndex j, JobState state, SimTime now);
+
+  /// Counter that changes whenever node `n`'s free resources change (lets scratch copies refresh lazily).
+  [[nodiscard]] std::uint32_t node_version(NodeIndex n) const { return node_version_[n]; }
+
+  /// Counter that changes whenever any job changes state (Slurm's last_job_update).
+  [[nodiscard]] std::uint64_t job_update_count() const { return job_updates_; }
+  /// Counts a job change made outside allocate/finish (submit, priority update).
+  void note_job_update() { ++job_updates_; }
+
+ private:
+  void adjust_partition_counters(NodeIndex n, int sign);
+
+  const ClusterConfig& config_;
+  std::vector<std::uint32_t> free_cpus_;
+  std::vector<std::uint32_t> free_gpus_;
+  std::vector<std::uint64_t> free_mem_mb_;
+  std::vector<std::uint32_t> node_jobs_;
+  std::vector<std::uint8_t> schedulable_;
+  std::vector<std::uint32_t> node_version_;
+  std::vector<std::vector<std::uint32_t>> node_partitions_;
+  std::uint32_t max_gpus_ = 0;
+  std::vector<std::uint32_t> part_gpu_hist_;  // partition * (max_gpus_ + 1) + free gpus -> node count
+  std::vector<std::uint64_t> part_free_cpus_;
+  std::vector<JobSpec> specs_;
+  std::vector<JobRuntime> jobs_;
+  std::vector<NodeAllocation> alloc_pool_;
+  std::uint64_t job_updates_ = 0;
+};
+
+}  // namespace gputwin

@@ -1,0 +1,31 @@
+// What a run reports as it goes: job starts and ends, node state changes. The results recorder and, later,
+// live views implement RunObserver; worlds call it.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "model/cluster_state.hpp"
+#include "sim/engine/sim_time.hpp"
+
+namespace gputwin {
+
+/// Node states as sinfo shows them (derived, CPU-based as in node_info.c:_set_node_mixed_op).
+enum class NodeState : std::uint8_t { kIdle, kMixed, kAllocated };
+
+/// Slurm's name of a node state.
+std::string_view node_state_name(NodeState state);
+
+/// Receives what happens in a run (the results recorder implements it).
+class RunObserver {
+ public:
+  virtual ~RunObserver() = default;
+  /// A job started.
+  virtual void on_job_started(JobIndex job, SimTime now) = 0;
+  /// A job ended (state in ClusterState).
+  virtual void on_job_ended(JobIndex job, SimTime now) = 0;
+  /// A node changed state.
+  virtual void on_node_state(NodeIndex node, NodeState state, SimTime now) = 0;
+};
+
+}  // namespace gputwin

@@ -1,0 +1,479 @@
+// Scenario loading. Every value is read through Field, which knows its JSON pointer, so errors say exactly
+// where the problem is: "quickstart.json: /cluster/nodes/0/gpus: expected a non-negative integer".
+#include "model/scenario.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "gpu/gpu_catalogue.hpp"
+#include "model/errors.hpp"
+#include "model/hostlist.hpp"
+
+namespace gputwin {
+namespace {
+
+using nlohmann::json;
+
+/// A JSON value together with its pointer, for reading with located errors.
+class Field {
+ public:
+  Field(const json& value, std::string pointer, const std::string& file)
+      : value_(value), pointer_(std::move(pointer)), file_(file) {}
+
+  [[noreturn]] void fail(const std::string& problem) const { throw ScenarioError(file_, pointer_, problem); }
+
+  const json& raw() const { return value_; }
+  const std::string& pointer() const { return pointer_; }
+
+  Field at(const std::string& key) const {
+    if (!value_.is_object()) fail("expected an object");
+    auto it = value_.find(key);
+    if (it == value_.end()) throw ScenarioError(file_, pointer_ + "/" + key, "missing required key");
+    return Field(*it, pointer_ + "/" + key, file_);
+  }
+  bool has(const std::string& key) const { return value_.is_object() && value_.contains(key); }
+  Field at(std::size_t index) const { return Field(value_[index], pointer_ + "/" + std::to_string(index), file_); }
+
+  void expect_object(std::initializer_list<std::string_view> allowed) const {
+    if (!value_.is_object()) fail("expected an object");
+    for (auto it = value_.begin(); it != value_.end(); ++it) {
+      if (std::find(allowed.begin(), allowed.end(), it.key()) == allowed.end()) {
+        std::string names;
+        for (auto a : allowed) names += (names.empty() ? "" : ", ") + std::string(a);
+        throw ScenarioError(file_, pointer_ + "/" + it.key(), "unknown key (allowed: " + names + ")");
+      }
+    }
+  }
+  std::size_t array_size() const {
+    if (!value_.is_array()) fail("expected an array");
+    return value_.size();
+  }
+  std::string string() const {
+    if (!value_.is_string()) fail("expected a string");
+    return value_.get<std::string>();
+  }
+  std::string non_empty_string() const {
+    std::string s = string();
+    if (s.empty()) fail("expected a non-empty string");
+    return s;
+  }
+  bool boolean() const {
+    if (!value_.is_boolean()) fail("expected true or false");
+    return value_.get<bool>();
+  }
+  std::uint64_t non_negative() const {
+    if (!value_.is_number_integer() ||
+        (value_.is_number_integer() && !value_.is_number_unsigned() && value_.get<std::int64_t>() < 0)) {
+      fail("expected a non-negative integer");
+    }
+    return value_.get<std::uint64_t>();
+  }
+  std::uint64_t positive() const {
+    if (!value_.is_number_integer() || value_.get<std::int64_t>() <= 0) fail("expected a positive integer");
+    return value_.get<std::uint64_t>();
+  }
+  std::int64_t integer() const {
+    if (!value_.is_number_integer()) fail("expected an integer");
+    return value_.get<std::int64_t>();
+  }
+  double number() const {
+    if (!value_.is_number()) fail("expected a number");
+    return value_.get<double>();
+  }
+  std::uint32_t u32() const {
+    const std::uint64_t v = non_negative();
+    if (v > std::numeric_limits<std::uint32_t>::max()) fail("value too large");
+    return static_cast<std::uint32_t>(v);
+  }
+  /// A Slurm time: integer minutes, or a string in Slurm's formats. Returns seconds, -1 for UNLIMITED.
+  std::int64_t slurm_time() const {
+    if (value_.is_number_integer()) {
+      const auto minutes = value_.get<std::int64_t>();
+      if (minutes < 0) fail("expected a non-negative number of minutes");
+      return minutes * 60;
+    }
+    if (!value_.is_string()) fail("expected minutes or a Slurm time string such as \"2-00:00:00\" or \"UNLIMITED\"");
+    std::int64_t seconds = 0;
+    if (!parse_slurm_time(value_.get<std::string>(), seconds)) {
+      fail("'" + value_.get<std::string>() + "' is not a Slurm time (minutes, mm:ss, hh:mm:ss, d-hh:mm:ss, UNLIMITED)");
+    }
+    return seconds;
+  }
+
+ private:
+  const json& value_;
+  std::string pointer_;
+  const std::string& file_;
+};
+
+std::string pad_index(std::uint64_t index, int digits) {
+  std::string s = std::to_string(index);
+  if (static_cast<int>(s.size()) < digits) s.insert(0, static_cast<std::size_t>(digits) - s.size(), '0');
+  return s;
+}
+
+void read_nodes(const Field& nodes_field, ClusterConfig& cluster) {
+  const std::size_t groups = nodes_field.array_size();
+  if (groups == 0) nodes_field.fail("expected at least one node group");
+  std::set<std::string> names;
+  for (std::size_t g = 0; g < groups; ++g) {
+    const Field group = nodes_field.at(g);
+    group.expect_object(
+        {"prefix", "count", "cpus", "memory_gb", "gpus", "gpu_type", "weight", "start_index", "digits", "names"});
+    const std::string prefix = group.has("prefix") ? group.at("prefix").non_empty_string() : "node";
+    const std::uint64_t count = group.at("count").positive();
+    NodeConfig node;
+    node.cpus = group.at("cpus").u32();
+    if (node.cpus == 0) group.at("cpus").fail("expected a positive integer");
+    node.memory_mb = group.has("memory_gb") ? static_cast<std::uint64_t>(group.at("memory_gb").number() * 1024.0) : 0;
+    if (group.has("memory_gb") && group.at("memory_gb").number() < 0) group.at("memory_gb").fail("expected >= 0");
+    node.gpus = group.has("gpus") ? group.at("gpus").u32() : 0;
+    if (group.has("gpu_type")) {
+      node.gpu_type = group.at("gpu_type").non_empty_string();
+      if (!find_gpu_model(node.gpu_type)) {
+        group.at("gpu_type").fail("unknown GPU model '" + node.gpu_type + "' (known: " + gpu_model_names() + ")");
+      }
+      if (node.gpus == 0) group.at("gpu_type").fail("gpu_type given but the group has no gpus");
+    }
+    node.weight = group.has("weight") ? group.at("weight").u32() : 1;
+    const std::uint64_t start = group.has("start_index") ? group.at("start_index").non_negative() : 1;
+    int digits = 3;
+    if (group.has("digits")) digits = static_cast<int>(group.at("digits").u32());
+    const int needed = static_cast<int>(std::to_string(start + count - 1).size());
+    digits = std::max(digits, needed);
+    for (std::uint64_t i = 0; i < count; ++i) {
+      node.name = prefix + pad_index(start + i, digits);
+      if (!names.insert(node.name).second) group.fail("node name '" + node.name + "' is defined twice");
+      cluster.nodes.push_back(node);
+    }
+  }
+}
+
+std::vector<NodeIndex> resolve_partition_nodes(const Field& field, const ClusterConfig& cluster) {
+  std::vector<NodeIndex> out;
+  if (field.raw().is_string() && field.raw().get<std::string>() == "ALL") {
+    out.resize(cluster.nodes.size());
+    for (NodeIndex i = 0; i < out.size(); ++i) out[i] = i;
+    return out;
+  }
+  std::vector<std::string> names;
+  if (field.raw().is_string()) {
+    try {
+      names = expand_hostlist(field.raw().get<std::string>());
+    } catch (const std::invalid_argument& e) {
+      field.fail(e.what());
+    }
+  } else if (field.raw().is_array()) {
+    for (std::size_t i = 0; i < field.array_size(); ++i) names.push_back(field.at(i).non_empty_string());
+  } else {
+    field.fail("expected \"ALL\", a hostlist such as \"n[001-004]\", or an array of node names");
+  }
+  for (const auto& name : names) {
+    auto it =
+        std::find_if(cluster.nodes.begin(), cluster.nodes.end(), [&](const NodeConfig& n) { return n.name == name; });
+    if (it == cluster.nodes.end()) field.fail("no node named '" + name + "'");
+    out.push_back(static_cast<NodeIndex>(it - cluster.nodes.begin()));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  if (out.empty()) field.fail("partition has no nodes");
+  return out;
+}
+
+void read_partitions(const Field& field, ClusterConfig& cluster) {
+  const std::size_t count = field.array_size();
+  if (count == 0) field.fail("expected at least one partition");
+  for (std::size_t p = 0; p < count; ++p) {
+    const Field part = field.at(p);
+    part.expect_object(
+        {"name", "nodes", "default", "default_time", "max_time", "state", "priority_tier", "priority_job_factor"});
+    PartitionConfig config;
+    config.name = part.at("name").non_empty_string();
+    if (cluster.partition_index(config.name) >= 0)
+      part.at("name").fail("partition '" + config.name + "' defined twice");
+    config.nodes = resolve_partition_nodes(part.at("nodes"), cluster);
+    config.is_default = part.has("default") && part.at("default").boolean();
+    if (part.has("default_time")) config.default_time_s = part.at("default_time").slurm_time();
+    if (part.has("max_time")) config.max_time_s = part.at("max_time").slurm_time();
+    if (part.has("state")) {
+      const std::string s = part.at("state").string();
+      if (s == "UP")
+        config.state = PartitionState::kUp;
+      else if (s == "DOWN")
+        config.state = PartitionState::kDown;
+      else if (s == "DRAIN")
+        config.state = PartitionState::kDrain;
+      else if (s == "INACTIVE")
+        config.state = PartitionState::kInactive;
+      else
+        part.at("state").fail("expected UP, DOWN, DRAIN or INACTIVE");
+    }
+    if (part.has("priority_tier")) config.priority_tier = part.at("priority_tier").u32();
+    if (part.has("priority_job_factor")) config.priority_job_factor = part.at("priority_job_factor").u32();
+    cluster.partitions.push_back(std::move(config));
+  }
+}
+
+void read_trace(const Field& field, const std::filesystem::path& base_dir, Scenario& scenario) {
+  field.expect_object(
+      {"path", "format", "processors", "estimate", "cpus_per_gpu", "partition", "limit_jobs", "skip_invalid"});
+  scenario.has_trace = true;
+  TraceWorkload& trace = scenario.trace;
+  std::filesystem::path path = field.at("path").non_empty_string();
+  trace.path = path.is_absolute() ? path : base_dir / path;
+  trace.format = field.has("format") ? field.at("format").string() : "swf";
+  if (trace.format != "swf")
+    field.at("format").fail("unsupported trace format '" + trace.format + "' (supported: swf)");
+  if (field.has("processors")) {
+    const std::string m = field.at("processors").string();
+    if (m == "cpus")
+      trace.options.processors = SwfProcessorMapping::kCpus;
+    else if (m == "gpus")
+      trace.options.processors = SwfProcessorMapping::kGpus;
+    else if (m == "nodes")
+      trace.options.processors = SwfProcessorMapping::kNodes;
+    else
+      field.at("processors").fail("expected \"cpus\", \"gpus\" or \"nodes\"");
+  }
+  if (field.has("estimate")) {
+    const std::string e = field.at("estimate").string();
+    if (e == "exact")
+      trace.options.estimates = SwfEstimateRule::kExact;
+    else if (e == "requested")
+      trace.options.estimates = SwfEstimateRule::kRequested;
+    else
+      field.at("estimate").fail("expected \"exact\" (unknown requested time = run time) or \"requested\"");
+  }
+  if (field.has("cpus_per_gpu")) trace.options.cpus_per_gpu = field.at("cpus_per_gpu").u32();
+  if (field.has("partition")) trace.options.partition = field.at("partition").non_empty_string();
+  if (field.has("limit_jobs")) trace.limit_jobs = static_cast<std::int64_t>(field.at("limit_jobs").non_negative());
+  if (field.has("skip_invalid")) trace.options.skip_invalid = field.at("skip_invalid").boolean();
+}
+
+void read_synthetic(const Field& field, Scenario& scenario) {
+  field.expect_object({"profile", "jobs", "load", "users", "accounts", "partition"});
+  SyntheticWorkload& w = scenario.synthetic;
+  w.profile = field.at("profile").non_empty_string();
+  bool known = false;
+  std::string names;
+  for (const auto& p : synthetic_profiles()) {
+    known = known || p.name == w.profile;
+    names += (names.empty() ? "" : ", ") + std::string(p.name);
+  }
+  if (!known) field.at("profile").fail("unknown profile '" + w.profile + "' (known: " + names + ")");
+  w.jobs = field.at("jobs").positive();
+  if (field.has("load")) {
+    w.load = field.at("load").number();
+    if (!(w.load > 0.0) || w.load > 100.0) field.at("load").fail("expected a number in (0, 100]");
+  }
+  if (field.has("users")) w.users = field.at("users").u32();
+  if (field.has("accounts")) w.accounts = field.at("accounts").u32();
+  if (field.has("partition")) w.partition = field.at("partition").non_empty_string();
+}
+
+void read_scheduler(const Field& field, SchedulerConfig& config) {
+  field.expect_object({"policy", "sched_interval", "default_queue_depth", "batch_sched_delay", "bf_interval",
+                       "bf_window", "bf_resolution", "bf_max_job_test", "bf_max_job_start", "bf_continue",
+                       "OverTimeLimit", "KillWait", "epilog_s", "phase_s", "shortcuts"});
+  const std::string policy = field.at("policy").non_empty_string();
+  if (!parse_policy(policy, config.policy)) {
+    field.at("policy").fail("unknown policy '" + policy + "' (known: fcfs, sjf, easy, conservative, slurm)");
+  }
+  SlurmParameters& s = config.slurm;
+  auto read_int = [&](const char* key, std::int64_t& out, std::int64_t min, std::int64_t max) {
+    if (!field.has(key)) return;
+    const Field f = field.at(key);
+    const std::int64_t v = f.integer();
+    if (v < min || v > max) f.fail("expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+    out = v;
+  };
+  auto read_u32 = [&](const char* key, std::uint32_t& out, std::int64_t min, std::int64_t max) {
+    std::int64_t v = out;
+    read_int(key, v, min, max);
+    out = static_cast<std::uint32_t>(v);
+  };
+  read_int("sched_interval", s.sched_interval_s, -1, 86400);
+  if (s.sched_interval_s == 0)
+    field.at("sched_interval").fail("expected -1 (disabled) or a positive number of seconds");
+  read_u32("default_queue_depth", s.default_queue_depth, 1, 10'000'000);
+  read_int("batch_sched_delay", s.batch_sched_delay_s, 0, 3600);
+  read_int("bf_interval", s.bf_interval_s, -1, 10800);
+  if (s.bf_interval_s == 0) field.at("bf_interval").fail("expected -1 (disabled) or a positive number of seconds");
+  read_int("bf_window", s.bf_window_min, 1, 43200);
+  read_int("bf_resolution", s.bf_resolution_s, 1, 3600);
+  read_u32("bf_max_job_test", s.bf_max_job_test, 1, 1'000'000);
+  read_u32("bf_max_job_start", s.bf_max_job_start, 0, 10'000'000);
+  if (field.has("bf_continue")) s.bf_continue = field.at("bf_continue").boolean();
+  read_int("OverTimeLimit", s.over_time_limit_min, 0, 65533);
+  read_int("KillWait", s.kill_wait_s, 0, 65533);
+  read_int("epilog_s", s.epilog_s, 0, 86400);
+  read_int("phase_s", s.phase_s, 0, 86400);
+  if (field.has("shortcuts")) s.shortcuts = field.at("shortcuts").boolean();
+}
+
+}  // namespace
+
+std::string_view policy_name(SchedulerPolicy policy) {
+  switch (policy) {
+    case SchedulerPolicy::kFcfs:
+      return "fcfs";
+    case SchedulerPolicy::kSjf:
+      return "sjf";
+    case SchedulerPolicy::kEasy:
+      return "easy";
+    case SchedulerPolicy::kConservative:
+      return "conservative";
+    case SchedulerPolicy::kSlurm:
+      return "slurm";
+  }
+  return "unknown";
+}
+
+bool parse_policy(std::string_view name, SchedulerPolicy& out) {
+  for (auto p : {SchedulerPolicy::kFcfs, SchedulerPolicy::kSjf, SchedulerPolicy::kEasy, SchedulerPolicy::kConservative,
+                 SchedulerPolicy::kSlurm}) {
+    if (policy_name(p) == name) {
+      out = p;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool parse_slurm_time(std::string_view text, std::int64_t& seconds) {
+  if (text == "UNLIMITED" || text == "INFINITE" || text == "unlimited" || text == "infinite") {
+    seconds = -1;
+    return true;
+  }
+  if (text.empty()) return false;
+  std::int64_t days = 0;
+  const auto dash = text.find('-');
+  std::string_view rest = text;
+  if (dash != std::string_view::npos) {
+    auto r = std::from_chars(text.data(), text.data() + dash, days);
+    if (r.ec != std::errc() || r.ptr != text.data() + dash || days < 0) return false;
+    rest = text.substr(dash + 1);
+  }
+  std::vector<std::int64_t> parts;
+  std::size_t pos = 0;
+  while (true) {
+    const auto colon = rest.find(':', pos);
+    const std::string_view piece = rest.substr(pos, colon == std::string_view::npos ? rest.npos : colon - pos);
+    std::int64_t v = 0;
+    auto r = std::from_chars(piece.data(), piece.data() + piece.size(), v);
+    if (piece.empty() || r.ec != std::errc() || r.ptr != piece.data() + piece.size() || v < 0) return false;
+    parts.push_back(v);
+    if (colon == std::string_view::npos) break;
+    pos = colon + 1;
+  }
+  if (parts.size() > 3) return false;
+  std::int64_t h = 0, m = 0, s = 0;
+  if (dash != std::string_view::npos) {  // d-h, d-h:m, d-h:m:s
+    h = parts[0];
+    if (parts.size() > 1) m = parts[1];
+    if (parts.size() > 2) s = parts[2];
+  } else if (parts.size() == 1) {  // minutes
+    m = parts[0];
+  } else if (parts.size() == 2) {  // mm:ss
+    m = parts[0];
+    s = parts[1];
+  } else {  // hh:mm:ss
+    h = parts[0];
+    m = parts[1];
+    s = parts[2];
+  }
+  seconds = ((days * 24 + h) * 60 + m) * 60 + s;
+  return true;
+}
+
+Scenario parse_scenario(const std::string& text, const std::string& file, const std::filesystem::path& base_dir) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    // nlohmann reports "... at line L, column C: ..." in what(); keep its position information.
+    std::string msg = e.what();
+    const auto pos = msg.find("parse error");
+    throw ScenarioError(file, "", "invalid JSON: " + (pos == std::string::npos ? msg : msg.substr(pos)));
+  }
+  Scenario scenario;
+  const Field root(doc, "", file);
+  root.expect_object({"name", "description", "seed", "cluster", "workload", "scheduler"});
+  scenario.name = root.at("name").non_empty_string();
+  if (root.has("description")) scenario.description = root.at("description").string();
+  if (root.has("seed")) scenario.seed = root.at("seed").non_negative();
+
+  const Field cluster = root.at("cluster");
+  cluster.expect_object({"nodes", "partitions"});
+  read_nodes(cluster.at("nodes"), scenario.cluster);
+  read_partitions(cluster.at("partitions"), scenario.cluster);
+
+  const Field workload = root.at("workload");
+  workload.expect_object({"trace", "synthetic"});
+  if (workload.has("trace") == workload.has("synthetic"))
+    workload.fail("expected exactly one of \"trace\" or \"synthetic\"");
+  if (workload.has("trace")) {
+    read_trace(workload.at("trace"), base_dir, scenario);
+    if (!scenario.trace.options.partition.empty() &&
+        scenario.cluster.partition_index(scenario.trace.options.partition) < 0)
+      workload.at("trace").at("partition").fail("no partition named '" + scenario.trace.options.partition + "'");
+  } else {
+    read_synthetic(workload.at("synthetic"), scenario);
+    if (!scenario.synthetic.partition.empty() && scenario.cluster.partition_index(scenario.synthetic.partition) < 0)
+      workload.at("synthetic").at("partition").fail("no partition named '" + scenario.synthetic.partition + "'");
+  }
+  read_scheduler(root.at("scheduler"), scenario.scheduler);
+  return scenario;
+}
+
+Scenario load_scenario(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ScenarioError(path.string(), "", std::string("cannot open: ") + std::strerror(errno));
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  Scenario s = parse_scenario(buffer.str(), path.filename().string(), path.parent_path());
+  s.file = path;
+  return s;
+}
+
+std::vector<JobSpec> load_workload(const Scenario& scenario) {
+  std::vector<JobSpec> jobs;
+  if (scenario.has_trace) {
+    const SwfTrace trace = read_swf(scenario.trace.path);
+    SwfImportOptions options = scenario.trace.options;
+    // Node size for the processor mapping: the first node of the target partition.
+    const int part = options.partition.empty() ? scenario.cluster.default_partition()
+                                               : scenario.cluster.partition_index(options.partition);
+    const NodeConfig& node =
+        scenario.cluster.nodes[scenario.cluster.partitions[static_cast<std::size_t>(part)].nodes[0]];
+    options.cpus_per_node = node.cpus;
+    options.gpus_per_node = node.gpus;
+    if (options.processors == SwfProcessorMapping::kGpus && node.gpus == 0) {
+      throw ScenarioError(scenario.file.filename().string(), "/workload/trace/processors",
+                          "processors map to GPUs but the partition's nodes have no GPUs");
+    }
+    SwfImportResult result = swf_to_jobs(trace, options, scenario.trace.path.string());
+    jobs = std::move(result.jobs);
+    if (scenario.trace.limit_jobs > 0 && jobs.size() > static_cast<std::size_t>(scenario.trace.limit_jobs)) {
+      jobs.resize(static_cast<std::size_t>(scenario.trace.limit_jobs));
+    }
+  } else {
+    try {
+      jobs = generate_synthetic(scenario.synthetic, scenario.cluster, scenario.seed);
+    } catch (const std::invalid_argument& e) {
+      throw ScenarioError(scenario.file.filename().string(), "/workload/synthetic", e.what());
+    }
+  }
+  // Jobs must be in submit order for the runner; traces usually are, but sort stably to be sure.
+  std::stable_sort(jobs.begin(), jobs.end(),
+                   [](const JobSpec& a, const JobSpec& b) { return a.submit_s < b.submit_s; });
+  return jobs;
+}
+
+}  // namespace gputwin

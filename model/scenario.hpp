@@ -1,0 +1,82 @@
+// Scenario files: the JSON a user writes (cluster, workload, scheduler), checked on load so that every
+// error names the file and the JSON pointer of the bad value. The schema is scenarios/SCHEMA.md.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "model/cluster.hpp"
+#include "model/job.hpp"
+#include "model/swf.hpp"
+#include "model/synthetic.hpp"
+
+namespace gputwin {
+
+/// Scheduling policies (scenario key /scheduler/policy).
+enum class SchedulerPolicy : std::uint8_t { kFcfs, kSjf, kEasy, kConservative, kSlurm };
+
+/// The policy's scenario name ("fcfs", "easy", ...).
+std::string_view policy_name(SchedulerPolicy policy);
+/// Parses a policy name; false if unknown.
+bool parse_policy(std::string_view name, SchedulerPolicy& out);
+
+/// slurmctld parameters the `slurm` policy honours, with Slurm's names and defaults (slurm.conf(5)).
+struct SlurmParameters {
+  std::int64_t sched_interval_s = 60;       ///< SchedulerParameters=sched_interval: full main-scheduler pass period.
+  std::uint32_t default_queue_depth = 100;  ///< SchedulerParameters=default_queue_depth: event-triggered pass depth.
+  std::int64_t batch_sched_delay_s = 3;     ///< SchedulerParameters=batch_sched_delay: min gap before a submit pass.
+  std::int64_t bf_interval_s = 30;          ///< SchedulerParameters=bf_interval; -1 disables backfill.
+  std::int64_t bf_window_min = 1440;        ///< SchedulerParameters=bf_window, minutes.
+  std::int64_t bf_resolution_s = 60;        ///< SchedulerParameters=bf_resolution.
+  std::uint32_t bf_max_job_test = 500;      ///< SchedulerParameters=bf_max_job_test.
+  std::uint32_t bf_max_job_start = 0;       ///< SchedulerParameters=bf_max_job_start; 0 = unlimited.
+  bool bf_continue = false;                 ///< SchedulerParameters=bf_continue (no effect: cycles cost no time here).
+  std::int64_t over_time_limit_min = 0;     ///< OverTimeLimit, minutes.
+  std::int64_t kill_wait_s = 30;            ///< KillWait: SIGTERM-to-SIGKILL gap, used in will-run end guesses.
+  std::int64_t epilog_s = 0;                ///< Time nodes stay COMPLETING after a job ends (simulator knob).
+  std::int64_t phase_s = 0;                 ///< Offset of slurmctld start before t=0: shifts every periodic activity.
+  bool shortcuts = true;                    ///< Skip work that provably cannot change the schedule.
+};
+
+/// Which scheduler runs and with what parameters (/scheduler).
+struct SchedulerConfig {
+  SchedulerPolicy policy = SchedulerPolicy::kSlurm;  ///< Policy name.
+  SlurmParameters slurm;                             ///< Parameters of the `slurm` policy.
+};
+
+/// A trace workload (/workload/trace).
+struct TraceWorkload {
+  std::filesystem::path path;   ///< Trace file, resolved against the scenario's folder.
+  std::string format = "swf";   ///< Trace format; "swf" for now.
+  SwfImportOptions options;     ///< How SWF processors map to resources.
+  std::int64_t limit_jobs = 0;  ///< Replay only the first N jobs (0 = all).
+};
+
+/// One loaded scenario.
+struct Scenario {
+  std::filesystem::path file;   ///< Where it was loaded from (empty when parsed from a string).
+  std::string name;             ///< Scenario name.
+  std::string description;      ///< Free text.
+  std::uint64_t seed = 1;       ///< Seed of every random stream.
+  ClusterConfig cluster;        ///< Nodes and partitions.
+  bool has_trace = false;       ///< True for a trace workload, false for a synthetic one.
+  TraceWorkload trace;          ///< The trace workload, when has_trace.
+  SyntheticWorkload synthetic;  ///< The synthetic workload, when !has_trace.
+  SchedulerConfig scheduler;    ///< Scheduling policy and parameters.
+};
+
+/// Loads and checks a scenario file; throws ScenarioError naming the file and JSON pointer.
+Scenario load_scenario(const std::filesystem::path& path);
+/// Parses scenario JSON text; `file` names it in errors, relative paths resolve against `base_dir`.
+Scenario parse_scenario(const std::string& text, const std::string& file, const std::filesystem::path& base_dir);
+/// Materialises the scenario's jobs (reads the trace or runs the generator), checked against the cluster.
+/// Throws TraceError / ScenarioError on bad input.
+std::vector<JobSpec> load_workload(const Scenario& scenario);
+
+/// Parses a Slurm time string ("UNLIMITED", "minutes", "mm:ss", "hh:mm:ss", "d-hh", "d-hh:mm", "d-hh:mm:ss")
+/// into seconds; -1 for UNLIMITED/INFINITE. Returns false if malformed.
+bool parse_slurm_time(std::string_view text, std::int64_t& seconds);
+
+}  // namespace gputwin

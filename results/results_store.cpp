@@ -1,0 +1,322 @@
+#include "results/results_store.hpp"
+
+#include <sqlite3.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "model/hostlist.hpp"
+#include "model/run_observer.hpp"
+
+namespace gputwin {
+namespace {
+
+/// Owns a sqlite3 connection; every failure becomes a ResultsError naming the file.
+class Database {
+ public:
+  explicit Database(const std::filesystem::path& path) : path_(path) {
+    if (sqlite3_open(path.c_str(), &db_) != SQLITE_OK) fail("cannot open");
+  }
+  ~Database() { sqlite3_close(db_); }
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+
+  void exec(const char* sql) {
+    char* err = nullptr;
+    if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+      std::string msg = err ? err : "unknown error";
+      sqlite3_free(err);
+      throw ResultsError(path_.string() + ": " + msg);
+    }
+  }
+  sqlite3_stmt* prepare(const char* sql) {
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db_, sql, -1, &stmt, nullptr) != SQLITE_OK) fail("prepare");
+    return stmt;
+  }
+  void step(sqlite3_stmt* stmt) {
+    if (sqlite3_step(stmt) != SQLITE_DONE) fail("insert");
+    sqlite3_reset(stmt);
+  }
+  [[noreturn]] void fail(const char* what) {
+    throw ResultsError(path_.string() + ": " + what + ": " + (db_ ? sqlite3_errmsg(db_) : "no connection"));
+  }
+
+ private:
+  std::filesystem::path path_;
+  sqlite3* db_ = nullptr;
+};
+
+/// Finalizes a statement when it goes out of scope.
+struct Statement {
+  sqlite3_stmt* stmt;
+  ~Statement() { sqlite3_finalize(stmt); }
+};
+
+void bind_text(sqlite3_stmt* s, int i, const std::string& v) {
+  sqlite3_bind_text(s, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+}
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE runs (run_id INTEGER PRIMARY KEY, scenario TEXT NOT NULL, scenario_file TEXT, seed INTEGER NOT NULL,
+  policy TEXT NOT NULL, version TEXT NOT NULL, wall_time_s REAL NOT NULL, events INTEGER NOT NULL, parameters TEXT);
+CREATE TABLE jobs (job_id INTEGER NOT NULL, name TEXT, user TEXT, account TEXT, partition TEXT, qos TEXT,
+  submit_time INTEGER NOT NULL, start_time INTEGER, end_time INTEGER, state TEXT NOT NULL, nodes INTEGER NOT NULL,
+  cpus INTEGER NOT NULL, gpus INTEGER NOT NULL, time_limit INTEGER NOT NULL, node_list TEXT, priority INTEGER,
+  reason TEXT, wait_time INTEGER, run_time INTEGER);
+CREATE TABLE nodes (node_index INTEGER PRIMARY KEY, name TEXT NOT NULL, cpus INTEGER NOT NULL,
+  memory_mb INTEGER NOT NULL, gpus INTEGER NOT NULL, gpu_type TEXT, weight INTEGER NOT NULL);
+CREATE TABLE node_events (time INTEGER NOT NULL, node_index INTEGER NOT NULL, state TEXT NOT NULL);
+CREATE TABLE summary (key TEXT PRIMARY KEY, value REAL);
+)sql";
+
+/// Requested or allocated node/CPU/GPU counts of a job, as sacct's AllocTRES (or ReqTRES if it never ran).
+struct JobTres {
+  std::uint64_t nodes = 0, cpus = 0, gpus = 0;
+};
+
+JobTres job_tres(const ClusterState& state, JobIndex j) {
+  JobTres t;
+  const auto alloc = state.allocation(j);
+  if (state.job(j).start >= 0) {
+    t.nodes = alloc.size();
+    for (const auto& a : alloc) {
+      t.cpus += a.cpus;
+      t.gpus += a.gpus;
+    }
+  } else {
+    const JobSpec& spec = state.spec(j);
+    t.nodes = spec.nodes;
+    t.cpus = spec.cpus;
+    t.gpus = static_cast<std::uint64_t>(std::max<std::uint32_t>(spec.nodes, 1)) * spec.gpus_per_node;
+  }
+  return t;
+}
+
+std::string partition_name(const ClusterState& state, JobIndex j) {
+  return state.config().partitions[state.job(j).partition].name;
+}
+
+void replace_file(const std::filesystem::path& tmp, const std::filesystem::path& final_path) {
+  std::error_code ec;
+  std::filesystem::rename(tmp, final_path, ec);
+  if (ec) throw ResultsError(final_path.string() + ": cannot move into place: " + ec.message());
+}
+
+std::vector<std::pair<std::string, double>> summary_numbers(const RunSummary& s) {
+  return {{"jobs", static_cast<double>(s.jobs)},
+          {"rejected", static_cast<double>(s.rejected)},
+          {"started", static_cast<double>(s.started)},
+          {"makespan_s", s.makespan_s},
+          {"cpu_utilization", s.cpu_utilization},
+          {"gpu_utilization", s.gpu_utilization},
+          {"gpu_hours", s.gpu_hours},
+          {"cpu_hours", s.cpu_hours},
+          {"wait_mean_s", s.wait_mean_s},
+          {"wait_p50_s", s.wait_p50_s},
+          {"wait_p95_s", s.wait_p95_s},
+          {"wait_p99_s", s.wait_p99_s},
+          {"wait_max_s", s.wait_max_s},
+          {"bounded_slowdown_mean", s.bounded_slowdown_mean}};
+}
+
+void write_sqlite(const std::filesystem::path& path, const RunInfo& info, const ClusterState& state,
+                  const RunSummary& summary, const RunRecorder& recorder) {
+  std::filesystem::remove(path);
+  Database db(path);
+  db.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;");  // a temporary file, renamed only when complete
+  db.exec("BEGIN");
+  db.exec(kSchema);
+  {
+    Statement st{db.prepare("INSERT INTO runs VALUES (1,?,?,?,?,?,?,?,?)")};
+    bind_text(st.stmt, 1, info.scenario);
+    bind_text(st.stmt, 2, info.scenario_file);
+    sqlite3_bind_int64(st.stmt, 3, static_cast<sqlite3_int64>(info.seed));
+    bind_text(st.stmt, 4, info.policy);
+    bind_text(st.stmt, 5, info.version);
+    sqlite3_bind_double(st.stmt, 6, info.wall_time_s);
+    sqlite3_bind_int64(st.stmt, 7, static_cast<sqlite3_int64>(info.events));
+    bind_text(st.stmt, 8, info.parameters_json);
+    db.step(st.stmt);
+  }
+  {
+    Statement st{db.prepare("INSERT INTO nodes VALUES (?,?,?,?,?,?,?)")};
+    const auto& nodes = state.config().nodes;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      sqlite3_bind_int64(st.stmt, 1, static_cast<sqlite3_int64>(i));
+      bind_text(st.stmt, 2, nodes[i].name);
+      sqlite3_bind_int64(st.stmt, 3, nodes[i].cpus);
+      sqlite3_bind_int64(st.stmt, 4, static_cast<sqlite3_int64>(nodes[i].memory_mb));
+      sqlite3_bind_int64(st.stmt, 5, nodes[i].gpus);
+      if (nodes[i].gpu_type.empty())
+        sqlite3_bind_null(st.stmt, 6);
+      else
+        bind_text(st.stmt, 6, nodes[i].gpu_type);
+      sqlite3_bind_int64(st.stmt, 7, nodes[i].weight);
+      db.step(st.stmt);
+    }
+  }
+  {
+    Statement st{db.prepare("INSERT INTO jobs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")};
+    for (JobIndex j = 0; j < state.job_count(); ++j) {
+      const JobSpec& spec = state.spec(j);
+      const JobRuntime& rt = state.job(j);
+      const JobTres tres = job_tres(state, j);
+      sqlite3_bind_int64(st.stmt, 1, static_cast<sqlite3_int64>(spec.id));
+      bind_text(st.stmt, 2, spec.name);
+      bind_text(st.stmt, 3, spec.user);
+      bind_text(st.stmt, 4, spec.account);
+      bind_text(st.stmt, 5, partition_name(state, j));
+      bind_text(st.stmt, 6, spec.qos.empty() ? "normal" : spec.qos);
+      sqlite3_bind_int64(st.stmt, 7, spec.submit_s);
+      if (rt.start >= 0)
+        sqlite3_bind_int64(st.stmt, 8, to_seconds(rt.start));
+      else
+        sqlite3_bind_null(st.stmt, 8);
+      if (rt.end >= 0)
+        sqlite3_bind_int64(st.stmt, 9, to_seconds(rt.end));
+      else
+        sqlite3_bind_null(st.stmt, 9);
+      bind_text(st.stmt, 10, std::string(job_state_name(rt.state)));
+      sqlite3_bind_int64(st.stmt, 11, static_cast<sqlite3_int64>(tres.nodes));
+      sqlite3_bind_int64(st.stmt, 12, static_cast<sqlite3_int64>(tres.cpus));
+      sqlite3_bind_int64(st.stmt, 13, static_cast<sqlite3_int64>(tres.gpus));
+      sqlite3_bind_int64(st.stmt, 14, rt.time_limit_s);
+      if (rt.start >= 0)
+        bind_text(st.stmt, 15, job_node_list(state, j));
+      else
+        sqlite3_bind_null(st.stmt, 15);
+      sqlite3_bind_int64(st.stmt, 16, rt.priority);
+      if (rt.state == JobState::kPending)
+        bind_text(st.stmt, 17, std::string(pending_reason_name(rt.reason)));
+      else
+        sqlite3_bind_null(st.stmt, 17);
+      if (rt.start >= 0)
+        sqlite3_bind_int64(st.stmt, 18, to_seconds(rt.start) - spec.submit_s);
+      else
+        sqlite3_bind_null(st.stmt, 18);
+      if (rt.end >= 0)
+        sqlite3_bind_int64(st.stmt, 19, to_seconds(rt.end - rt.start));
+      else
+        sqlite3_bind_null(st.stmt, 19);
+      db.step(st.stmt);
+    }
+  }
+  {
+    Statement st{db.prepare("INSERT INTO node_events VALUES (?,?,?)")};
+    for (const NodeEvent& e : recorder.node_events()) {
+      sqlite3_bind_int64(st.stmt, 1, to_seconds(e.time));
+      sqlite3_bind_int64(st.stmt, 2, e.node);
+      sqlite3_bind_text(st.stmt, 3, node_state_name(e.state).data(), static_cast<int>(node_state_name(e.state).size()),
+                        SQLITE_STATIC);
+      db.step(st.stmt);
+    }
+  }
+  {
+    Statement st{db.prepare("INSERT INTO summary VALUES (?,?)")};
+    for (const auto& [key, value] : summary_numbers(summary)) {
+      bind_text(st.stmt, 1, key);
+      sqlite3_bind_double(st.stmt, 2, value);
+      db.step(st.stmt);
+    }
+    for (const auto& [state_name, count] : summary.by_state) {
+      bind_text(st.stmt, 1, "jobs_" + state_name);
+      sqlite3_bind_double(st.stmt, 2, static_cast<double>(count));
+      db.step(st.stmt);
+    }
+  }
+  db.exec("CREATE INDEX jobs_by_id ON jobs(job_id); CREATE INDEX node_events_by_time ON node_events(time);");
+  db.exec("COMMIT");
+}
+
+std::string csv_field(const std::string& v) {
+  if (v.find_first_of(",\"\n") == std::string::npos) return v;
+  std::string out = "\"";
+  for (char c : v) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+void write_csv(const std::filesystem::path& path, const ClusterState& state) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw ResultsError(path.string() + ": cannot open for writing");
+  out << "job_id,name,user,account,partition,submit_time,start_time,end_time,state,nodes,cpus,gpus,time_limit,"
+         "node_list,priority\n";
+  std::string line;
+  for (JobIndex j = 0; j < state.job_count(); ++j) {
+    const JobSpec& spec = state.spec(j);
+    const JobRuntime& rt = state.job(j);
+    const JobTres tres = job_tres(state, j);
+    line.clear();
+    line += std::to_string(spec.id) + ',' + csv_field(spec.name) + ',' + csv_field(spec.user) + ',' +
+            csv_field(spec.account) + ',' + csv_field(partition_name(state, j)) + ',' + std::to_string(spec.submit_s) +
+            ',' + (rt.start >= 0 ? std::to_string(to_seconds(rt.start)) : "") + ',' +
+            (rt.end >= 0 ? std::to_string(to_seconds(rt.end)) : "") + ',' + std::string(job_state_name(rt.state)) +
+            ',' + std::to_string(tres.nodes) + ',' + std::to_string(tres.cpus) + ',' + std::to_string(tres.gpus) + ',' +
+            std::to_string(rt.time_limit_s) + ',' + csv_field(job_node_list(state, j)) + ',' +
+            std::to_string(rt.priority) + '\n';
+    out << line;
+  }
+  out.flush();
+  if (!out) throw ResultsError(path.string() + ": write failed");
+}
+
+void write_text(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw ResultsError(path.string() + ": cannot open for writing");
+  out << text;
+  out.flush();
+  if (!out) throw ResultsError(path.string() + ": write failed");
+}
+
+}  // namespace
+
+std::string job_node_list(const ClusterState& state, JobIndex job) {
+  if (state.job(job).start < 0) return {};
+  std::vector<std::string> names;
+  for (const auto& a : state.allocation(job)) names.push_back(state.config().nodes[a.node].name);
+  return format_hostlist(names);
+}
+
+std::string summary_json(const RunInfo& info, const RunSummary& summary) {
+  nlohmann::ordered_json j;
+  j["scenario"] = info.scenario;
+  j["seed"] = info.seed;
+  j["policy"] = info.policy;
+  j["version"] = info.version;
+  j["wall_time_s"] = info.wall_time_s;
+  j["events"] = info.events;
+  for (const auto& [key, value] : summary_numbers(summary)) j[key] = value;
+  j["jobs_by_state"] = summary.by_state;
+  j["parameters"] = nlohmann::json::parse(info.parameters_json.empty() ? "{}" : info.parameters_json);
+  return j.dump(2) + "\n";
+}
+
+void write_results(const std::filesystem::path& out_dir, const RunInfo& info, const ClusterState& state,
+                   const RunSummary& summary, const RunRecorder& recorder) {
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec) throw ResultsError(out_dir.string() + ": cannot create: " + ec.message());
+  const auto db_tmp = out_dir / ".results.sqlite.tmp";
+  const auto csv_tmp = out_dir / ".jobs.csv.tmp";
+  const auto json_tmp = out_dir / ".summary.json.tmp";
+  try {
+    write_sqlite(db_tmp, info, state, summary, recorder);
+    write_csv(csv_tmp, state);
+    write_text(json_tmp, summary_json(info, summary));
+  } catch (...) {
+    std::filesystem::remove(db_tmp, ec);
+    std::filesystem::remove(csv_tmp, ec);
+    std::filesystem::remove(json_tmp, ec);
+    throw;
+  }
+  replace_file(db_tmp, out_dir / "results.sqlite");
+  replace_file(csv_tmp, out_dir / "jobs.csv");
+  replace_file(json_tmp, out_dir / "summary.json");
+}
+
+}  // namespace gputwin

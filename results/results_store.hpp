@@ -1,0 +1,44 @@
+// The results store of one run: results.sqlite (tables runs, jobs, nodes, node_events, summary), summary.json
+// and jobs.csv in the output folder. Each file is written to a temporary name in one transaction and renamed
+// into place, so a crash never leaves half a result.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "model/cluster_state.hpp"
+#include "results/recorder.hpp"
+#include "results/summary.hpp"
+
+namespace gputwin {
+
+/// What the `runs` table and summary.json say about the run itself.
+struct RunInfo {
+  std::string scenario;         ///< Scenario name.
+  std::string scenario_file;    ///< Scenario path as given.
+  std::uint64_t seed = 0;       ///< Seed used.
+  std::string policy;           ///< Policy name.
+  std::string version;          ///< gputwin version.
+  double wall_time_s = 0;       ///< Wall-clock seconds of the simulation (not counting writing results).
+  std::uint64_t events = 0;     ///< Events processed.
+  std::string parameters_json;  ///< Scheduler parameters as JSON text.
+};
+
+/// Error writing results (names the file).
+class ResultsError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Writes results.sqlite, summary.json and jobs.csv into `out_dir` (created if missing).
+void write_results(const std::filesystem::path& out_dir, const RunInfo& info, const ClusterState& state,
+                   const RunSummary& summary, const RunRecorder& recorder);
+
+/// summary.json's content.
+std::string summary_json(const RunInfo& info, const RunSummary& summary);
+
+/// Slurm hostlist of a job's nodes ("n[001-004]"); empty if it never ran.
+std::string job_node_list(const ClusterState& state, JobIndex job);
+
+}  // namespace gputwin

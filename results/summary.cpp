@@ -1,0 +1,69 @@
+#include "results/summary.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace gputwin {
+
+double nearest_rank_percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  const auto n = static_cast<double>(sorted.size());
+  std::size_t rank = static_cast<std::size_t>(std::ceil(p / 100.0 * n));
+  rank = std::clamp<std::size_t>(rank, 1, sorted.size());
+  return sorted[rank - 1];
+}
+
+RunSummary summarize(const ClusterState& state, std::uint64_t rejected) {
+  RunSummary s;
+  s.jobs = state.job_count();
+  s.rejected = rejected;
+  std::vector<double> waits;
+  waits.reserve(state.job_count());
+  double cpu_seconds = 0, gpu_seconds = 0, slowdown_sum = 0;
+  std::uint64_t slowdown_count = 0;
+  bool any = false;
+  for (JobIndex j = 0; j < state.job_count(); ++j) {
+    const JobRuntime& rt = state.job(j);
+    const JobSpec& spec = state.spec(j);
+    s.by_state[std::string(job_state_name(rt.state))]++;
+    if (!any || spec.submit_s < s.first_submit_s) s.first_submit_s = static_cast<double>(spec.submit_s);
+    any = true;
+    if (rt.start < 0) continue;
+    ++s.started;
+    const double wait = to_seconds_f(rt.start) - static_cast<double>(spec.submit_s);
+    waits.push_back(wait);
+    if (rt.end < 0) continue;
+    const double run = to_seconds_f(rt.end - rt.start);
+    s.last_end_s = std::max(s.last_end_s, to_seconds_f(rt.end));
+    for (const NodeAllocation& a : state.allocation(j)) {
+      cpu_seconds += a.cpus * run;
+      gpu_seconds += a.gpus * run;
+    }
+    slowdown_sum += std::max(1.0, (wait + run) / std::max(run, kSlowdownTauS));
+    ++slowdown_count;
+  }
+  s.makespan_s = std::max(0.0, s.last_end_s - s.first_submit_s);
+  const auto cpus = static_cast<double>(state.config().total_cpus());
+  const auto gpus = static_cast<double>(state.config().total_gpus());
+  if (s.makespan_s > 0) {
+    s.cpu_utilization = cpus > 0 ? cpu_seconds / (cpus * s.makespan_s) : 0;
+    s.gpu_utilization = gpus > 0 ? gpu_seconds / (gpus * s.makespan_s) : 0;
+  }
+  s.cpu_hours = cpu_seconds / 3600.0;
+  s.gpu_hours = gpu_seconds / 3600.0;
+  if (!waits.empty()) {
+    double sum = 0;
+    for (double w : waits) sum += w;
+    s.wait_mean_s = sum / static_cast<double>(waits.size());
+    std::sort(waits.begin(), waits.end());
+    s.wait_p50_s = nearest_rank_percentile(waits, 50);
+    s.wait_p95_s = nearest_rank_percentile(waits, 95);
+    s.wait_p99_s = nearest_rank_percentile(waits, 99);
+    s.wait_max_s = waits.back();
+  }
+  if (slowdown_count > 0) s.bounded_slowdown_mean = slowdown_sum / static_cast<double>(slowdown_count);
+  return s;
+}
+
+}  // namespace gputwin

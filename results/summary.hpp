@@ -1,0 +1,43 @@
+// Run summary: jobs by state, utilisation, makespan, waits and bounded slowdown, computed from the final
+// ClusterState so the numbers can be checked by hand against the jobs table.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "model/cluster_state.hpp"
+
+namespace gputwin {
+
+/// Headline numbers of one run. Times are seconds since the scenario epoch.
+struct RunSummary {
+  std::uint64_t jobs = 0;                         ///< Jobs in the workload (after submit-time rejection).
+  std::uint64_t rejected = 0;                     ///< Jobs rejected at submit (could never fit their partition).
+  std::map<std::string, std::uint64_t> by_state;  ///< Jobs per final state name.
+  std::uint64_t started = 0;                      ///< Jobs that started.
+  double first_submit_s = 0;                      ///< Earliest submit time.
+  double last_end_s = 0;                          ///< Latest end time.
+  double makespan_s = 0;                          ///< last_end - first_submit.
+  double cpu_utilization = 0;                     ///< Allocated CPU-seconds / (CPUs x makespan).
+  double gpu_utilization = 0;                     ///< Allocated GPU-seconds / (GPUs x makespan).
+  double gpu_hours = 0;                           ///< Allocated GPU-hours.
+  double cpu_hours = 0;                           ///< Allocated CPU-hours.
+  double wait_mean_s = 0;                         ///< Mean wait (start - submit) of started jobs.
+  double wait_p50_s = 0;                          ///< Median wait (nearest rank).
+  double wait_p95_s = 0;                          ///< 95th percentile wait (nearest rank).
+  double wait_p99_s = 0;                          ///< 99th percentile wait (nearest rank).
+  double wait_max_s = 0;                          ///< Longest wait.
+  double bounded_slowdown_mean = 0;               ///< Mean of max(1, (wait + run) / max(run, 10 s)) over ended jobs.
+};
+
+/// Bounded-slowdown threshold tau, seconds.
+inline constexpr double kSlowdownTauS = 10.0;
+
+/// Nearest-rank percentile (p in [0, 100]) of sorted values; 0 when empty.
+double nearest_rank_percentile(const std::vector<double>& sorted, double p);
+
+/// Computes the summary of a finished run.
+RunSummary summarize(const ClusterState& state, std::uint64_t rejected);
+
+}  // namespace gputwin

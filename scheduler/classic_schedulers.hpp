@@ -1,0 +1,17 @@
+// The textbook policies, for policy experiments and comparison with the literature: fcfs, sjf, easy
+// (Mu'alem and Feitelson, 2001) and conservative backfilling. They re-plan once at the end of every instant
+// at which something happened (submit or job end), plan on requested time limits, and place jobs with the
+// same cons_tres-style node selector as the `slurm` policy. Precise rules: README "Scheduling policies".
+#pragma once
+
+#include <memory>
+
+#include "model/scenario.hpp"
+#include "scheduler/scheduler.hpp"
+
+namespace gputwin {
+
+/// Builds one of fcfs, sjf, easy or conservative.
+std::unique_ptr<Scheduler> make_classic_scheduler(SchedulerPolicy policy, World& world);
+
+}  // namespace gputwin

@@ -1,0 +1,63 @@
+// A fixed-size bitmap over node indices (Slurm's bitstr_t for node sets), flat words for fast AND/subset tests.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <vector>
+
+#include "model/cluster.hpp"
+
+namespace gputwin {
+
+/// Set of nodes as bits.
+class NodeBitmap {
+ public:
+  NodeBitmap() = default;
+  /// An empty bitmap over `nodes` nodes.
+  explicit NodeBitmap(std::size_t nodes) : words_((nodes + 63) / 64, 0) {}
+  /// Adds a node.
+  void set(NodeIndex n) { words_[n >> 6] |= (1ULL << (n & 63)); }
+  /// Removes a node.
+  void clear(NodeIndex n) { words_[n >> 6] &= ~(1ULL << (n & 63)); }
+  /// True if the node is in the set.
+  [[nodiscard]] bool test(NodeIndex n) const { return (words_[n >> 6] >> (n & 63)) & 1ULL; }
+  /// Intersects with another bitmap of the same size.
+  void and_with(const NodeBitmap& o) {
+    for (std::size_t i = 0; i < words_.size(); ++i) words_[i] &= o.words_[i];
+  }
+  /// Removes every node of `o`.
+  void and_not(const NodeBitmap& o) {
+    for (std::size_t i = 0; i < words_.size(); ++i) words_[i] &= ~o.words_[i];
+  }
+  /// True if every node of this set is in `o`.
+  [[nodiscard]] bool subset_of(const NodeBitmap& o) const {
+    for (std::size_t i = 0; i < words_.size(); ++i) {
+      if (words_[i] & ~o.words_[i]) return false;
+    }
+    return true;
+  }
+  /// True if (this AND a) is a subset of b, without building the intersection.
+  [[nodiscard]] bool and_subset_of(const NodeBitmap& a, const NodeBitmap& b) const {
+    for (std::size_t i = 0; i < words_.size(); ++i) {
+      if (words_[i] & a.words_[i] & ~b.words_[i]) return false;
+    }
+    return true;
+  }
+  /// Number of nodes in the set.
+  [[nodiscard]] std::size_t count() const {
+    std::size_t c = 0;
+    for (auto w : words_) c += static_cast<std::size_t>(std::popcount(w));
+    return c;
+  }
+  /// Equality.
+  friend bool operator==(const NodeBitmap& a, const NodeBitmap& b) { return a.words_ == b.words_; }
+  /// Raw words (64 nodes each).
+  [[nodiscard]] const std::vector<std::uint64_t>& words() const { return words_; }
+  /// Copies another bitmap's bits (same size) without reallocating.
+  void assign(const NodeBitmap& o) { std::copy(o.words_.begin(), o.words_.end(), words_.begin()); }
+
+ private:
+  std::vector<std::uint64_t> words_;
+};
+
+}  // namespace gputwin

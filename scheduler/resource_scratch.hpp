@@ -1,0 +1,56 @@
+// A scratch copy of the cluster's free resources for "what if these jobs had ended" questions (backfill's
+// will-run, EASY's shadow time). Only touched nodes are restored, so a question costs what it changes, and a
+// fit counter answers "would the request fit now?" exactly in O(1) as resources are added back.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "model/cluster_state.hpp"
+#include "scheduler/node_selection.hpp"
+
+namespace gputwin {
+
+/// Free resources that can diverge from the live cluster and be reset cheaply.
+class ResourceScratch {
+ public:
+  /// Scratch over `state` (kept by reference), initially equal to it.
+  explicit ResourceScratch(const ClusterState& state);
+
+  /// Restores every touched node from the live cluster.
+  void reset();
+  /// Gives the resources of `allocation` back (as if that job had ended), updating the fit counter.
+  void add_back(std::span<const NodeAllocation> allocation);
+  /// The scratch resources, for NodeSelector.
+  [[nodiscard]] FreeResources view() const;
+
+  /// Starts tracking whether `request` fits on `candidates` filtered by `allowed` (null = all). O(candidates).
+  void track(const SelectRequest& request, const NodeSelector& selector, std::span<const NodeIndex> candidates,
+             const std::uint8_t* allowed);
+  /// True if the tracked request fits the scratch resources now (exact: the selector would succeed).
+  [[nodiscard]] bool fits() const;
+
+ private:
+  std::int64_t contribution(NodeIndex n) const;
+  void touch(NodeIndex n);
+  void resync(NodeIndex n);
+  /// Re-reads an untouched node whose live resources changed since it was last copied.
+  void refresh(NodeIndex n) {
+    if (!touched_[n] && version_[n] != state_.node_version(n)) resync(n);
+  }
+
+  const ClusterState& state_;
+  const NodeSelector* selector_ = nullptr;
+  std::vector<std::uint32_t> cpus_, gpus_, jobs_;
+  std::vector<std::uint64_t> mem_;
+  std::vector<std::uint32_t> version_;
+  std::vector<std::uint8_t> touched_;
+  std::vector<NodeIndex> touched_list_;
+  std::vector<std::uint8_t> tracked_;  // 1 where the node counts for the tracked request
+  std::vector<NodeIndex> tracked_list_;
+  SelectRequest request_;
+  std::int64_t total_ = 0;  // usable nodes (fixed count) or usable CPUs (floating)
+};
+
+}  // namespace gputwin

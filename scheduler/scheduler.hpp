@@ -1,0 +1,48 @@
+// The scheduler interface every policy implements, and the factory that builds the scenario's policy.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "model/cluster_state.hpp"
+#include "model/scenario.hpp"
+#include "scheduler/world.hpp"
+
+namespace gputwin {
+
+/// Work counters of a scheduler, for benchmarks and the run summary.
+struct SchedulerStats {
+  std::uint64_t passes = 0;            ///< Main-scheduler (or re-plan) passes.
+  std::uint64_t backfill_cycles = 0;   ///< Backfill cycles run.
+  std::uint64_t backfill_skipped = 0;  ///< Backfill cycles skipped by a shortcut that cannot change the schedule.
+  std::uint64_t jobs_tested = 0;       ///< Job tests (placement attempts) over all passes and cycles.
+  std::uint64_t backfill_starts = 0;   ///< Jobs started by backfill.
+  std::uint64_t main_starts = 0;       ///< Jobs started by the main scheduler (or the classic policy).
+};
+
+/// A scheduling policy: reacts to submissions, job ends and its own timers by starting jobs through the World.
+class Scheduler {
+ public:
+  virtual ~Scheduler() = default;
+  /// Called once before the first event.
+  virtual void on_start() {}
+  /// A job was submitted (its runtime state is PENDING and submitted).
+  virtual void on_submit(JobIndex job) = 0;
+  /// A job's resources were released (its epilog completed).
+  virtual void on_job_released(JobIndex job) = 0;
+  /// A timer set with World::set_timer fired.
+  virtual void on_timer(TimerId timer) = 0;
+  /// All events of the current instant have been delivered.
+  virtual void on_instant_end() {}
+  /// Work counters.
+  [[nodiscard]] virtual SchedulerStats stats() const = 0;
+};
+
+/// Builds the policy `config.policy` acting on `world`.
+std::unique_ptr<Scheduler> make_scheduler(const SchedulerConfig& config, World& world);
+
+/// Effective time limit of a job at submit, seconds: its --time, else the partition's DefaultTime, else MaxTime,
+/// else one year (Slurm's INFINITE for planning).
+std::int64_t effective_time_limit_s(const JobSpec& spec, const PartitionConfig& partition);
+
+}  // namespace gputwin

@@ -1,0 +1,625 @@
+#include "scheduler/slurm_scheduler.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <vector>
+
+#include "scheduler/job_queue.hpp"
+#include "scheduler/node_bitmap.hpp"
+#include "scheduler/node_selection.hpp"
+#include "scheduler/resource_scratch.hpp"
+
+namespace gputwin {
+namespace {
+
+constexpr TimerId kBatchTick = 0;     // _slurmctld_background's 1 s tick serving queued schedule() requests
+constexpr TimerId kFullSchedule = 1;  // full-queue pass every sched_interval
+constexpr TimerId kBackfill = 2;      // backfill_agent wake-up
+
+constexpr std::int64_t kPeriodicTimeoutS = 30;       // slurmctld.h PERIODIC_TIMEOUT
+constexpr std::uint32_t kTopPriority = 0xffff0000u;  // priority/basic starts below TOP_PRIORITY and counts down
+
+std::int64_t floor_to(std::int64_t t, std::int64_t res) {
+  return (t >= 0 ? t / res : -((-t + res - 1) / res)) * res;
+}
+
+/// One slice of backfill's node_space map: [begin, end) seconds and the whole nodes still free for reservations.
+struct Slice {
+  std::int64_t begin = 0;
+  std::int64_t end = 0;
+  NodeBitmap avail;
+};
+
+/// A running job as will-run sees it: its expected end (start + time limit) and allocation.
+struct RunningJob {
+  std::int64_t end_s = 0;
+  JobIndex job = 0;
+};
+
+class SlurmScheduler final : public Scheduler {
+ public:
+  SlurmScheduler(const SlurmParameters& params, World& world)
+      : params_(params),
+        world_(world),
+        state_(world.state()),
+        selector_(state_.config()),
+        scratch_(state_),
+        avail_(state_.node_count(), 1),
+        bf_allowed_(state_.node_count(), 0),
+        partition_failed_(state_.config().partitions.size(), 0) {
+    const auto& parts = state_.config().partitions;
+    partition_bitmaps_.reserve(parts.size());
+    for (const auto& p : parts) {
+      NodeBitmap b(state_.node_count());
+      for (NodeIndex n : p.nodes) b.set(n);
+      partition_bitmaps_.push_back(std::move(b));
+    }
+  }
+
+  void on_start() override {
+    const SimTime origin = -from_seconds(params_.phase_s);  // slurmctld started phase_s before t = 0
+    last_sched_time_ = origin;
+    if (params_.sched_interval_s > 0) {
+      world_.set_timer(kFullSchedule,
+                       next_tick_at_or_after(world_.now(), origin, from_seconds(params_.sched_interval_s)));
+    }
+    if (params_.bf_interval_s > 0) {
+      last_backfill_end_ = origin;
+      bf_update_mark_ = state_.job_update_count();
+      world_.set_timer(kBackfill, next_tick_at_or_after(world_.now(), origin + from_seconds(params_.bf_interval_s),
+                                                        from_seconds(params_.bf_interval_s)));
+    }
+  }
+
+  void on_submit(JobIndex j) override {
+    JobRuntime& rt = state_mut().job_mut(j);
+    const JobSpec& spec = state_.spec(j);
+    const auto& part = state_.config().partitions[rt.partition];
+    rt.time_limit_s = effective_time_limit_s(spec, part);
+    rt.priority = next_priority_ > 1 ? --next_priority_ : 1;
+    queue_.insert(QueueKey{UINT32_MAX - part.priority_tier, UINT32_MAX - rt.priority, spec.submit_s, spec.id, j});
+    // queue_job_scheduler(): served by the next background tick once batch_sched_delay has passed.
+    ++job_sched_count_;
+    arm_batch_tick();
+    note_change();
+  }
+
+  void on_job_released(JobIndex) override {
+    // Epilog complete: _slurm_rpc_epilog_complete calls schedule() at once.
+    note_change();
+    schedule(false);
+  }
+
+  void on_timer(TimerId timer) override {
+    switch (timer) {
+      case kBatchTick:
+        batch_tick_armed_ = false;
+        if (job_sched_count_ > 0) {
+          if (world_.now() - last_sched_time_ >= from_seconds(params_.batch_sched_delay_s)) {
+            job_sched_count_ = 0;
+            schedule(false);
+          } else {
+            arm_batch_tick();
+          }
+        }
+        break;
+      case kFullSchedule:
+        schedule(true);
+        world_.set_timer(kFullSchedule, world_.now() + from_seconds(params_.sched_interval_s));
+        break;
+      case kBackfill:
+        backfill_wakeup();
+        break;
+      default:
+        break;
+    }
+  }
+
+  [[nodiscard]] SchedulerStats stats() const override { return stats_; }
+
+ private:
+  ClusterState& state_mut() { return const_cast<ClusterState&>(state_); }
+
+  void arm_batch_tick() {
+    if (batch_tick_armed_) return;
+    const SimTime origin = -from_seconds(params_.phase_s);
+    const SimTime earliest = std::max(world_.now() + 1, last_sched_time_ + from_seconds(params_.batch_sched_delay_s));
+    world_.set_timer(kBatchTick, next_tick_at_or_after(earliest, origin, kMicrosPerSecond));
+    batch_tick_armed_ = true;
+  }
+
+  // A job, node or partition changed: backfill_agent's _more_work() becomes true.
+  void note_change() {
+    if (bf_waiting_) {
+      bf_waiting_ = false;
+      // The agent polls every second after its last wake-up; it runs on the first poll at or after this change.
+      SimTime at = next_tick_at_or_after(world_.now(), bf_wait_since_, kMicrosPerSecond);
+      if (at <= bf_wait_since_) at = bf_wait_since_ + kMicrosPerSecond;
+      world_.set_timer(kBackfill, at);
+    }
+  }
+
+  SimTime kill_time(SimTime start, std::int64_t limit_s) const {
+    return slurm_timeout_kill_time(start, limit_s, params_);
+  }
+
+  void start_job(JobIndex j, const std::vector<NodeAllocation>& allocation) {
+    const JobRuntime& rt = state_.job(j);
+    world_.start_job(j, allocation, kill_time(world_.now(), rt.time_limit_s));
+    running_list_.push_back(j);
+  }
+
+  // Fast necessary condition from the partition's counters: false means the job cannot fit now.
+  bool may_fit_now(const JobSpec& spec, std::uint32_t partition) const {
+    if (spec.nodes > 0) return state_.nodes_with_free_gpus(partition, spec.gpus_per_node) >= spec.nodes;
+    return state_.partition_free_cpus(partition) >= spec.cpus &&
+           state_.nodes_with_free_gpus(partition, spec.gpus_per_node) >= 1;
+  }
+
+  // ---- main scheduler: job_scheduler.c:_schedule -------------------------------------------------------------
+
+  void schedule(bool full_queue) {
+    ++stats_.passes;
+    const auto& parts = state_.config().partitions;
+    std::fill(partition_failed_.begin(), partition_failed_.end(), 0);
+    for (NodeIndex n : avail_cleared_) avail_[n] = 1;
+    avail_cleared_.clear();
+    std::size_t failed_count = 0;
+    std::uint32_t depth = 0;
+    bool started = false;
+    const auto& entries = queue_.entries();
+    for (std::size_t pos = 0; pos < entries.size(); ++pos) {
+      if (!full_queue && depth++ > params_.default_queue_depth) break;
+      const JobIndex j = entries[pos].job;
+      const JobSpec& spec = state_.spec(j);
+      JobRuntime& rt = state_mut().job_mut(j);
+      const std::uint32_t p = rt.partition;
+      const PartitionConfig& part = parts[p];
+      if (part.state != PartitionState::kUp) {
+        world_.annotate_job(j, rt.priority, PendingReason::kPartitionDown);
+        continue;
+      }
+      if (part.max_time_s >= 0 && rt.time_limit_s > part.max_time_s) {
+        world_.annotate_job(j, rt.priority, PendingReason::kPartitionTimeLimit);
+        continue;
+      }
+      if (partition_failed_[p]) {
+        if (rt.reason == PendingReason::kNone || rt.reason == PendingReason::kResources) {
+          world_.annotate_job(j, rt.priority, PendingReason::kPriority);
+        }
+        continue;
+      }
+      ++stats_.jobs_tested;
+      if (may_fit_now(spec, p) &&
+          selector_.select(select_request(spec), part.nodes, avail_.data(), live_resources(state_), allocation_)) {
+        start_job(j, allocation_);
+        queue_.remove_at(pos);
+        ++stats_.main_starts;
+        started = true;
+        continue;
+      }
+      // ESLURM_NODES_BUSY: the partition fails for this pass and its nodes leave the pass's avail_node_bitmap.
+      world_.annotate_job(j, rt.priority, PendingReason::kResources);
+      partition_failed_[p] = 1;
+      ++failed_count;
+      for (NodeIndex n : part.nodes) {
+        if (avail_[n]) {
+          avail_[n] = 0;
+          avail_cleared_.push_back(n);
+        }
+      }
+      // Shortcut: once every partition has failed, no later record can start in this pass.
+      if (params_.shortcuts && failed_count == parts.size()) break;
+    }
+    queue_.compact();
+    last_sched_time_ = world_.now();
+    if (started) note_change();
+  }
+
+  // ---- backfill: backfill.c:backfill_agent / _attempt_backfill ---------------------------------------------
+
+  void backfill_wakeup() {
+    const SimTime now = world_.now();
+    const bool more_work = state_.job_update_count() != bf_update_mark_ || bf_left_estimates_;
+    if (!more_work) {
+      bf_waiting_ = true;
+      bf_wait_since_ = now;
+      return;
+    }
+    attempt_backfill();
+    last_backfill_end_ = world_.now();
+    bf_update_mark_ = state_.job_update_count();
+    world_.set_timer(kBackfill, last_backfill_end_ + from_seconds(params_.bf_interval_s));
+  }
+
+  // Position of the last queue record that could possibly start now (by the partitions' counters), or -1.
+  // Free resources only shrink during a cycle, so records after it can never start in this cycle.
+  std::int64_t last_startable_record() const {
+    const auto& entries = queue_.entries();
+    for (std::int64_t pos = static_cast<std::int64_t>(entries.size()) - 1; pos >= 0; --pos) {
+      const JobIndex j = entries[static_cast<std::size_t>(pos)].job;
+      if (may_fit_now(state_.spec(j), state_.job(j).partition)) return pos;
+    }
+    return -1;
+  }
+
+  void attempt_backfill() {
+    ++stats_.backfill_cycles;
+    bf_left_estimates_ = false;
+    const SimTime now_t = world_.now();
+    const std::int64_t now = to_seconds(now_t);
+    const std::int64_t res = params_.bf_resolution_s;
+    const std::int64_t window_end = floor_to(now + params_.bf_window_min * 60, res);
+    const auto& parts = state_.config().partitions;
+    const std::size_t node_count = state_.node_count();
+
+    std::int64_t stop_after = static_cast<std::int64_t>(queue_.size()) - 1;
+    if (params_.shortcuts) {
+      stop_after = last_startable_record();
+      if (stop_after < 0) {
+        // Nothing can start now: the plain cycle would only compute reservations, which do not outlive it.
+        ++stats_.backfill_skipped;
+        bf_left_estimates_ = !queue_.empty();
+        return;
+      }
+    }
+
+    // node_space[0]: every UP node, from floor(now/res) to the end of the window.
+    slices_.clear();
+    Slice first{floor_to(now, res), window_end, NodeBitmap(node_count)};
+    for (NodeIndex n = 0; n < node_count; ++n) {
+      if (state_.node_schedulable(n)) first.avail.set(n);
+    }
+    slices_.push_back(std::move(first));
+
+    // Running jobs by expected end (start + limit); _cr_job_list_sort.
+    running_.clear();
+    refresh_running();
+    for (JobIndex j : running_list_) {
+      running_.push_back(RunningJob{to_seconds(state_.job(j).start) + state_.job(j).time_limit_s, j});
+    }
+    std::stable_sort(running_.begin(), running_.end(),
+                     [](const RunningJob& a, const RunningJob& b) { return a.end_s < b.end_s; });
+
+    std::uint32_t tested = 0;
+    std::uint32_t started = 0;
+    const auto& entries = queue_.entries();
+    for (std::size_t pos = 0; pos < entries.size(); ++pos) {
+      if (tested >= params_.bf_max_job_test) break;
+      if (slices_.size() >= params_.bf_max_job_test) break;  // bf_node_space_size: table full ends the cycle
+      if (params_.bf_max_job_start > 0 && started >= params_.bf_max_job_start) break;
+      if (static_cast<std::int64_t>(pos) > stop_after) {
+        // Shortcut: the rest can only reserve. The plain cycle would test at least this record and leave it
+        // pending with a start estimate, which is what _more_work sees.
+        bf_left_estimates_ = true;
+        break;
+      }
+      const JobIndex j = entries[pos].job;
+      const JobRuntime& rt = state_.job(j);
+      const PartitionConfig& part = parts[rt.partition];
+      if (part.state != PartitionState::kUp) continue;
+      if (part.max_time_s >= 0 && rt.time_limit_s > part.max_time_s) continue;
+      ++tested;
+      ++stats_.jobs_tested;
+      const BackfillOutcome outcome = backfill_job(j, now, window_end);
+      if (outcome == BackfillOutcome::kStarted) {
+        queue_.remove_at(pos);
+        ++started;
+        ++stats_.backfill_starts;
+      } else {
+        bf_left_estimates_ = true;
+      }
+    }
+    queue_.compact();
+    if (started > 0) note_change();
+  }
+
+  enum class BackfillOutcome { kStarted, kReserved, kNotPlaced };
+
+  // Drops jobs that are no longer RUNNING from the running list (it grows as jobs start).
+  void refresh_running() {
+    std::size_t out = 0;
+    for (JobIndex j : running_list_) {
+      if (state_.job(j).state == JobState::kRunning) running_list_[out++] = j;
+    }
+    running_list_.resize(out);
+  }
+
+  BackfillOutcome backfill_job(JobIndex j, std::int64_t now, std::int64_t window_end) {
+    const JobSpec& spec = state_.spec(j);
+    const JobRuntime& rt = state_.job(j);
+    const PartitionConfig& part = state_.config().partitions[rt.partition];
+    const SelectRequest request = select_request(spec);
+    const std::int64_t res = params_.bf_resolution_s;
+    const std::int64_t limit = rt.time_limit_s;
+    const std::size_t node_count = state_.node_count();
+    NodeBitmap avail(node_count);
+    NodeBitmap base(node_count);
+    std::int64_t later_start = now;
+    std::int64_t last_try = -1;
+    while (true) {  // TRY_LATER
+      const std::int64_t start_res = later_start;
+      if (start_res <= last_try) return BackfillOutcome::kNotPlaced;  // no progress (cannot happen; guard)
+      last_try = start_res;
+      later_start = 0;
+      if (start_res > window_end) return BackfillOutcome::kNotPlaced;
+      const std::int64_t end_time = std::max(start_res, now) + limit;
+      // avail = partition nodes that are UP, ANDed with every slice overlapping [start_res, end_time].
+      base.assign(partition_bitmaps_[rt.partition]);
+      base.and_with(up_nodes());
+      avail.assign(base);
+      for (std::size_t s = 0; s < slices_.size(); ++s) {
+        const Slice& slice = slices_[s];
+        const bool has_next = s + 1 < slices_.size();
+        if (slice.end > start_res && has_next && later_start == 0) {
+          // First boundary where more of the candidate nodes become free: (base & next) not within (avail & this).
+          if (!slices_[s + 1].avail.and_subset_of(base, and_of(avail, slice.avail))) later_start = slice.end;
+        }
+        if (slice.end <= start_res) continue;
+        if (slice.begin <= end_time) {
+          avail.and_with(slice.avail);
+        } else {
+          if (later_start == 0 && has_next && s + 2 < slices_.size()) later_start = slices_[s + 1].end;
+          break;
+        }
+      }
+      const std::uint32_t min_nodes = std::max<std::uint32_t>(spec.nodes, 1);
+      std::int64_t start_time = -1;
+      if (avail.count() >= min_nodes) {
+        start_time = will_run(request, part, avail, start_res, later_start, now);
+      }
+      if (start_time < 0) {
+        if (later_start != 0) continue;  // SKIP_OR_TRY_LATER
+        return BackfillOutcome::kNotPlaced;
+      }
+      start_time = std::max(start_time, start_res);
+      // Chosen nodes are in chosen_ (set by will_run).
+      bool overlap_tested = false;
+      std::int64_t slot_start = 0, slot_end = 0;
+      if (start_time > now) {
+        set_slot_time(start_time, limit, res, slot_start, slot_end);
+        if (reservation_overlaps(slot_start, slot_end)) {
+          later_start = start_time;
+          if (start_res == start_time) later_start += res;  // "inf loop detect"
+          continue;
+        }
+        overlap_tested = true;
+      }
+      if (start_time <= now) {
+        // _start_job: select_nodes among the pre-will-run avail_bitmap (others excluded).
+        for (NodeIndex n : part.nodes) bf_allowed_[n] = avail.test(n) ? 1 : 0;
+        const bool ok = selector_.select(request, part.nodes, bf_allowed_.data(), live_resources(state_), allocation_);
+        for (NodeIndex n : part.nodes) bf_allowed_[n] = 0;
+        if (ok) {
+          start_job(j, allocation_);
+          const std::int64_t end_s = now + limit;
+          // Started jobs become running jobs for later will-run tests of this cycle.
+          auto it = std::upper_bound(running_.begin(), running_.end(), end_s,
+                                     [](std::int64_t e, const RunningJob& r) { return e < r.end_s; });
+          running_.insert(it, RunningJob{end_s, j});
+          return BackfillOutcome::kStarted;
+        }
+        start_time = now;  // could not start after all: reserve from now
+        later_start = 0;
+      }
+      if (later_start != 0 && start_time > later_start) continue;  // could start earlier once a reservation ends
+      if (!overlap_tested) set_slot_time(start_time, limit, res, slot_start, slot_end);
+      if (start_time > now + params_.bf_window_min * 60) return BackfillOutcome::kNotPlaced;
+      if (!overlap_tested && reservation_overlaps(slot_start, slot_end)) {
+        later_start = start_time;
+        continue;
+      }
+      add_reservation(slot_start, slot_end, res);
+      return BackfillOutcome::kReserved;
+    }
+  }
+
+  const NodeBitmap& up_nodes() {
+    if (up_nodes_.words().empty()) {
+      up_nodes_ = NodeBitmap(state_.node_count());
+      for (NodeIndex n = 0; n < state_.node_count(); ++n) {
+        if (state_.node_schedulable(n)) up_nodes_.set(n);
+      }
+    }
+    return up_nodes_;
+  }
+
+  const NodeBitmap& and_of(const NodeBitmap& a, const NodeBitmap& b) {
+    if (tmp_.words().size() != a.words().size()) tmp_ = NodeBitmap(state_.node_count());
+    tmp_.assign(a);
+    tmp_.and_with(b);
+    return tmp_;
+  }
+
+  // _set_slot_time (24.11): start floored, end = ceil of the unrounded start plus the limit.
+  static void set_slot_time(std::int64_t start, std::int64_t limit, std::int64_t res, std::int64_t& slot_start,
+                            std::int64_t& slot_end) {
+    slot_start = floor_to(start, res);
+    slot_end = floor_to(start + limit + res - 1, res);
+  }
+
+  // _test_resv_overlap: the chosen nodes are not all free in some slice overlapping [start, end).
+  bool reservation_overlaps(std::int64_t start, std::int64_t end) const {
+    for (const Slice& s : slices_) {
+      if (s.end > start && s.begin < end && !chosen_.subset_of(s.avail)) return true;
+    }
+    return false;
+  }
+
+  // _add_reservation: split slices at start and end, remove the chosen whole nodes in between, merge once.
+  void add_reservation(std::int64_t start, std::int64_t end, std::int64_t res) {
+    start = std::max(start, slices_.front().begin);
+    if (end < start + res) end = start + res;
+    std::size_t i = 0;
+    bool placed = false;
+    for (; i < slices_.size(); ++i) {
+      if (slices_[i].end > start) {
+        Slice copy{start, slices_[i].end, slices_[i].avail};
+        slices_[i].end = start;
+        slices_.insert(slices_.begin() + static_cast<std::ptrdiff_t>(i) + 1, std::move(copy));
+        placed = true;
+        break;
+      }
+      if (slices_[i].end == start) {
+        placed = true;
+        break;
+      }
+    }
+    const std::size_t one_before = i;
+    std::size_t one_after = slices_.size();
+    if (placed) {
+      for (std::size_t k = i + 1; k < slices_.size(); ++k) {
+        if (end < slices_[k].end) {
+          Slice copy{end, slices_[k].end, slices_[k].avail};
+          slices_[k].end = end;
+          slices_.insert(slices_.begin() + static_cast<std::ptrdiff_t>(k) + 1, std::move(copy));
+        }
+        slices_[k].avail.and_not(chosen_);
+        if (end == slices_[k].end) {
+          one_after = k + 1;
+          break;
+        }
+      }
+    }
+    // Drop the zero-length slice a split at an existing begin leaves, then merge the first equal neighbours.
+    slices_.erase(std::remove_if(slices_.begin(), slices_.end(), [](const Slice& s) { return s.end <= s.begin; }),
+                  slices_.end());
+    const std::size_t last = std::min(one_after, slices_.size() - 1);
+    for (std::size_t k = one_before > 0 ? one_before - 1 : 0; k < last && k + 1 < slices_.size(); ++k) {
+      if (slices_[k].avail == slices_[k + 1].avail) {
+        slices_[k].end = slices_[k + 1].end;
+        slices_.erase(slices_.begin() + static_cast<std::ptrdiff_t>(k) + 1);
+        break;
+      }
+    }
+  }
+
+  // _will_run_test / _future_run_test: the earliest start (seconds) of `request` on `avail` given running jobs
+  // ending at start + limit, removed in 30 s-aligned, doubling groups. -1 if it never fits. Sets chosen_.
+  std::int64_t will_run(const SelectRequest& request, const PartitionConfig& part, const NodeBitmap& avail,
+                        std::int64_t start_res, std::int64_t bound_end, std::int64_t now) {
+    for (NodeIndex n : part.nodes) bf_allowed_[n] = avail.test(n) ? 1 : 0;
+    std::int64_t result = -1;
+    const FreeResources live = live_resources(state_);
+    if (start_res <= now && selector_.select(request, part.nodes, bf_allowed_.data(), live, allocation_)) {
+      result = now;
+    } else {
+      scratch_.reset();
+      scratch_.track(request, selector_, part.nodes, bf_allowed_.data());
+      auto overlaps = [&](JobIndex r) {
+        for (const NodeAllocation& a : state_.allocation(r)) {
+          if (bf_allowed_[a.node]) return true;
+        }
+        return false;
+      };
+      std::size_t idx = 0;
+      // 24.11: jobs expected to end before start_res are removed up front.
+      while (idx < running_.size() && running_[idx].end_s < start_res) {
+        if (overlaps(running_[idx].job)) scratch_.add_back(state_.allocation(running_[idx].job));
+        ++idx;
+      }
+      if (start_res > now && scratch_.fits()) {
+        result = now;
+      } else {
+        std::int64_t time_window = 30;
+        std::int64_t anchor = 0;
+        bool more = true;
+        while (more) {
+          const RunningJob* last = nullptr;
+          std::uint32_t removed = 0;
+          bool skip_test = false;
+          while (true) {
+            if (idx >= running_.size() || (bound_end != 0 && running_[idx].end_s > bound_end)) {
+              more = false;
+              break;
+            }
+            const RunningJob& r = running_[idx++];
+            if (!overlaps(r.job)) continue;
+            if (anchor == 0) anchor = r.end_s + (30 - ((r.end_s % 30) + 30) % 30);
+            last = &r;
+            scratch_.add_back(state_.allocation(r.job));
+            if (idx >= running_.size()) {
+              more = false;
+              break;
+            }
+            if (running_[idx].end_s > anchor + time_window) break;
+            if (removed++ > 200) {
+              skip_test = true;
+              break;
+            }
+          }
+          if (last == nullptr) break;
+          if (skip_test) continue;
+          if (scratch_.fits()) {
+            result = last->end_s <= now ? guess_job_end(*last, now) : last->end_s;
+            break;
+          }
+          do {
+            time_window *= 2;
+          } while (idx < running_.size() && running_[idx].end_s > anchor + time_window);
+        }
+      }
+      if (result >= 0) {
+        const bool ok = selector_.select(request, part.nodes, bf_allowed_.data(), scratch_.view(), allocation_);
+        assert(ok);
+        (void)ok;
+      }
+    }
+    if (result >= 0) {
+      chosen_ = NodeBitmap(state_.node_count());
+      for (const NodeAllocation& a : allocation_) chosen_.set(a.node);
+    }
+    for (NodeIndex n : part.nodes) bf_allowed_[n] = 0;
+    return result;
+  }
+
+  // _guess_job_end: a job past its expected end is assumed to end after KillWait (+ OverTimeLimit).
+  std::int64_t guess_job_end(const RunningJob& r, std::int64_t now) const {
+    std::int64_t end = r.end_s + params_.kill_wait_s + params_.over_time_limit_min * 60;
+    if (end <= now) end = now + 1;
+    return end;
+  }
+
+ private:
+  SlurmParameters params_;
+  World& world_;
+  const ClusterState& state_;
+  NodeSelector selector_;
+  ResourceScratch scratch_;
+  JobQueue queue_;
+  std::vector<NodeAllocation> allocation_;
+  std::vector<std::uint8_t> avail_;
+  std::vector<NodeIndex> avail_cleared_;
+  std::vector<std::uint8_t> bf_allowed_;
+  std::vector<std::uint8_t> partition_failed_;
+  std::vector<NodeBitmap> partition_bitmaps_;
+  NodeBitmap up_nodes_;
+  NodeBitmap tmp_;
+  NodeBitmap chosen_;
+  std::vector<Slice> slices_;
+  std::vector<RunningJob> running_;
+  std::vector<JobIndex> running_list_;
+  SchedulerStats stats_;
+  std::uint32_t next_priority_ = kTopPriority;
+  std::uint64_t job_sched_count_ = 0;
+  bool batch_tick_armed_ = false;
+  SimTime last_sched_time_ = 0;
+  SimTime last_backfill_end_ = 0;
+  std::uint64_t bf_update_mark_ = 0;
+  bool bf_left_estimates_ = false;
+  bool bf_waiting_ = false;
+  SimTime bf_wait_since_ = 0;
+};
+
+}  // namespace
+
+SimTime slurm_timeout_kill_time(SimTime start, std::int64_t limit_s, const SlurmParameters& params) {
+  const SimTime due = start + from_seconds(limit_s + params.over_time_limit_min * 60);
+  return next_tick_at_or_after(due, -from_seconds(params.phase_s), from_seconds(kPeriodicTimeoutS));
+}
+
+std::unique_ptr<Scheduler> make_slurm_scheduler(const SlurmParameters& params, World& world) {
+  return std::make_unique<SlurmScheduler>(params, world);
+}
+
+}  // namespace gputwin

@@ -1,0 +1,141 @@
+#include "sim/runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "model/errors.hpp"
+#include "scheduler/node_selection.hpp"
+
+namespace gputwin {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// True if the partition could ever host the job (Slurm rejects other jobs at submit:
+/// "Requested node configuration is not available").
+bool can_ever_fit(const JobSpec& spec, const PartitionConfig& part, const ClusterConfig& cluster) {
+  const SelectRequest r = select_request(spec);
+  const std::uint32_t cpn = r.nodes > 0 ? (r.cpus + r.nodes - 1) / r.nodes : 1;
+  std::uint64_t usable = 0, cpus = 0;
+  for (NodeIndex n : part.nodes) {
+    const NodeConfig& node = cluster.nodes[n];
+    if (node.gpus < r.gpus_per_node || node.memory_mb < r.mem_per_node_mb || node.cpus < cpn) continue;
+    ++usable;
+    cpus += node.cpus;
+  }
+  return r.nodes > 0 ? usable >= r.nodes : (usable > 0 && cpus >= r.cpus);
+}
+
+}  // namespace
+
+std::string_view gputwin_version() {
+  return "0.1.0";
+}
+
+RunOutcome run_scenario(Scenario scenario, const RunOptions& options) {
+  if (options.seed) scenario.seed = *options.seed;
+  const auto load_start = Clock::now();
+  std::vector<JobSpec> jobs = load_workload(scenario);
+  const double load_s = seconds_since(load_start);
+  RunOutcome outcome = run_jobs(std::move(scenario), std::move(jobs), options);
+  outcome.load_wall_s += load_s;
+  return outcome;
+}
+
+RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> all, const RunOptions& options) {
+  RunOutcome outcome;
+  if (options.seed) scenario.seed = *options.seed;
+  if (options.policy) scenario.scheduler.policy = *options.policy;
+  outcome.scenario = std::make_unique<Scenario>(std::move(scenario));
+  const Scenario& sc = *outcome.scenario;
+  const auto load_start = Clock::now();
+  std::stable_sort(all.begin(), all.end(), [](const JobSpec& a, const JobSpec& b) { return a.submit_s < b.submit_s; });
+  std::vector<JobSpec> jobs;
+  jobs.reserve(all.size());
+  std::vector<std::uint32_t> partitions;
+  partitions.reserve(all.size());
+  const std::string file = sc.file.filename().string();
+  for (JobSpec& spec : all) {
+    int p = spec.partition.empty() ? sc.cluster.default_partition() : sc.cluster.partition_index(spec.partition);
+    if (p < 0) {
+      throw ScenarioError(file, "/workload",
+                          "job " + std::to_string(spec.id) + " names partition '" + spec.partition +
+                              "', which the cluster does not define");
+    }
+    if (!can_ever_fit(spec, sc.cluster.partitions[static_cast<std::size_t>(p)], sc.cluster)) {
+      ++outcome.rejected;
+      continue;
+    }
+    partitions.push_back(static_cast<std::uint32_t>(p));
+    jobs.push_back(std::move(spec));
+  }
+  all.clear();
+  all.shrink_to_fit();
+  outcome.load_wall_s = seconds_since(load_start);
+
+  outcome.state = std::make_unique<ClusterState>(sc.cluster, std::move(jobs));
+  ClusterState& state = *outcome.state;
+  for (JobIndex j = 0; j < state.job_count(); ++j) state.job_mut(j).partition = partitions[j];
+  outcome.recorder = std::make_unique<RunRecorder>(options.node_history);
+
+  SimWorld world(state, sc.scheduler.slurm, outcome.recorder.get());
+  std::unique_ptr<Scheduler> scheduler = make_scheduler(sc.scheduler, world);
+  world.set_scheduler(scheduler.get());
+  const auto sim_start = Clock::now();
+  std::function<void(const SimWorld&)> progress;
+  if (options.progress) {
+    progress = [&](const SimWorld& w) {
+      options.progress(RunProgress{w.now(), w.submitted(), w.ended(), state.job_count(), w.counters().events,
+                                   seconds_since(sim_start)});
+    };
+  }
+  world.run(progress);
+  outcome.sim_wall_s = seconds_since(sim_start);
+  if (options.progress) {
+    options.progress(RunProgress{world.now(), world.submitted(), world.ended(), state.job_count(),
+                                 world.counters().events, outcome.sim_wall_s});
+  }
+  outcome.counters = world.counters();
+  outcome.scheduler_stats = scheduler->stats();
+  outcome.summary = summarize(state, outcome.rejected);
+  return outcome;
+}
+
+RunInfo run_info(const RunOutcome& outcome) {
+  const Scenario& sc = *outcome.scenario;
+  RunInfo info;
+  info.scenario = sc.name;
+  info.scenario_file = sc.file.string();
+  info.seed = sc.seed;
+  info.policy = std::string(policy_name(sc.scheduler.policy));
+  info.version = std::string(gputwin_version());
+  info.wall_time_s = outcome.sim_wall_s;
+  info.events = outcome.counters.events;
+  const SlurmParameters& p = sc.scheduler.slurm;
+  nlohmann::ordered_json params;
+  params["policy"] = info.policy;
+  if (sc.scheduler.policy == SchedulerPolicy::kSlurm) {
+    params["sched_interval"] = p.sched_interval_s;
+    params["default_queue_depth"] = p.default_queue_depth;
+    params["batch_sched_delay"] = p.batch_sched_delay_s;
+    params["bf_interval"] = p.bf_interval_s;
+    params["bf_window"] = p.bf_window_min;
+    params["bf_resolution"] = p.bf_resolution_s;
+    params["bf_max_job_test"] = p.bf_max_job_test;
+    params["bf_max_job_start"] = p.bf_max_job_start;
+    params["OverTimeLimit"] = p.over_time_limit_min;
+    params["KillWait"] = p.kill_wait_s;
+    params["epilog_s"] = p.epilog_s;
+    params["phase_s"] = p.phase_s;
+    params["shortcuts"] = p.shortcuts;
+  }
+  info.parameters_json = params.dump();
+  return info;
+}
+
+}  // namespace gputwin

@@ -1,0 +1,63 @@
+// The scenario runner: loads the workload, builds ClusterState, wires the scenario's scheduler into SimWorld,
+// runs to the end and computes the summary. The CLI and the golden tests call this, nothing else.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include "model/cluster_state.hpp"
+#include "model/scenario.hpp"
+#include "results/recorder.hpp"
+#include "results/results_store.hpp"
+#include "results/summary.hpp"
+#include "scheduler/scheduler.hpp"
+#include "sim/sim_world.hpp"
+
+namespace gputwin {
+
+/// Progress of a running simulation.
+struct RunProgress {
+  SimTime now = 0;              ///< Simulated time.
+  std::uint64_t submitted = 0;  ///< Jobs submitted so far.
+  std::uint64_t ended = 0;      ///< Jobs ended so far.
+  std::uint64_t total = 0;      ///< Jobs in the workload.
+  std::uint64_t events = 0;     ///< Events processed.
+  double wall_s = 0;            ///< Wall-clock seconds since the simulation started.
+};
+
+/// Overrides and hooks for one run.
+struct RunOptions {
+  std::optional<std::uint64_t> seed;                 ///< Replaces the scenario's seed.
+  std::optional<SchedulerPolicy> policy;             ///< Replaces the scenario's policy.
+  bool node_history = true;                          ///< Keep node state changes for the results.
+  std::function<void(const RunProgress&)> progress;  ///< Called now and then during the run (may be empty).
+};
+
+/// Everything a finished run produced.
+struct RunOutcome {
+  std::unique_ptr<Scenario> scenario;     ///< The scenario as run (with overrides applied).
+  std::unique_ptr<ClusterState> state;    ///< Final state: every job's times, allocation and state.
+  std::unique_ptr<RunRecorder> recorder;  ///< Node history.
+  RunSummary summary;                     ///< Headline numbers.
+  SchedulerStats scheduler_stats;         ///< Scheduler work counters.
+  SimCounters counters;                   ///< Engine counters.
+  std::uint64_t rejected = 0;             ///< Jobs rejected at submit.
+  double load_wall_s = 0;                 ///< Wall seconds to load or generate the workload.
+  double sim_wall_s = 0;                  ///< Wall seconds of the simulation itself.
+};
+
+/// Runs `scenario` to completion.
+RunOutcome run_scenario(Scenario scenario, const RunOptions& options);
+
+/// Runs `scenario` on the given jobs instead of its workload (tests, replays built in code).
+RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> jobs, const RunOptions& options);
+
+/// The run's metadata for the results store.
+RunInfo run_info(const RunOutcome& outcome);
+
+/// gputwin's version string.
+std::string_view gputwin_version();
+
+}  // namespace gputwin

@@ -1,0 +1,142 @@
+#include "sim/sim_world.hpp"
+
+#include <algorithm>
+#include <cassert>
+
+namespace gputwin {
+
+SimWorld::SimWorld(ClusterState& state, const SlurmParameters& slurm, RunObserver* observer)
+    : state_(state), slurm_(slurm), observer_(observer), node_state_(state.node_count(), NodeState::kIdle) {
+  events_.reserve(1024);
+  const std::int64_t longest_period = std::max<std::int64_t>({slurm.sched_interval_s, slurm.bf_interval_s, 1});
+  idle_horizon_ = from_seconds(2 * longest_period + slurm.batch_sched_delay_s + slurm.epilog_s + 2);
+}
+
+void SimWorld::set_timer(TimerId timer, SimTime at) {
+  assert(at >= now_);
+  if (timer >= timer_generation_.size()) timer_generation_.resize(timer + 1, 0);
+  events_.push(at, kTimer, timer, ++timer_generation_[timer]);
+}
+
+void SimWorld::annotate_job(JobIndex job, std::uint32_t priority, PendingReason reason) {
+  JobRuntime& rt = state_.job_mut(job);
+  rt.priority = priority;
+  rt.reason = reason;
+}
+
+void SimWorld::start_job(JobIndex job, std::span<const NodeAllocation> allocation, SimTime kill_at) {
+  state_.allocate(job, allocation, now_);
+  ++started_;
+  last_activity_ = now_;
+  JobRuntime& rt = state_.job_mut(job);
+  const JobSpec& spec = state_.spec(job);
+  rt.reason = PendingReason::kNone;
+  const SimTime natural_end = now_ + from_seconds(spec.run_time_s);
+  rt.planned_end = natural_end <= kill_at ? natural_end : kill_at;
+  events_.push(rt.planned_end, kJobEnd, job, 0);
+  update_node_states(job);
+  if (observer_) observer_->on_job_started(job, now_);
+}
+
+void SimWorld::update_node_states(JobIndex job) {
+  const auto& nodes = state_.config().nodes;
+  for (const NodeAllocation& a : state_.allocation(job)) {
+    NodeState s = NodeState::kMixed;
+    if (state_.node_jobs()[a.node] == 0)
+      s = NodeState::kIdle;
+    else if (state_.free_cpus()[a.node] == 0)
+      s = NodeState::kAllocated;
+    (void)nodes;
+    if (s != node_state_[a.node]) {
+      node_state_[a.node] = s;
+      if (observer_) observer_->on_node_state(a.node, s, now_);
+    }
+  }
+}
+
+void SimWorld::end_job(JobIndex job, JobState state) {
+  state_.finish(job, state, now_);
+  ++ended_;
+  last_activity_ = now_;
+  if (observer_) observer_->on_job_ended(job, now_);
+  if (slurm_.epilog_s > 0) {
+    events_.push(now_ + from_seconds(slurm_.epilog_s), kRelease, job, 0);
+  } else {
+    release_job(job);
+  }
+}
+
+void SimWorld::release_job(JobIndex job) {
+  state_.release(job);
+  update_node_states(job);
+  scheduler_->on_job_released(job);
+}
+
+void SimWorld::dispatch(const Event& event) {
+  ++counters_.events;
+  switch (event.kind) {
+    case kJobEnd: {
+      const auto job = static_cast<JobIndex>(event.target);
+      const JobRuntime& rt = state_.job(job);
+      if (rt.state != JobState::kRunning || rt.planned_end != event.time) return;  // stale
+      const JobSpec& spec = state_.spec(job);
+      const bool finished = rt.start + from_seconds(spec.run_time_s) <= now_;
+      end_job(job, finished ? spec.outcome : JobState::kTimeout);
+      break;
+    }
+    case kRelease:
+      release_job(static_cast<JobIndex>(event.target));
+      break;
+    case kTimer:
+      if (event.generation != timer_generation_[event.target]) return;  // replaced by a later set_timer
+      scheduler_->on_timer(static_cast<TimerId>(event.target));
+      break;
+    default:
+      break;
+  }
+}
+
+void SimWorld::run(const std::function<void(const SimWorld&)>& progress, std::uint64_t progress_every) {
+  assert(scheduler_ != nullptr);
+  const auto& specs = state_.specs();
+  const std::uint64_t job_count = specs.size();
+  now_ = job_count > 0 ? from_seconds(specs.front().submit_s) : 0;
+  scheduler_->on_start();
+  std::uint64_t next_progress = progress_every;
+  while (true) {
+    const bool have_submit = next_submit_ < job_count;
+    if (!have_submit && events_.empty()) break;
+    SimTime t = kNever;
+    if (have_submit) t = from_seconds(specs[next_submit_].submit_s);
+    if (!events_.empty() && events_.top().time < t) t = events_.top().time;
+    // Only the scheduler's periodic timers are left, nothing runs, and a full round of passes has already
+    // looked at whatever is still pending: nothing can change any more.
+    if (!have_submit && started_ == ended_ && t > last_activity_ + idle_horizon_) break;
+    now_ = t;
+    ++counters_.instants;
+    // At one instant: heap events (ends, releases, timers) in push order, then submits; repeat while any remain.
+    while (true) {
+      if (!events_.empty() && events_.top().time == t) {
+        dispatch(events_.pop());
+        continue;
+      }
+      if (next_submit_ < job_count && from_seconds(specs[next_submit_].submit_s) == t) {
+        const auto job = static_cast<JobIndex>(next_submit_++);
+        state_.job_mut(job).submitted = true;
+        state_.note_job_update();
+        last_activity_ = t;
+        ++counters_.events;
+        scheduler_->on_submit(job);
+        continue;
+      }
+      break;
+    }
+    scheduler_->on_instant_end();
+    if (progress && counters_.events >= next_progress) {
+      next_progress = counters_.events + progress_every;
+      progress(*this);
+    }
+  }
+}
+
+}  // namespace gputwin

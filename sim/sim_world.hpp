@@ -1,0 +1,73 @@
+// SimWorld: the World of the discrete-event simulator. It turns controller actions into future events (a job's
+// end at start + run time or at its kill time, timers) and advances virtual time; it reports what happened to
+// an observer (the results recorder). Submits are fed lazily from the time-ordered job table, not the heap.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "model/cluster_state.hpp"
+#include "model/run_observer.hpp"
+#include "model/scenario.hpp"
+#include "scheduler/scheduler.hpp"
+#include "scheduler/world.hpp"
+#include "sim/engine/event_queue.hpp"
+
+namespace gputwin {
+
+/// Counters of one run.
+struct SimCounters {
+  std::uint64_t events = 0;    ///< Events processed (submits, job ends, releases, timers).
+  std::uint64_t instants = 0;  ///< Distinct instants at which something happened.
+};
+
+/// The simulated world.
+class SimWorld final : public World {
+ public:
+  /// World over `state`; `observer` may be null.
+  SimWorld(ClusterState& state, const SlurmParameters& slurm, RunObserver* observer);
+
+  /// Sets the controller that reacts to events (must be set before run()).
+  void set_scheduler(Scheduler* scheduler) { scheduler_ = scheduler; }
+  /// Runs until no event is left. `progress` (may be empty) is called every `progress_every` events.
+  void run(const std::function<void(const SimWorld&)>& progress, std::uint64_t progress_every = 1u << 16);
+
+  [[nodiscard]] SimTime now() const override { return now_; }
+  [[nodiscard]] const ClusterState& state() const override { return state_; }
+  void start_job(JobIndex job, std::span<const NodeAllocation> allocation, SimTime kill_at) override;
+  void annotate_job(JobIndex job, std::uint32_t priority, PendingReason reason) override;
+  void set_timer(TimerId timer, SimTime at) override;
+
+  /// Counters so far.
+  [[nodiscard]] const SimCounters& counters() const { return counters_; }
+  /// Jobs submitted so far.
+  [[nodiscard]] std::uint64_t submitted() const { return next_submit_; }
+  /// Jobs ended so far.
+  [[nodiscard]] std::uint64_t ended() const { return ended_; }
+
+ private:
+  enum EventKind : std::uint32_t { kJobEnd = 1, kRelease = 2, kTimer = 3 };
+  void dispatch(const Event& event);
+  void end_job(JobIndex job, JobState state);
+  void release_job(JobIndex job);
+  void update_node_states(JobIndex job);
+
+  ClusterState& state_;
+  SlurmParameters slurm_;
+  RunObserver* observer_;
+  Scheduler* scheduler_ = nullptr;
+  EventQueue events_;
+  SimTime now_ = 0;
+  std::uint64_t next_submit_ = 0;
+  std::uint64_t ended_ = 0;
+  std::uint64_t started_ = 0;
+  SimTime last_activity_ = 0;
+  SimTime idle_horizon_ = 0;
+  std::vector<std::uint32_t> timer_generation_;
+  std::vector<std::uint32_t> end_generation_;
+  std::vector<NodeState> node_state_;
+  SimCounters counters_;
+};
+
+}  // namespace gputwin

@@ -1,0 +1,143 @@
+// Scenario loading: the documented keys, defaults, path resolution and located errors.
+#include "model/scenario.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "model/errors.hpp"
+
+namespace gputwin {
+namespace {
+
+const char* kValid = R"({"name": "lublin-fcfs", "seed": 1,
+ "cluster": {"nodes": [{"prefix": "n", "count": 256, "cpus": 1, "memory_gb": 4, "gpus": 0}],
+             "partitions": [{"name": "batch", "nodes": "ALL", "default": true}]},
+ "workload": {"trace": {"path": "lublin_256.swf", "format": "swf"}},
+ "scheduler": {"policy": "fcfs"}})";
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_scenario(text, "s.json", "/base");
+  } catch (const ScenarioError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+std::string with(const std::string& from, const std::string& to) {
+  std::string s = kValid;
+  const auto pos = s.find(from);
+  EXPECT_NE(pos, std::string::npos) << from;
+  s.replace(pos, from.size(), to);
+  return s;
+}
+
+TEST(Scenario, TheIssueExampleLoads) {
+  const Scenario s = parse_scenario(kValid, "s.json", "/base");
+  EXPECT_EQ(s.name, "lublin-fcfs");
+  EXPECT_EQ(s.cluster.nodes.size(), 256u);
+  EXPECT_EQ(s.cluster.nodes[0].name, "n001");
+  EXPECT_EQ(s.cluster.nodes[255].name, "n256");
+  EXPECT_EQ(s.cluster.nodes[0].memory_mb, 4096u);
+  EXPECT_EQ(s.cluster.partitions[0].nodes.size(), 256u);
+  EXPECT_TRUE(s.has_trace);
+  EXPECT_EQ(s.trace.path, std::filesystem::path("/base/lublin_256.swf"));  // relative to the scenario's folder
+  EXPECT_EQ(s.scheduler.policy, SchedulerPolicy::kFcfs);
+  EXPECT_EQ(s.scheduler.slurm.bf_interval_s, 30);  // Slurm's defaults
+  EXPECT_EQ(s.scheduler.slurm.bf_max_job_test, 500u);
+  EXPECT_EQ(s.scheduler.slurm.default_queue_depth, 100u);
+}
+
+TEST(Scenario, ErrorsNameTheFileAndJsonPointer) {
+  EXPECT_EQ(error_of(with("\"gpus\": 0", "\"gpus\": -1")),
+            "s.json: /cluster/nodes/0/gpus: expected a non-negative integer");
+  EXPECT_EQ(error_of(with("\"gpus\": 0", "\"gpus\": \"eight\"")),
+            "s.json: /cluster/nodes/0/gpus: expected a non-negative integer");
+  EXPECT_EQ(error_of(with("\"count\": 256", "\"count\": 0")),
+            "s.json: /cluster/nodes/0/count: expected a positive integer");
+  EXPECT_EQ(error_of(with("\"policy\": \"fcfs\"", "\"policy\": \"lifo\"")),
+            "s.json: /scheduler/policy: unknown policy 'lifo' (known: fcfs, sjf, easy, conservative, slurm)");
+  EXPECT_EQ(error_of(with("\"nodes\": \"ALL\"", "\"nodes\": \"m[1-2]\"")),
+            "s.json: /cluster/partitions/0/nodes: no node named 'm1'");
+  EXPECT_EQ(error_of(with("\"format\": \"swf\"", "\"format\": \"gwf\"")),
+            "s.json: /workload/trace/format: unsupported trace format 'gwf' (supported: swf)");
+  EXPECT_EQ(error_of(with("\"seed\": 1,", "")).substr(0, 8), "no error");
+  EXPECT_EQ(error_of(with("\"name\": \"lublin-fcfs\",", "")), "s.json: /name: missing required key");
+  EXPECT_NE(error_of(with("\"cpus\": 1,", "\"cpus\": 1, \"gpu\": 8,")).find("/cluster/nodes/0/gpu: unknown key"),
+            std::string::npos);
+  EXPECT_NE(error_of("{\"name\": ").find("s.json: invalid JSON: parse error"), std::string::npos);
+  EXPECT_EQ(error_of(with("\"scheduler\": {\"policy\": \"fcfs\"}",
+                          "\"scheduler\": {\"policy\": \"slurm\", \"bf_interval\": 0}")),
+            "s.json: /scheduler/bf_interval: expected -1 (disabled) or a positive number of seconds");
+  EXPECT_EQ(error_of(with("\"gpus\": 0", "\"gpus\": 8, \"gpu_type\": \"h1000\"")).substr(0, 53),
+            "s.json: /cluster/nodes/0/gpu_type: unknown GPU model ");
+}
+
+TEST(Scenario, PartitionsTakeHostlistsAndSlurmTimes) {
+  const Scenario s = parse_scenario(
+      with("{\"name\": \"batch\", \"nodes\": \"ALL\", \"default\": true}",
+           "{\"name\": \"batch\", \"nodes\": \"n[001-004,010]\", \"max_time\": \"1-12:00:00\", \"default_time\": 30, "
+           "\"priority_tier\": 2}"),
+      "s.json", "/base");
+  const PartitionConfig& p = s.cluster.partitions[0];
+  EXPECT_EQ(p.nodes, (std::vector<NodeIndex>{0, 1, 2, 3, 9}));
+  EXPECT_EQ(p.max_time_s, 36 * 3600);
+  EXPECT_EQ(p.default_time_s, 30 * 60);  // integers are minutes, as in slurm.conf
+  EXPECT_EQ(p.priority_tier, 2u);
+}
+
+TEST(Scenario, SlurmTimeFormats) {
+  std::int64_t s = 0;
+  ASSERT_TRUE(parse_slurm_time("UNLIMITED", s));
+  EXPECT_EQ(s, -1);
+  ASSERT_TRUE(parse_slurm_time("90", s));
+  EXPECT_EQ(s, 5400);
+  ASSERT_TRUE(parse_slurm_time("1:30", s));
+  EXPECT_EQ(s, 90);
+  ASSERT_TRUE(parse_slurm_time("02:00:00", s));
+  EXPECT_EQ(s, 7200);
+  ASSERT_TRUE(parse_slurm_time("2-0", s));
+  EXPECT_EQ(s, 2 * 86400);
+  ASSERT_TRUE(parse_slurm_time("1-02:03", s));
+  EXPECT_EQ(s, 86400 + 2 * 3600 + 3 * 60);
+  ASSERT_TRUE(parse_slurm_time("1-02:03:04", s));
+  EXPECT_EQ(s, 86400 + 2 * 3600 + 3 * 60 + 4);
+  EXPECT_FALSE(parse_slurm_time("", s));
+  EXPECT_FALSE(parse_slurm_time("1:2:3:4", s));
+  EXPECT_FALSE(parse_slurm_time("x", s));
+  EXPECT_FALSE(parse_slurm_time("-5", s));
+}
+
+TEST(Scenario, MissingFileAndTraceErrorsAreLocated) {
+  try {
+    load_scenario("/nonexistent/dir/x.json");
+    FAIL();
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("x.json: cannot open"), std::string::npos);
+  }
+  Scenario s = parse_scenario(kValid, "s.json", "/nonexistent");
+  try {
+    load_workload(s);
+    FAIL();
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("lublin_256.swf: cannot open"), std::string::npos);
+  }
+}
+
+TEST(Scenario, BadTraceLineNamesFileAndLine) {
+  const auto dir = std::filesystem::temp_directory_path() / "gputwin-scenario-test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "bad.swf") << "; header\n1 0 -1 10 1 -1 -1 1 10 -1 1 1 1 -1 -1 -1 -1 -1\n2 5 -1 x\n";
+  Scenario s = parse_scenario(with("lublin_256.swf", "bad.swf"), "s.json", dir);
+  try {
+    load_workload(s);
+    FAIL();
+  } catch (const TraceError& e) {
+    EXPECT_EQ(e.line(), 3u);
+    EXPECT_NE(std::string(e.what()).find("bad.swf: line 3: "), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace gputwin
