@@ -58,6 +58,13 @@ ClusterState::ClusterState(const ClusterConfig& config, std::vector<JobSpec> job
     for (NodeIndex node : config.partitions[p].nodes) node_partitions_[node].push_back(p);
   }
   for (NodeIndex i = 0; i < n; ++i) adjust_partition_counters(i, +1);
+  words_ = (n + 63) / 64;
+  free_bits_.assign(words_ * (max_gpus_ + 1), 0);
+  for (NodeIndex i = 0; i < n; ++i) update_free_bits(i);
+  partition_bits_.assign(words_ * parts, 0);
+  for (std::uint32_t p = 0; p < parts; ++p) {
+    for (NodeIndex node : config.partitions[p].nodes) partition_bits_[p * words_ + (node >> 6)] |= 1ULL << (node & 63);
+  }
   jobs_.resize(specs_.size());
   alloc_pool_.reserve(specs_.size() * 2);
 }
@@ -71,6 +78,15 @@ void ClusterState::adjust_partition_counters(NodeIndex n, int sign) {
       part_free_cpus_[p] += free_cpus_[n];
     else
       part_free_cpus_[p] -= free_cpus_[n];
+  }
+}
+
+void ClusterState::update_free_bits(NodeIndex n) {
+  const std::uint64_t bit = 1ULL << (n & 63);
+  for (std::uint32_t g = 0; g <= max_gpus_; ++g) {
+    std::uint64_t& word = free_bits_[g * words_ + (n >> 6)];
+    if (schedulable_[n] && free_cpus_[n] > 0 && free_gpus_[n] >= g) word |= bit;
+    else word &= ~bit;
   }
 }
 
@@ -98,6 +114,7 @@ void ClusterState::allocate(JobIndex j, std::span<const NodeAllocation> allocati
     ++node_jobs_[a.node];
     ++node_version_[a.node];
     adjust_partition_counters(a.node, +1);
+    update_free_bits(a.node);
     alloc_pool_.push_back(a);
   }
   ++job_updates_;
@@ -122,6 +139,7 @@ void ClusterState::release(JobIndex j) {
     --node_jobs_[a.node];
     ++node_version_[a.node];
     adjust_partition_counters(a.node, +1);
+    update_free_bits(a.node);
   }
   ++job_updates_;
 }

@@ -71,6 +71,19 @@ class ClusterState {
 
   /// Per partition: how many of its schedulable nodes have at least g free GPUs, for g = 0..max GPUs.
   [[nodiscard]] std::uint32_t nodes_with_free_gpus(std::uint32_t partition, std::uint32_t g) const;
+  /// Bitmap (64 nodes per word) of nodes with at least `g` free GPUs and a free CPU (g = 0: any free CPU).
+  [[nodiscard]] const std::uint64_t* free_gpu_bits(std::uint32_t g) const {
+    return g <= max_gpus_ ? free_bits_.data() + static_cast<std::size_t>(g) * words_ : nullptr;
+  }
+  /// Bitmap of the nodes of partition `p`.
+  [[nodiscard]] const std::uint64_t* partition_bits(std::uint32_t p) const {
+    return partition_bits_.data() + static_cast<std::size_t>(p) * words_;
+  }
+  /// 64-bit words in a node bitmap.
+  [[nodiscard]] std::size_t bitmap_words() const { return words_; }
+  /// Largest GPU count of any node.
+  [[nodiscard]] std::uint32_t max_node_gpus() const { return max_gpus_; }
+
   /// Per partition: free CPUs summed over its schedulable nodes.
   [[nodiscard]] std::uint64_t partition_free_cpus(std::uint32_t partition) const { return part_free_cpus_[partition]; }
 
@@ -108,6 +121,7 @@ class ClusterState {
 
  private:
   void adjust_partition_counters(NodeIndex n, int sign);
+  void update_free_bits(NodeIndex n);
 
   const ClusterConfig& config_;
   std::vector<std::uint32_t> free_cpus_;
@@ -120,6 +134,9 @@ class ClusterState {
   std::uint32_t max_gpus_ = 0;
   std::vector<std::uint32_t> part_gpu_hist_;  // partition * (max_gpus_ + 1) + free gpus -> node count
   std::vector<std::uint64_t> part_free_cpus_;
+  std::size_t words_ = 0;
+  std::vector<std::uint64_t> free_bits_;       // (max_gpus_ + 1) bitmaps, see free_gpu_bits()
+  std::vector<std::uint64_t> partition_bits_;  // one bitmap per partition
   std::vector<JobSpec> specs_;
   std::vector<JobRuntime> jobs_;
   std::vector<NodeAllocation> alloc_pool_;

@@ -70,8 +70,8 @@ class ClassicScheduler final : public Scheduler {
   bool try_start(JobIndex j, const std::uint8_t* allowed) {
     ++stats_.jobs_tested;
     if (!may_fit_now(j)) return false;
-    if (!selector_.select(select_request(state_.spec(j)), partition_of(j).nodes, allowed, live_resources(state_),
-                          allocation_)) {
+    if (!selector_.select(select_request(state_.spec(j)), partition_nodes(state_, state_.job(j).partition), allowed,
+                          live_resources(state_), allocation_)) {
       return false;
     }
     start(j, allocation_);
@@ -137,7 +137,7 @@ class ClassicScheduler final : public Scheduler {
       }
     }
     if (found) {
-      const bool ok = selector_.select(request, part.nodes, nullptr, scratch_.view(), allocation_);
+      const bool ok = selector_.select(request, NodeSet{part.nodes, nullptr}, nullptr, scratch_.view(), allocation_);
       assert(ok);
       (void)ok;
     }
@@ -161,7 +161,7 @@ class ClassicScheduler final : public Scheduler {
         window_min(s, begin + length);
         const FreeResources view{min_.cpus.data(), min_.gpus.data(), min_.mem.data(), min_.jobs.data(),
                                  state_.schedulable().data()};
-        if (!selector_.select(request, partition_of(j).nodes, nullptr, view, allocation_)) continue;
+        if (!selector_.select(request, NodeSet{partition_of(j).nodes, nullptr}, nullptr, view, allocation_)) continue;
         reserve(begin, begin + length, allocation_);
         if (begin == world_.now()) {
           start(j, allocation_);

@@ -1,6 +1,7 @@
 #include "scheduler/node_selection.hpp"
 
 #include <algorithm>
+#include <bit>
 
 namespace gputwin {
 namespace {
@@ -18,42 +19,58 @@ SelectRequest select_request(const JobSpec& spec) {
 
 FreeResources live_resources(const ClusterState& state) {
   return FreeResources{state.free_cpus().data(), state.free_gpus().data(), state.free_mem_mb().data(),
-                       state.node_jobs().data(), state.schedulable().data()};
+                       state.node_jobs().data(), state.schedulable().data(), &state};
 }
 
-bool NodeSelector::usable(const SelectRequest& r, const FreeResources& free, NodeIndex n) const {
-  if (!free.schedulable[n]) return false;
-  if (r.exclusive)
-    return free.jobs[n] == 0 && config_.nodes[n].gpus >= r.gpus_per_node &&
-           config_.nodes[n].memory_mb >= r.mem_per_node_mb;
-  return free.gpus[n] >= r.gpus_per_node && free.mem_mb[n] >= r.mem_per_node_mb && free.cpus[n] >= cpus_per_node(r);
+NodeSet partition_nodes(const ClusterState& state, std::uint32_t p) {
+  return NodeSet{state.config().partitions[p].nodes, state.partition_bits(p)};
 }
 
-bool NodeSelector::select(const SelectRequest& r, std::span<const NodeIndex> candidates, const std::uint8_t* allowed,
+bool NodeSelector::select(const SelectRequest& r, const NodeSet& candidates, const std::uint8_t* allowed,
                           const FreeResources& free, std::vector<NodeAllocation>& out) {
   out.clear();
   runs_.clear();
-  positions_.clear();
+  if (weights_.empty()) {
+    for (const NodeConfig& n : config_.nodes) weights_.push_back(n.weight);
+  }
   // Group usable nodes into runs of consecutive indices with equal weight (_eval_nodes_consec "consec sets").
+  // A run is an index range [first, first + count): its nodes need not be listed.
   NodeIndex previous = 0;
   bool in_run = false;
-  for (std::uint32_t pos = 0; pos < candidates.size(); ++pos) {
-    const NodeIndex n = candidates[pos];
+  auto visit = [&](NodeIndex n) {
     if ((allowed != nullptr && !allowed[n]) || !usable(r, free, n)) {
       in_run = false;
-      continue;
+      return;
     }
-    const std::uint32_t weight = config_.nodes[n].weight;
     const std::uint32_t avail = r.exclusive ? config_.nodes[n].cpus : free.cpus[n];
-    if (!in_run || n != previous + 1 || runs_.back().weight != weight) {
-      runs_.push_back(Run{static_cast<std::uint32_t>(positions_.size()), 0, 0, weight, false});
+    if (in_run && n == previous + 1 && runs_.back().weight == weights_[n]) {
+      Run& run = runs_.back();
+      ++run.count;
+      run.cpus += avail;
+    } else {
+      runs_.push_back(Run{n, 1, avail, weights_[n], false});
     }
-    runs_.back().count++;
-    runs_.back().cpus += avail;
-    positions_.push_back(pos);
     previous = n;
     in_run = true;
+  };
+  const std::uint64_t* filter =
+      (free.live != nullptr && candidates.bits != nullptr && !r.exclusive) ? free.live->free_gpu_bits(r.gpus_per_node)
+                                                                            : nullptr;
+  if (filter != nullptr) {
+    // Only nodes with >= gpus_per_node free GPUs and a free CPU can be usable: walk their bits. Nodes left out
+    // are not consecutive with their neighbours, which ends runs just as an unusable node does.
+    const std::size_t words = free.live->bitmap_words();
+    for (std::size_t w = 0; w < words; ++w) {
+      std::uint64_t bits = filter[w] & candidates.bits[w];
+      while (bits) {
+        visit(static_cast<NodeIndex>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
+        bits &= bits - 1;
+      }
+    }
+  } else {
+    for (const NodeIndex n : candidates.nodes) visit(n);
   }
+
   const bool fixed = r.nodes > 0;
   const std::uint32_t cpn = cpus_per_node(r);
   std::int64_t rem_nodes = fixed ? r.nodes : 1;
@@ -102,22 +119,22 @@ bool NodeSelector::select(const SelectRequest& r, std::span<const NodeIndex> can
     if (best_sufficient && (one_node_left || !fixed)) {
       // Best fit: when a single node can finish the job, take the one with the fewest available CPUs.
       const std::int64_t need = fixed ? static_cast<std::int64_t>(cpn) : rem_cpus;
-      std::int64_t best_pos = -1;
+      std::int64_t best_node = -1;
       std::uint32_t best_cpus = UINT32_MAX;
-      for (std::uint32_t k = 0; k < best->count; ++k) {
-        const NodeIndex n = candidates[positions_[best->first + k]];
+      for (NodeIndex n = best->first; n < best->first + best->count; ++n) {
         const std::uint32_t c = node_cpus(n);
         if (static_cast<std::int64_t>(c) >= need && c < best_cpus) {
           best_cpus = c;
-          best_pos = k;
+          best_node = n;
+          if (static_cast<std::int64_t>(c) == need) break;  // nothing can fit tighter
         }
       }
-      if (best_pos >= 0) {
-        take(candidates[positions_[best->first + static_cast<std::uint32_t>(best_pos)]]);
+      if (best_node >= 0) {
+        take(static_cast<NodeIndex>(best_node));
         continue;
       }
     }
-    for (std::uint32_t k = 0; k < best->count && !done(); ++k) take(candidates[positions_[best->first + k]]);
+    for (NodeIndex n = best->first; n < best->first + best->count && !done(); ++n) take(n);
   }
   if (!done()) {
     out.clear();

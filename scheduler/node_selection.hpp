@@ -32,7 +32,17 @@ struct FreeResources {
   const std::uint64_t* mem_mb = nullptr;      ///< Free memory per node.
   const std::uint32_t* jobs = nullptr;        ///< Jobs on each node (for exclusive requests).
   const std::uint8_t* schedulable = nullptr;  ///< 1 where the node can take work.
+  const ClusterState* live = nullptr;         ///< The live cluster when these are its resources (enables bitmaps).
 };
+
+/// The nodes a selection may use: a partition's node list and, when known, its bitmap.
+struct NodeSet {
+  std::span<const NodeIndex> nodes;      ///< Ascending node indices.
+  const std::uint64_t* bits = nullptr;  ///< The same set as a bitmap (64 nodes per word), or null.
+};
+
+/// The node set of partition `p` of the live cluster.
+NodeSet partition_nodes(const ClusterState& state, std::uint32_t p);
 
 /// The live cluster's free resources.
 FreeResources live_resources(const ClusterState& state);
@@ -44,24 +54,33 @@ class NodeSelector {
   explicit NodeSelector(const ClusterConfig& config) : config_(config) {}
 
   /// True if `node` could host the request on `free` right now.
-  [[nodiscard]] bool usable(const SelectRequest& request, const FreeResources& free, NodeIndex node) const;
+  [[nodiscard]] bool usable(const SelectRequest& r, const FreeResources& free, NodeIndex n) const {
+    if (!free.schedulable[n]) return false;
+    if (r.exclusive) {
+      return free.jobs[n] == 0 && config_.nodes[n].gpus >= r.gpus_per_node &&
+             config_.nodes[n].memory_mb >= r.mem_per_node_mb;
+    }
+    const std::uint32_t cpn = r.nodes > 0 ? (r.cpus + r.nodes - 1) / r.nodes : 1;
+    return (free.gpus[n] >= r.gpus_per_node) & (free.mem_mb[n] >= r.mem_per_node_mb) & (free.cpus[n] >= cpn);
+  }
 
-  /// Chooses nodes for `request` among `candidates` (ascending indices) whose `allowed` byte is non-zero
-  /// (allowed may be null = all). On success fills `out` and returns true.
-  bool select(const SelectRequest& request, std::span<const NodeIndex> candidates, const std::uint8_t* allowed,
+  /// Chooses nodes for `request` among `candidates` whose `allowed` byte is non-zero (allowed may be null = all).
+  /// On success fills `out` (ascending nodes) and returns true. On the live cluster with a candidate bitmap it
+  /// visits only nodes with enough free GPUs, so a busy cluster costs little.
+  bool select(const SelectRequest& request, const NodeSet& candidates, const std::uint8_t* allowed,
               const FreeResources& free, std::vector<NodeAllocation>& out);
 
  private:
   struct Run {
-    std::uint32_t first = 0;  // position in candidates
-    std::uint32_t count = 0;  // usable nodes in the run
+    NodeIndex first = 0;      // first node of the run; the run is [first, first + count)
+    std::uint32_t count = 0;  // nodes in the run
     std::uint64_t cpus = 0;   // available CPUs in the run
     std::uint32_t weight = 0;
     bool used = false;
   };
   const ClusterConfig& config_;
+  std::vector<std::uint32_t> weights_;  // node weights, flat
   std::vector<Run> runs_;
-  std::vector<std::uint32_t> positions_;  // candidate positions of usable nodes, run by run
 };
 
 }  // namespace gputwin

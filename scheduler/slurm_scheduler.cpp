@@ -191,7 +191,8 @@ class SlurmScheduler final : public Scheduler {
       }
       ++stats_.jobs_tested;
       if (may_fit_now(spec, p) &&
-          selector_.select(select_request(spec), part.nodes, avail_.data(), live_resources(state_), allocation_)) {
+          selector_.select(select_request(spec), partition_nodes(state_, p), avail_.data(), live_resources(state_),
+                           allocation_)) {
         start_job(j, allocation_);
         queue_.remove_at(pos);
         ++stats_.main_starts;
@@ -366,7 +367,7 @@ class SlurmScheduler final : public Scheduler {
       const std::uint32_t min_nodes = std::max<std::uint32_t>(spec.nodes, 1);
       std::int64_t start_time = -1;
       if (avail.count() >= min_nodes) {
-        start_time = will_run(request, part, avail, start_res, later_start, now);
+        start_time = will_run(request, rt.partition, avail, start_res, later_start, now);
       }
       if (start_time < 0) {
         if (later_start != 0) continue;  // SKIP_OR_TRY_LATER
@@ -388,7 +389,8 @@ class SlurmScheduler final : public Scheduler {
       if (start_time <= now) {
         // _start_job: select_nodes among the pre-will-run avail_bitmap (others excluded).
         for (NodeIndex n : part.nodes) bf_allowed_[n] = avail.test(n) ? 1 : 0;
-        const bool ok = selector_.select(request, part.nodes, bf_allowed_.data(), live_resources(state_), allocation_);
+        const bool ok = selector_.select(request, partition_nodes(state_, rt.partition), bf_allowed_.data(),
+                                         live_resources(state_), allocation_);
         for (NodeIndex n : part.nodes) bf_allowed_[n] = 0;
         if (ok) {
           start_job(j, allocation_);
@@ -496,12 +498,14 @@ class SlurmScheduler final : public Scheduler {
 
   // _will_run_test / _future_run_test: the earliest start (seconds) of `request` on `avail` given running jobs
   // ending at start + limit, removed in 30 s-aligned, doubling groups. -1 if it never fits. Sets chosen_.
-  std::int64_t will_run(const SelectRequest& request, const PartitionConfig& part, const NodeBitmap& avail,
+  std::int64_t will_run(const SelectRequest& request, std::uint32_t partition, const NodeBitmap& avail,
                         std::int64_t start_res, std::int64_t bound_end, std::int64_t now) {
+    const PartitionConfig& part = state_.config().partitions[partition];
     for (NodeIndex n : part.nodes) bf_allowed_[n] = avail.test(n) ? 1 : 0;
     std::int64_t result = -1;
     const FreeResources live = live_resources(state_);
-    if (start_res <= now && selector_.select(request, part.nodes, bf_allowed_.data(), live, allocation_)) {
+    if (start_res <= now && selector_.select(request, NodeSet{part.nodes, state_.partition_bits(partition)},
+                                               bf_allowed_.data(), live, allocation_)) {
       result = now;
     } else {
       scratch_.reset();
@@ -560,7 +564,8 @@ class SlurmScheduler final : public Scheduler {
         }
       }
       if (result >= 0) {
-        const bool ok = selector_.select(request, part.nodes, bf_allowed_.data(), scratch_.view(), allocation_);
+        const bool ok = selector_.select(request, NodeSet{part.nodes, nullptr}, bf_allowed_.data(), scratch_.view(),
+                                         allocation_);
         assert(ok);
         (void)ok;
       }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 #include "model/errors.hpp"
@@ -60,6 +62,8 @@ RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> all, const RunOption
   std::vector<std::uint32_t> partitions;
   partitions.reserve(all.size());
   const std::string file = sc.file.filename().string();
+  // Jobs of the same shape share the answer of can_ever_fit (an O(nodes) question).
+  std::map<std::tuple<int, std::uint32_t, std::uint32_t, std::uint32_t, std::uint64_t>, bool> fits_cache;
   for (JobSpec& spec : all) {
     int p = spec.partition.empty() ? sc.cluster.default_partition() : sc.cluster.partition_index(spec.partition);
     if (p < 0) {
@@ -67,7 +71,13 @@ RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> all, const RunOption
                           "job " + std::to_string(spec.id) + " names partition '" + spec.partition +
                               "', which the cluster does not define");
     }
-    if (!can_ever_fit(spec, sc.cluster.partitions[static_cast<std::size_t>(p)], sc.cluster)) {
+    const auto shape = std::make_tuple(p, spec.nodes, spec.cpus, spec.gpus_per_node, spec.mem_per_node_mb);
+    auto cached = fits_cache.find(shape);
+    if (cached == fits_cache.end()) {
+      cached = fits_cache.emplace(shape, can_ever_fit(spec, sc.cluster.partitions[static_cast<std::size_t>(p)],
+                                                      sc.cluster)).first;
+    }
+    if (!cached->second) {
       ++outcome.rejected;
       continue;
     }

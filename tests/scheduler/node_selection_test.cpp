@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "sim/engine/rng.hpp"
 #include "tests/support/test_cluster.hpp"
 
 namespace gputwin {
@@ -32,19 +33,19 @@ TEST_F(NodeSelectionTest, TakesLowestIndexNodesFromTheTightestSufficientRun) {
   NodeSelector sel(scenario_.cluster);
   std::vector<NodeAllocation> out;
   // Two nodes: both runs suffice; the run with fewer CPUs ({0,1}: 16 CPUs) is the tighter fit.
-  ASSERT_TRUE(sel.select(SelectRequest{2, 2, 1, 0, false}, scenario_.cluster.partitions[0].nodes, nullptr,
+  ASSERT_TRUE(sel.select(SelectRequest{2, 2, 1, 0, false}, NodeSet{scenario_.cluster.partitions[0].nodes}, nullptr,
                          live_resources(s2), out));
   EXPECT_EQ(nodes_of(out), (std::vector<NodeIndex>{0, 1}));
   // Three nodes: only {3,4,5} suffices.
-  ASSERT_TRUE(sel.select(SelectRequest{3, 3, 1, 0, false}, scenario_.cluster.partitions[0].nodes, nullptr,
+  ASSERT_TRUE(sel.select(SelectRequest{3, 3, 1, 0, false}, NodeSet{scenario_.cluster.partitions[0].nodes}, nullptr,
                          live_resources(s2), out));
   EXPECT_EQ(nodes_of(out), (std::vector<NodeIndex>{3, 4, 5}));
   // Five nodes: no run suffices; take the largest run first ({3,4,5}), then {0,1}.
-  ASSERT_TRUE(sel.select(SelectRequest{5, 5, 1, 0, false}, scenario_.cluster.partitions[0].nodes, nullptr,
+  ASSERT_TRUE(sel.select(SelectRequest{5, 5, 1, 0, false}, NodeSet{scenario_.cluster.partitions[0].nodes}, nullptr,
                          live_resources(s2), out));
   EXPECT_EQ(nodes_of(out), (std::vector<NodeIndex>{0, 1, 3, 4, 5}));
   // Six nodes cannot fit.
-  EXPECT_FALSE(sel.select(SelectRequest{6, 6, 1, 0, false}, scenario_.cluster.partitions[0].nodes, nullptr,
+  EXPECT_FALSE(sel.select(SelectRequest{6, 6, 1, 0, false}, NodeSet{scenario_.cluster.partitions[0].nodes}, nullptr,
                           live_resources(s2), out));
 }
 
@@ -55,10 +56,10 @@ TEST_F(NodeSelectionTest, OneNodeJobsGoToTheNodeWithFewestFreeCpus) {
   s.allocate(1, std::vector<NodeAllocation>{{4, 2, 1, 0}}, 0);  // node 4: 6 CPUs left
   NodeSelector sel(scenario_.cluster);
   std::vector<NodeAllocation> out;
-  ASSERT_TRUE(sel.select(SelectRequest{1, 2, 1, 0, false}, scenario_.cluster.partitions[0].nodes, nullptr,
+  ASSERT_TRUE(sel.select(SelectRequest{1, 2, 1, 0, false}, NodeSet{scenario_.cluster.partitions[0].nodes}, nullptr,
                          live_resources(s), out));
   EXPECT_EQ(nodes_of(out), (std::vector<NodeIndex>{3}));  // best fit: the node with 2 free CPUs
-  ASSERT_TRUE(sel.select(SelectRequest{1, 4, 1, 0, false}, scenario_.cluster.partitions[0].nodes, nullptr,
+  ASSERT_TRUE(sel.select(SelectRequest{1, 4, 1, 0, false}, NodeSet{scenario_.cluster.partitions[0].nodes}, nullptr,
                          live_resources(s), out));
   EXPECT_EQ(nodes_of(out), (std::vector<NodeIndex>{4}));  // 6 free CPUs is the tightest that holds 4
 }
@@ -69,7 +70,7 @@ TEST_F(NodeSelectionTest, LowerWeightNodesAreUsedFirst) {
   ClusterState s(scenario_.cluster, {});
   NodeSelector sel(scenario_.cluster);
   std::vector<NodeAllocation> out;
-  ASSERT_TRUE(sel.select(SelectRequest{2, 2, 0, 0, false}, scenario_.cluster.partitions[0].nodes, nullptr,
+  ASSERT_TRUE(sel.select(SelectRequest{2, 2, 0, 0, false}, NodeSet{scenario_.cluster.partitions[0].nodes}, nullptr,
                          live_resources(s), out));
   EXPECT_EQ(nodes_of(out), (std::vector<NodeIndex>{2, 3}));
 }
@@ -80,12 +81,12 @@ TEST_F(NodeSelectionTest, GpusPerNodeFilterAndFloatingCpuPacking) {
   s.allocate(0, std::vector<NodeAllocation>{{0, 1, 3, 0}}, 0);  // node 0: 1 GPU left
   NodeSelector sel(scenario_.cluster);
   std::vector<NodeAllocation> out;
-  ASSERT_TRUE(sel.select(SelectRequest{1, 1, 2, 0, false}, scenario_.cluster.partitions[0].nodes, nullptr,
+  ASSERT_TRUE(sel.select(SelectRequest{1, 1, 2, 0, false}, NodeSet{scenario_.cluster.partitions[0].nodes}, nullptr,
                          live_resources(s), out));
   EXPECT_EQ(nodes_of(out), (std::vector<NodeIndex>{1}));
   EXPECT_EQ(out[0].gpus, 2u);
   // Floating CPUs: 20 CPUs over 8-CPU nodes, packed onto whole nodes in index order: 7 (node 0) + 8 + 5.
-  ASSERT_TRUE(sel.select(SelectRequest{0, 20, 0, 0, false}, scenario_.cluster.partitions[0].nodes, nullptr,
+  ASSERT_TRUE(sel.select(SelectRequest{0, 20, 0, 0, false}, NodeSet{scenario_.cluster.partitions[0].nodes}, nullptr,
                          live_resources(s), out));
   ASSERT_EQ(out.size(), 3u);
   EXPECT_EQ(out[0].node, 0u);
@@ -100,11 +101,48 @@ TEST_F(NodeSelectionTest, ExclusiveNeedsIdleNodesAndTakesThemWhole) {
   s.allocate(0, std::vector<NodeAllocation>{{0, 1, 0, 0}}, 0);
   NodeSelector sel(scenario_.cluster);
   std::vector<NodeAllocation> out;
-  ASSERT_TRUE(sel.select(SelectRequest{1, 1, 0, 0, true}, scenario_.cluster.partitions[0].nodes, nullptr,
+  ASSERT_TRUE(sel.select(SelectRequest{1, 1, 0, 0, true}, NodeSet{scenario_.cluster.partitions[0].nodes}, nullptr,
                          live_resources(s), out));
   EXPECT_EQ(out[0].node, 1u);
   EXPECT_EQ(out[0].cpus, 8u);
   EXPECT_EQ(out[0].gpus, 4u);
+}
+
+}  // namespace
+}  // namespace gputwin
+
+namespace gputwin {
+namespace {
+
+TEST(NodeSelectionProperty, BitmapFastPathChoosesExactlyWhatTheFullScanChooses) {
+  // 300 nodes (several bitmap words, a partial last word), random partial allocations, random requests.
+  Scenario sc = testing::make_scenario(300, 16, 8, SchedulerPolicy::kSlurm);
+  for (std::size_t i = 0; i < sc.cluster.nodes.size(); ++i) sc.cluster.nodes[i].weight = (i / 50) % 2 ? 5 : 1;
+  std::vector<JobSpec> jobs;
+  for (int k = 0; k < 600; ++k) jobs.push_back(testing::make_job(k + 1, 0, 1, 1, 1, 60, 60));
+  ClusterState state(sc.cluster, jobs);
+  Rng rng(11);
+  JobIndex next = 0;
+  for (int k = 0; k < 600; ++k) {
+    const auto n = static_cast<NodeIndex>(rng.uniform_int(0, 299));
+    const auto gpus = static_cast<std::uint32_t>(rng.uniform_int(0, state.free_gpus()[n]));
+    const auto cpus = static_cast<std::uint32_t>(rng.uniform_int(0, state.free_cpus()[n]));
+    state.allocate(next++, std::vector<NodeAllocation>{{n, cpus, gpus, 0}}, 0);
+  }
+  NodeSelector selector(sc.cluster);
+  std::vector<NodeAllocation> fast, slow;
+  std::vector<std::uint8_t> allowed(300, 1);
+  for (int k = 0; k < 2000; ++k) {
+    SelectRequest r{static_cast<std::uint32_t>(rng.uniform_int(0, 20)), static_cast<std::uint32_t>(rng.uniform_int(1, 64)),
+                    static_cast<std::uint32_t>(rng.uniform_int(0, 8)), 0, false};
+    if (r.nodes > 0 && r.cpus < r.nodes) r.cpus = r.nodes;
+    for (auto& a : allowed) a = rng.uniform() < 0.9;
+    const std::uint8_t* mask = (k % 2) ? allowed.data() : nullptr;
+    const bool ok_fast = selector.select(r, partition_nodes(state, 0), mask, live_resources(state), fast);
+    const bool ok_slow = selector.select(r, NodeSet{sc.cluster.partitions[0].nodes, nullptr}, mask, live_resources(state), slow);
+    ASSERT_EQ(ok_fast, ok_slow) << "request " << k;
+    ASSERT_EQ(nodes_of(fast), nodes_of(slow)) << "request " << k;
+  }
 }
 
 }  // namespace
