@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "scheduler/job_queue.hpp"
+#include "scheduler/node_bitmap.hpp"
 #include "scheduler/node_selection.hpp"
 #include "scheduler/resource_scratch.hpp"
 
@@ -26,7 +27,7 @@ class ClassicScheduler final : public Scheduler {
         state_(world.state()),
         selector_(state_.config()),
         scratch_(state_),
-        allowed_(state_.node_count(), 1) {}
+        allowed_(state_.node_count()) {}
 
   void on_submit(JobIndex j) override {
     JobRuntime& rt = const_cast<ClusterState&>(state_).job_mut(j);
@@ -67,7 +68,7 @@ class ClassicScheduler final : public Scheduler {
     return part.state == PartitionState::kUp && (part.max_time_s < 0 || state_.job(j).time_limit_s <= part.max_time_s);
   }
 
-  bool try_start(JobIndex j, const std::uint8_t* allowed) {
+  bool try_start(JobIndex j, const std::uint64_t* allowed) {
     ++stats_.jobs_tested;
     if (!may_fit_now(j)) return false;
     if (!selector_.select(select_request(state_.spec(j)), partition_nodes(state_, state_.job(j).partition), allowed,
@@ -96,15 +97,15 @@ class ClassicScheduler final : public Scheduler {
     if (policy_ != SchedulerPolicy::kEasy || pos >= entries.size()) return;
     const JobIndex head = entries[pos].job;
     SimTime shadow = kNever;
-    std::fill(allowed_.begin(), allowed_.end(), 1);
+    for (NodeIndex n = 0; n < state_.node_count(); ++n) allowed_.set(n);
     if (compute_shadow(head, shadow)) {
-      for (const NodeAllocation& a : allocation_) allowed_[a.node] = 0;  // the head's nodes at the shadow time
+      for (const NodeAllocation& a : allocation_) allowed_.clear(a.node);  // the head's nodes at the shadow time
     }
     for (++pos; pos < entries.size(); ++pos) {
       const JobIndex j = entries[pos].job;
       if (!runnable(j) || !may_fit_now(j)) continue;
       const bool ends_by_shadow = world_.now() + from_seconds(state_.job(j).time_limit_s) <= shadow;
-      if (try_start(j, ends_by_shadow ? nullptr : allowed_.data())) {
+      if (try_start(j, ends_by_shadow ? nullptr : allowed_.words().data())) {
         queue_.remove_at(pos);
         ++stats_.backfill_starts;
         --stats_.main_starts;
@@ -125,7 +126,7 @@ class ClassicScheduler final : public Scheduler {
     const SelectRequest request = select_request(state_.spec(head));
     const PartitionConfig& part = partition_of(head);
     scratch_.reset();
-    scratch_.track(request, selector_, part.nodes, nullptr);
+    scratch_.track(request, selector_, state_.partition_bits(state_.job(head).partition));
     bool found = scratch_.fits();
     std::size_t i = 0;
     while (!found && i < running_.size()) {
@@ -240,7 +241,7 @@ class ClassicScheduler final : public Scheduler {
   ResourceScratch scratch_;
   JobQueue queue_;
   std::vector<NodeAllocation> allocation_;
-  std::vector<std::uint8_t> allowed_;
+  NodeBitmap allowed_;
   std::vector<JobIndex> running_;
   std::vector<ProfileSlice> profile_;
   ProfileSlice min_;

@@ -26,7 +26,7 @@ NodeSet partition_nodes(const ClusterState& state, std::uint32_t p) {
   return NodeSet{state.config().partitions[p].nodes, state.partition_bits(p)};
 }
 
-bool NodeSelector::select(const SelectRequest& r, const NodeSet& candidates, const std::uint8_t* allowed,
+bool NodeSelector::select(const SelectRequest& r, const NodeSet& candidates, const std::uint64_t* allowed,
                           const FreeResources& free, std::vector<NodeAllocation>& out) {
   out.clear();
   runs_.clear();
@@ -38,7 +38,7 @@ bool NodeSelector::select(const SelectRequest& r, const NodeSet& candidates, con
   NodeIndex previous = 0;
   bool in_run = false;
   auto visit = [&](NodeIndex n) {
-    if ((allowed != nullptr && !allowed[n]) || !usable(r, free, n)) {
+    if ((allowed != nullptr && !((allowed[n >> 6] >> (n & 63)) & 1ULL)) || !usable(r, free, n)) {
       in_run = false;
       return;
     }
@@ -61,7 +61,7 @@ bool NodeSelector::select(const SelectRequest& r, const NodeSet& candidates, con
     // are not consecutive with their neighbours, which ends runs just as an unusable node does.
     const std::size_t words = free.live->bitmap_words();
     for (std::size_t w = 0; w < words; ++w) {
-      std::uint64_t bits = filter[w] & candidates.bits[w];
+      std::uint64_t bits = filter[w] & candidates.bits[w] & (allowed != nullptr ? allowed[w] : ~0ULL);
       while (bits) {
         visit(static_cast<NodeIndex>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
         bits &= bits - 1;

@@ -64,10 +64,11 @@ class NodeSelector {
     return (free.gpus[n] >= r.gpus_per_node) & (free.mem_mb[n] >= r.mem_per_node_mb) & (free.cpus[n] >= cpn);
   }
 
-  /// Chooses nodes for `request` among `candidates` whose `allowed` byte is non-zero (allowed may be null = all).
+  /// Chooses nodes for `request` among `candidates` that are in the `allowed` bitmap (64 nodes per word; null =
+  /// all).
   /// On success fills `out` (ascending nodes) and returns true. On the live cluster with a candidate bitmap it
   /// visits only nodes with enough free GPUs, so a busy cluster costs little.
-  bool select(const SelectRequest& request, const NodeSet& candidates, const std::uint8_t* allowed,
+  bool select(const SelectRequest& request, const NodeSet& candidates, const std::uint64_t* allowed,
               const FreeResources& free, std::vector<NodeAllocation>& out);
 
  private:

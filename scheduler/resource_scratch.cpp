@@ -1,6 +1,7 @@
 #include "scheduler/resource_scratch.hpp"
 
 #include <algorithm>
+#include <bit>
 
 namespace gputwin {
 
@@ -11,8 +12,7 @@ ResourceScratch::ResourceScratch(const ClusterState& state)
       jobs_(state.node_jobs().begin(), state.node_jobs().end()),
       mem_(state.free_mem_mb().begin(), state.free_mem_mb().end()),
       version_(state.node_count()),
-      touched_(state.node_count(), 0),
-      tracked_(state.node_count(), 0) {
+      touched_(state.node_count(), 0) {
   for (NodeIndex n = 0; n < state.node_count(); ++n) version_[n] = state.node_version(n);
 }
 
@@ -30,8 +30,7 @@ void ResourceScratch::reset() {
     touched_[n] = 0;
   }
   touched_list_.clear();
-  for (NodeIndex n : tracked_list_) tracked_[n] = 0;
-  tracked_list_.clear();
+  tracked_ = nullptr;
   total_ = 0;
   selector_ = nullptr;
 }
@@ -54,19 +53,23 @@ std::int64_t ResourceScratch::contribution(NodeIndex n) const {
   return request_.exclusive ? state_.config().nodes[n].cpus : cpus_[n];
 }
 
-void ResourceScratch::track(const SelectRequest& request, const NodeSelector& selector,
-                            std::span<const NodeIndex> candidates, const std::uint8_t* allowed) {
-  for (NodeIndex n : tracked_list_) tracked_[n] = 0;
-  tracked_list_.clear();
+void ResourceScratch::track(const SelectRequest& request, const NodeSelector& selector, const std::uint64_t* nodes) {
   selector_ = &selector;
   request_ = request;
+  tracked_ = nodes;
   total_ = 0;
-  for (NodeIndex n : candidates) {
-    if (allowed != nullptr && !allowed[n]) continue;
-    refresh(n);
-    tracked_[n] = 1;
-    tracked_list_.push_back(n);
-    total_ += contribution(n);
+  // Nodes outside free_gpu_bits are unusable on the live cluster, and an untouched scratch node equals the live
+  // one once refreshed, so they contribute 0 until add_back changes them.
+  const std::uint64_t* filter = request.exclusive ? nullptr : state_.free_gpu_bits(request.gpus_per_node);
+  if (!request.exclusive && filter == nullptr) return;  // more GPUs per node than any node has
+  for (std::size_t w = 0; w < state_.bitmap_words(); ++w) {
+    std::uint64_t bits = nodes[w] & (filter != nullptr ? filter[w] : ~0ULL);
+    while (bits) {
+      const auto n = static_cast<NodeIndex>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
+      bits &= bits - 1;
+      refresh(n);
+      total_ += contribution(n);
+    }
   }
 }
 
@@ -78,7 +81,7 @@ bool ResourceScratch::fits() const {
 void ResourceScratch::add_back(std::span<const NodeAllocation> allocation) {
   for (const NodeAllocation& a : allocation) {
     refresh(a.node);
-    const bool tracked = selector_ != nullptr && tracked_[a.node];
+    const bool tracked = tracked_ != nullptr && ((tracked_[a.node >> 6] >> (a.node & 63)) & 1ULL);
     const std::int64_t before = tracked ? contribution(a.node) : 0;
     touch(a.node);
     cpus_[a.node] += a.cpus;

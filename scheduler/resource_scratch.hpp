@@ -25,9 +25,9 @@ class ResourceScratch {
   /// The scratch resources, for NodeSelector.
   [[nodiscard]] FreeResources view() const;
 
-  /// Starts tracking whether `request` fits on `candidates` filtered by `allowed` (null = all). O(candidates).
-  void track(const SelectRequest& request, const NodeSelector& selector, std::span<const NodeIndex> candidates,
-             const std::uint8_t* allowed);
+  /// Starts tracking whether `request` fits on the nodes of bitmap `nodes` (kept by pointer until reset).
+  /// Visits only the nodes that could be usable now (enough free GPUs), so it is cheap on a busy cluster.
+  void track(const SelectRequest& request, const NodeSelector& selector, const std::uint64_t* nodes);
   /// True if the tracked request fits the scratch resources now (exact: the selector would succeed).
   [[nodiscard]] bool fits() const;
 
@@ -47,8 +47,7 @@ class ResourceScratch {
   std::vector<std::uint32_t> version_;
   std::vector<std::uint8_t> touched_;
   std::vector<NodeIndex> touched_list_;
-  std::vector<std::uint8_t> tracked_;  // 1 where the node counts for the tracked request
-  std::vector<NodeIndex> tracked_list_;
+  const std::uint64_t* tracked_ = nullptr;  // bitmap of the nodes that count for the tracked request
   SelectRequest request_;
   std::int64_t total_ = 0;  // usable nodes (fixed count) or usable CPUs (floating)
 };

@@ -44,8 +44,7 @@ class SlurmScheduler final : public Scheduler {
         state_(world.state()),
         selector_(state_.config()),
         scratch_(state_),
-        avail_(state_.node_count(), 1),
-        bf_allowed_(state_.node_count(), 0),
+        pass_avail_(state_.node_count()),
         partition_failed_(state_.config().partitions.size(), 0) {
     const auto& parts = state_.config().partitions;
     partition_bitmaps_.reserve(parts.size());
@@ -162,8 +161,7 @@ class SlurmScheduler final : public Scheduler {
     ++stats_.passes;
     const auto& parts = state_.config().partitions;
     std::fill(partition_failed_.begin(), partition_failed_.end(), 0);
-    for (NodeIndex n : avail_cleared_) avail_[n] = 1;
-    avail_cleared_.clear();
+    pass_avail_.assign(up_nodes());
     std::size_t failed_count = 0;
     std::uint32_t depth = 0;
     bool started = false;
@@ -191,7 +189,8 @@ class SlurmScheduler final : public Scheduler {
       }
       ++stats_.jobs_tested;
       if (may_fit_now(spec, p) &&
-          selector_.select(select_request(spec), partition_nodes(state_, p), avail_.data(), live_resources(state_),
+          selector_.select(select_request(spec), partition_nodes(state_, p), pass_avail_.words().data(),
+                           live_resources(state_),
                            allocation_)) {
         start_job(j, allocation_);
         queue_.remove_at(pos);
@@ -203,12 +202,7 @@ class SlurmScheduler final : public Scheduler {
       world_.annotate_job(j, rt.priority, PendingReason::kResources);
       partition_failed_[p] = 1;
       ++failed_count;
-      for (NodeIndex n : part.nodes) {
-        if (avail_[n]) {
-          avail_[n] = 0;
-          avail_cleared_.push_back(n);
-        }
-      }
+      pass_avail_.and_not(partition_bitmaps_[p]);
       // Shortcut: once every partition has failed, no later record can start in this pass.
       if (params_.shortcuts && failed_count == parts.size()) break;
     }
@@ -388,10 +382,8 @@ class SlurmScheduler final : public Scheduler {
       }
       if (start_time <= now) {
         // _start_job: select_nodes among the pre-will-run avail_bitmap (others excluded).
-        for (NodeIndex n : part.nodes) bf_allowed_[n] = avail.test(n) ? 1 : 0;
-        const bool ok = selector_.select(request, partition_nodes(state_, rt.partition), bf_allowed_.data(),
+        const bool ok = selector_.select(request, partition_nodes(state_, rt.partition), avail.words().data(),
                                          live_resources(state_), allocation_);
-        for (NodeIndex n : part.nodes) bf_allowed_[n] = 0;
         if (ok) {
           start_job(j, allocation_);
           const std::int64_t end_s = now + limit;
@@ -501,18 +493,18 @@ class SlurmScheduler final : public Scheduler {
   std::int64_t will_run(const SelectRequest& request, std::uint32_t partition, const NodeBitmap& avail,
                         std::int64_t start_res, std::int64_t bound_end, std::int64_t now) {
     const PartitionConfig& part = state_.config().partitions[partition];
-    for (NodeIndex n : part.nodes) bf_allowed_[n] = avail.test(n) ? 1 : 0;
+    const std::uint64_t* allowed = avail.words().data();
     std::int64_t result = -1;
     const FreeResources live = live_resources(state_);
     if (start_res <= now && selector_.select(request, NodeSet{part.nodes, state_.partition_bits(partition)},
-                                               bf_allowed_.data(), live, allocation_)) {
+                                               allowed, live, allocation_)) {
       result = now;
     } else {
       scratch_.reset();
-      scratch_.track(request, selector_, part.nodes, bf_allowed_.data());
+      scratch_.track(request, selector_, allowed);
       auto overlaps = [&](JobIndex r) {
         for (const NodeAllocation& a : state_.allocation(r)) {
-          if (bf_allowed_[a.node]) return true;
+          if (avail.test(a.node)) return true;
         }
         return false;
       };
@@ -564,7 +556,7 @@ class SlurmScheduler final : public Scheduler {
         }
       }
       if (result >= 0) {
-        const bool ok = selector_.select(request, NodeSet{part.nodes, nullptr}, bf_allowed_.data(), scratch_.view(),
+        const bool ok = selector_.select(request, NodeSet{part.nodes, nullptr}, allowed, scratch_.view(),
                                          allocation_);
         assert(ok);
         (void)ok;
@@ -574,7 +566,6 @@ class SlurmScheduler final : public Scheduler {
       chosen_ = NodeBitmap(state_.node_count());
       for (const NodeAllocation& a : allocation_) chosen_.set(a.node);
     }
-    for (NodeIndex n : part.nodes) bf_allowed_[n] = 0;
     return result;
   }
 
@@ -593,9 +584,7 @@ class SlurmScheduler final : public Scheduler {
   ResourceScratch scratch_;
   JobQueue queue_;
   std::vector<NodeAllocation> allocation_;
-  std::vector<std::uint8_t> avail_;
-  std::vector<NodeIndex> avail_cleared_;
-  std::vector<std::uint8_t> bf_allowed_;
+  NodeBitmap pass_avail_;  // the main scheduler's avail_node_bitmap for one pass
   std::vector<std::uint8_t> partition_failed_;
   std::vector<NodeBitmap> partition_bitmaps_;
   NodeBitmap up_nodes_;

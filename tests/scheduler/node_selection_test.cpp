@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "scheduler/node_bitmap.hpp"
 #include "sim/engine/rng.hpp"
 #include "tests/support/test_cluster.hpp"
 
@@ -131,13 +132,16 @@ TEST(NodeSelectionProperty, BitmapFastPathChoosesExactlyWhatTheFullScanChooses) 
   }
   NodeSelector selector(sc.cluster);
   std::vector<NodeAllocation> fast, slow;
-  std::vector<std::uint8_t> allowed(300, 1);
+  NodeBitmap allowed(300);
   for (int k = 0; k < 2000; ++k) {
     SelectRequest r{static_cast<std::uint32_t>(rng.uniform_int(0, 20)), static_cast<std::uint32_t>(rng.uniform_int(1, 64)),
                     static_cast<std::uint32_t>(rng.uniform_int(0, 8)), 0, false};
     if (r.nodes > 0 && r.cpus < r.nodes) r.cpus = r.nodes;
-    for (auto& a : allowed) a = rng.uniform() < 0.9;
-    const std::uint8_t* mask = (k % 2) ? allowed.data() : nullptr;
+    for (NodeIndex n = 0; n < 300; ++n) {
+      if (rng.uniform() < 0.9) allowed.set(n);
+      else allowed.clear(n);
+    }
+    const std::uint64_t* mask = (k % 2) ? allowed.words().data() : nullptr;
     const bool ok_fast = selector.select(r, partition_nodes(state, 0), mask, live_resources(state), fast);
     const bool ok_slow = selector.select(r, NodeSet{sc.cluster.partitions[0].nodes, nullptr}, mask, live_resources(state), slow);
     ASSERT_EQ(ok_fast, ok_slow) << "request " << k;
