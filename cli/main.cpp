@@ -76,7 +76,7 @@ int run_command(const std::string& scenario_path, const std::string& out, std::o
   Scenario scenario = load_scenario(scenario_path);
   RunOptions options;
   options.seed = seed;
-  options.node_history = !no_node_history;
+  options.node_history = !no_node_history && !no_results;  // nobody reads the history without results
   if (!policy.empty()) {
     SchedulerPolicy p;
     if (!parse_policy(policy, p)) {

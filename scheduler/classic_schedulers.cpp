@@ -21,8 +21,9 @@ struct ProfileSlice {
 
 class ClassicScheduler final : public Scheduler {
  public:
-  ClassicScheduler(SchedulerPolicy policy, World& world)
+  ClassicScheduler(SchedulerPolicy policy, bool shortcuts, World& world)
       : policy_(policy),
+        shortcuts_(shortcuts),
         world_(world),
         state_(world.state()),
         selector_(state_.config()),
@@ -38,7 +39,11 @@ class ClassicScheduler final : public Scheduler {
     queue_.insert(QueueKey{0, k2, spec.submit_s, spec.id, j});
     dirty_ = true;
   }
-  void on_job_released(JobIndex) override { dirty_ = true; }
+  void on_job_released(JobIndex j) override {
+    dirty_ = true;
+    ++resource_version_;
+    running_.erase(std::find(running_.begin(), running_.end(), j));
+  }
   void on_timer(TimerId) override {}
   void on_instant_end() override {
     if (!dirty_) return;
@@ -81,27 +86,57 @@ class ClassicScheduler final : public Scheduler {
 
   void start(JobIndex j, const std::vector<NodeAllocation>& allocation) {
     world_.start_job(j, allocation, world_.now() + from_seconds(state_.job(j).time_limit_s));
+    running_.push_back(j);
+    ++resource_version_;
     ++stats_.main_starts;
   }
 
   // fcfs and sjf: start in queue order until the first job that does not fit. easy: then backfill behind it.
   void plan_list() {
     const auto& entries = queue_.entries();
+    // If no job started or ended since the last pass, only submissions happened: FCFS and EASY append them to the
+    // queue, and every job looked at before would get the same answer (free resources and the shadow time are
+    // the same, and a later `now` only makes backfilling harder). So only the new jobs need a look.
+    const bool unchanged = shortcuts_ && policy_ != SchedulerPolicy::kSjf && resource_version_ == planned_version_;
     std::size_t pos = 0;
-    for (; pos < entries.size(); ++pos) {
-      const JobIndex j = entries[pos].job;
-      if (!runnable(j)) continue;
-      if (!try_start(j, nullptr)) break;
-      queue_.remove_at(pos);
+    std::size_t scan_from = 0;
+    std::size_t removed_before_head = 0;
+    if (unchanged && blocked_head_) {
+      pos = head_pos_;
+      scan_from = scanned_;
+    } else {
+      if (unchanged) pos = scanned_;
+      for (; pos < entries.size(); ++pos) {
+        const JobIndex j = entries[pos].job;
+        if (!runnable(j)) continue;
+        if (!try_start(j, nullptr)) break;
+        queue_.remove_at(pos);
+        ++removed_before_head;
+      }
+      blocked_head_ = pos < entries.size();
+      if (blocked_head_ && policy_ == SchedulerPolicy::kEasy) {
+        shadow_ = kNever;
+        for (NodeIndex n = 0; n < state_.node_count(); ++n) allowed_.set(n);
+        if (compute_shadow(entries[pos].job, shadow_)) {
+          for (const NodeAllocation& a : allocation_) allowed_.clear(a.node);  // the head's nodes at the shadow time
+        }
+      }
+      scan_from = pos + 1;
     }
-    if (policy_ != SchedulerPolicy::kEasy || pos >= entries.size()) return;
-    const JobIndex head = entries[pos].job;
-    SimTime shadow = kNever;
-    for (NodeIndex n = 0; n < state_.node_count(); ++n) allowed_.set(n);
-    if (compute_shadow(head, shadow)) {
-      for (const NodeAllocation& a : allocation_) allowed_.clear(a.node);  // the head's nodes at the shadow time
-    }
-    for (++pos; pos < entries.size(); ++pos) {
+    if (policy_ == SchedulerPolicy::kEasy && blocked_head_) backfill_behind_head(scan_from);
+    // Remember where the head is once the started jobs are gone from the queue.
+    queue_.compact();
+    head_pos_ = pos - removed_before_head;
+    scanned_ = entries.size();
+    planned_version_ = resource_version_;
+  }
+
+  // EASY: start jobs behind the blocked head that fit now and either end by the shadow time or keep off the
+  // head's nodes.
+  void backfill_behind_head(std::size_t from) {
+    const auto& entries = queue_.entries();
+    const SimTime shadow = shadow_;
+    for (std::size_t pos = from; pos < entries.size(); ++pos) {
       const JobIndex j = entries[pos].job;
       if (!runnable(j) || !may_fit_now(j)) continue;
       const bool ends_by_shadow = world_.now() + from_seconds(state_.job(j).time_limit_s) <= shadow;
@@ -116,29 +151,28 @@ class ClassicScheduler final : public Scheduler {
   // EASY's reservation for the blocked head: the earliest time running jobs (ending at start + limit) free
   // enough resources, and the nodes it would get then (left in allocation_). False if it can never fit.
   bool compute_shadow(JobIndex head, SimTime& shadow) {
-    running_.clear();
-    for (JobIndex j = 0; j < state_.job_count(); ++j) {
-      if (state_.job(j).state == JobState::kRunning) running_.push_back(j);
-    }
+    by_end_ = running_;
     auto limit_end = [&](JobIndex j) { return state_.job(j).start + from_seconds(state_.job(j).time_limit_s); };
-    std::stable_sort(running_.begin(), running_.end(),
-                     [&](JobIndex a, JobIndex b) { return limit_end(a) < limit_end(b); });
+    std::sort(by_end_.begin(), by_end_.end(), [&](JobIndex a, JobIndex b) {
+      return limit_end(a) < limit_end(b) || (limit_end(a) == limit_end(b) && a < b);
+    });
     const SelectRequest request = select_request(state_.spec(head));
     const PartitionConfig& part = partition_of(head);
     scratch_.reset();
     scratch_.track(request, selector_, state_.partition_bits(state_.job(head).partition));
     bool found = scratch_.fits();
     std::size_t i = 0;
-    while (!found && i < running_.size()) {
-      const SimTime t = limit_end(running_[i]);
-      while (i < running_.size() && limit_end(running_[i]) == t) scratch_.add_back(state_.allocation(running_[i++]));
+    while (!found && i < by_end_.size()) {
+      const SimTime t = limit_end(by_end_[i]);
+      while (i < by_end_.size() && limit_end(by_end_[i]) == t) scratch_.add_back(state_.allocation(by_end_[i++]));
       if (scratch_.fits()) {
         shadow = std::max(t, world_.now());
         found = true;
       }
     }
     if (found) {
-      const bool ok = selector_.select(request, NodeSet{part.nodes, nullptr}, nullptr, scratch_.view(), allocation_);
+      const bool ok = selector_.select(request, partition_nodes(state_, state_.job(head).partition), nullptr,
+                                       scratch_.tracked_view(), allocation_);
       assert(ok);
       (void)ok;
     }
@@ -182,8 +216,7 @@ class ClassicScheduler final : public Scheduler {
     now.jobs.assign(state_.node_jobs().begin(), state_.node_jobs().end());
     now.mem.assign(state_.free_mem_mb().begin(), state_.free_mem_mb().end());
     profile_.push_back(std::move(now));
-    for (JobIndex j = 0; j < state_.job_count(); ++j) {
-      if (state_.job(j).state != JobState::kRunning) continue;
+    for (JobIndex j : running_) {
       const SimTime end = std::max(world_.now(), state_.job(j).start + from_seconds(state_.job(j).time_limit_s));
       const std::size_t s = split(end);
       for (std::size_t k = s; k < profile_.size(); ++k) {
@@ -235,6 +268,7 @@ class ClassicScheduler final : public Scheduler {
   }
 
   SchedulerPolicy policy_;
+  bool shortcuts_;
   World& world_;
   const ClusterState& state_;
   NodeSelector selector_;
@@ -242,17 +276,24 @@ class ClassicScheduler final : public Scheduler {
   JobQueue queue_;
   std::vector<NodeAllocation> allocation_;
   NodeBitmap allowed_;
-  std::vector<JobIndex> running_;
+  std::vector<JobIndex> running_;  // jobs holding resources, in start order
+  std::vector<JobIndex> by_end_;   // running_ by expected end (start + limit), for EASY's shadow time
   std::vector<ProfileSlice> profile_;
   ProfileSlice min_;
   SchedulerStats stats_;
   bool dirty_ = false;
+  std::uint64_t resource_version_ = 0;  // starts + releases so far
+  std::uint64_t planned_version_ = ~0ULL;  // resource_version_ at the end of the last pass
+  bool blocked_head_ = false;           // the last pass stopped at a job that did not fit
+  std::size_t head_pos_ = 0;            // its queue position
+  std::size_t scanned_ = 0;             // queue size at the end of the last pass
+  SimTime shadow_ = kNever;             // EASY: the head's shadow time (allowed_ holds the nodes it spares)
 };
 
 }  // namespace
 
-std::unique_ptr<Scheduler> make_classic_scheduler(SchedulerPolicy policy, World& world) {
-  return std::make_unique<ClassicScheduler>(policy, world);
+std::unique_ptr<Scheduler> make_classic_scheduler(SchedulerPolicy policy, bool shortcuts, World& world) {
+  return std::make_unique<ClassicScheduler>(policy, shortcuts, world);
 }
 
 }  // namespace gputwin

@@ -11,7 +11,8 @@
 
 namespace gputwin {
 
-/// Builds one of fcfs, sjf, easy or conservative.
-std::unique_ptr<Scheduler> make_classic_scheduler(SchedulerPolicy policy, World& world);
+/// Builds one of fcfs, sjf, easy or conservative. With `shortcuts`, passes after instants at which only jobs
+/// were submitted look only at the new jobs (the same schedule, less work).
+std::unique_ptr<Scheduler> make_classic_scheduler(SchedulerPolicy policy, bool shortcuts, World& world);
 
 }  // namespace gputwin

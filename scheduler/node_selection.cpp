@@ -53,13 +53,15 @@ bool NodeSelector::select(const SelectRequest& r, const NodeSet& candidates, con
     previous = n;
     in_run = true;
   };
-  const std::uint64_t* filter =
-      (free.live != nullptr && candidates.bits != nullptr && !r.exclusive) ? free.live->free_gpu_bits(r.gpus_per_node)
-                                                                            : nullptr;
+  const std::uint64_t* filter = nullptr;
+  if (candidates.bits != nullptr && !r.exclusive) {
+    if (free.superset != nullptr) filter = free.superset;
+    else if (free.live != nullptr) filter = free.live->free_gpu_bits(r.gpus_per_node);
+  }
   if (filter != nullptr) {
     // Only nodes with >= gpus_per_node free GPUs and a free CPU can be usable: walk their bits. Nodes left out
     // are not consecutive with their neighbours, which ends runs just as an unusable node does.
-    const std::size_t words = free.live->bitmap_words();
+    const std::size_t words = (config_.nodes.size() + 63) / 64;
     for (std::size_t w = 0; w < words; ++w) {
       std::uint64_t bits = filter[w] & candidates.bits[w] & (allowed != nullptr ? allowed[w] : ~0ULL);
       while (bits) {

@@ -33,6 +33,7 @@ struct FreeResources {
   const std::uint32_t* jobs = nullptr;        ///< Jobs on each node (for exclusive requests).
   const std::uint8_t* schedulable = nullptr;  ///< 1 where the node can take work.
   const ClusterState* live = nullptr;         ///< The live cluster when these are its resources (enables bitmaps).
+  const std::uint64_t* superset = nullptr;    ///< Bitmap holding every node that may be usable, when known.
 };
 
 /// The nodes a selection may use: a partition's node list and, when known, its bitmap.

@@ -47,6 +47,17 @@ FreeResources ResourceScratch::view() const {
   return FreeResources{cpus_.data(), gpus_.data(), mem_.data(), jobs_.data(), state_.schedulable().data()};
 }
 
+FreeResources ResourceScratch::tracked_view() {
+  FreeResources v = view();
+  if (request_.exclusive) return v;
+  const std::uint64_t* live = state_.free_gpu_bits(request_.gpus_per_node);
+  if (live == nullptr) return v;
+  superset_.assign(live, live + state_.bitmap_words());
+  for (NodeIndex n : touched_list_) superset_[n >> 6] |= 1ULL << (n & 63);
+  v.superset = superset_.data();
+  return v;
+}
+
 std::int64_t ResourceScratch::contribution(NodeIndex n) const {
   if (!selector_->usable(request_, view(), n)) return 0;
   if (request_.nodes > 0) return 1;

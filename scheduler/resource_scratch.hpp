@@ -24,6 +24,9 @@ class ResourceScratch {
   void add_back(std::span<const NodeAllocation> allocation);
   /// The scratch resources, for NodeSelector.
   [[nodiscard]] FreeResources view() const;
+  /// The scratch resources with a bitmap of the nodes that may be usable for the tracked request (the live
+  /// cluster's candidates plus every node changed here), so selection skips the rest.
+  [[nodiscard]] FreeResources tracked_view();
 
   /// Starts tracking whether `request` fits on the nodes of bitmap `nodes` (kept by pointer until reset).
   /// Visits only the nodes that could be usable now (enough free GPUs), so it is cheap on a busy cluster.
@@ -44,6 +47,7 @@ class ResourceScratch {
   const NodeSelector* selector_ = nullptr;
   std::vector<std::uint32_t> cpus_, gpus_, jobs_;
   std::vector<std::uint64_t> mem_;
+  std::vector<std::uint64_t> superset_;
   std::vector<std::uint32_t> version_;
   std::vector<std::uint8_t> touched_;
   std::vector<NodeIndex> touched_list_;

@@ -556,7 +556,7 @@ class SlurmScheduler final : public Scheduler {
         }
       }
       if (result >= 0) {
-        const bool ok = selector_.select(request, NodeSet{part.nodes, nullptr}, allowed, scratch_.view(),
+        const bool ok = selector_.select(request, partition_nodes(state_, partition), allowed, scratch_.tracked_view(),
                                          allocation_);
         assert(ok);
         (void)ok;

@@ -75,3 +75,32 @@ INSTANTIATE_TEST_SUITE_P(LoadsAndDepths, ShortcutEquivalence,
 
 }  // namespace
 }  // namespace gputwin
+
+namespace gputwin {
+namespace {
+
+class ClassicShortcutEquivalence : public ::testing::TestWithParam<SchedulerPolicy> {};
+
+TEST_P(ClassicShortcutEquivalence, IncrementalPassesGiveTheFullRePlansSchedule) {
+  // The real HPC2N trace (3,170 jobs) on its own machine size: 120 nodes x 2 CPUs.
+  const std::string text = R"({"name": "hpc2n", "cluster": {"nodes": [{"prefix": "n", "count": 120, "cpus": 2}],
+     "partitions": [{"name": "batch", "nodes": "ALL", "default": true}]},
+     "workload": {"trace": {"path": ")" + std::string(GPUTWIN_SHARED_DIR) + R"(/traces/hpc2n-subset.swf"}},
+     "scheduler": {"policy": "fcfs"}})";
+  Scenario plain = parse_scenario(text, "hpc2n.json", ".");
+  plain.scheduler.policy = GetParam();
+  plain.scheduler.slurm.shortcuts = false;
+  Scenario fast = plain;
+  fast.scheduler.slurm.shortcuts = true;
+  const RunOutcome p = run_scenario(plain, RunOptions{});
+  const RunOutcome f = run_scenario(fast, RunOptions{});
+  EXPECT_EQ(schedule_text(p), schedule_text(f));
+  EXPECT_GT(p.scheduler_stats.jobs_tested, f.scheduler_stats.jobs_tested);
+  EXPECT_GT(f.summary.started, 3000u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, ClassicShortcutEquivalence,
+                         ::testing::Values(SchedulerPolicy::kFcfs, SchedulerPolicy::kEasy));
+
+}  // namespace
+}  // namespace gputwin
