@@ -109,6 +109,8 @@ std::vector<std::pair<std::string, double>> summary_numbers(const RunSummary& s)
   return {{"jobs", static_cast<double>(s.jobs)},
           {"rejected", static_cast<double>(s.rejected)},
           {"started", static_cast<double>(s.started)},
+          {"first_submit_s", s.first_submit_s},
+          {"last_submit_s", s.last_submit_s},
           {"makespan_s", s.makespan_s},
           {"cpu_utilization", s.cpu_utilization},
           {"gpu_utilization", s.gpu_utilization},

@@ -29,6 +29,7 @@ RunSummary summarize(const ClusterState& state, std::uint64_t rejected) {
     s.by_state[std::string(job_state_name(rt.state))]++;
     if (!any || spec.submit_s < s.first_submit_s) s.first_submit_s = static_cast<double>(spec.submit_s);
     any = true;
+    s.last_submit_s = std::max(s.last_submit_s, static_cast<double>(spec.submit_s));
     if (rt.start < 0) continue;
     ++s.started;
     const double wait = to_seconds_f(rt.start) - static_cast<double>(spec.submit_s);

@@ -17,6 +17,7 @@ struct RunSummary {
   std::map<std::string, std::uint64_t> by_state;  ///< Jobs per final state name.
   std::uint64_t started = 0;                      ///< Jobs that started.
   double first_submit_s = 0;                      ///< Earliest submit time.
+  double last_submit_s = 0;                       ///< Latest submit time (the arrival window ends here).
   double last_end_s = 0;                          ///< Latest end time.
   double makespan_s = 0;                          ///< last_end - first_submit.
   double cpu_utilization = 0;                     ///< Allocated CPU-seconds / (CPUs x makespan).
