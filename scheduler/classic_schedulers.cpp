@@ -172,7 +172,7 @@ class ClassicScheduler final : public Scheduler {
     }
     if (found) {
       const bool ok = selector_.select(request, partition_nodes(state_, state_.job(head).partition), nullptr,
-                                       scratch_.tracked_view(), allocation_);
+                                       scratch_.view_for(request), allocation_);
       assert(ok);
       (void)ok;
     }

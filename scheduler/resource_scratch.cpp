@@ -47,12 +47,24 @@ FreeResources ResourceScratch::view() const {
   return FreeResources{cpus_.data(), gpus_.data(), mem_.data(), jobs_.data(), state_.schedulable().data()};
 }
 
-FreeResources ResourceScratch::tracked_view() {
+FreeResources ResourceScratch::view_for(const SelectRequest& request) {
   FreeResources v = view();
-  if (request_.exclusive) return v;
-  const std::uint64_t* live = state_.free_gpu_bits(request_.gpus_per_node);
+  if (request.exclusive) {
+    // The selector visits every candidate node: bring every stale one up to date.
+    for (NodeIndex n = 0; n < state_.node_count(); ++n) refresh(n);
+    return v;
+  }
+  const std::uint64_t* live = state_.free_gpu_bits(request.gpus_per_node);
   if (live == nullptr) return v;
   superset_.assign(live, live + state_.bitmap_words());
+  // The selector reads the superset's nodes: refresh the untouched ones that the live cluster changed.
+  for (std::size_t w = 0; w < superset_.size(); ++w) {
+    std::uint64_t bits = superset_[w];
+    while (bits) {
+      refresh(static_cast<NodeIndex>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
+      bits &= bits - 1;
+    }
+  }
   for (NodeIndex n : touched_list_) superset_[n >> 6] |= 1ULL << (n & 63);
   v.superset = superset_.data();
   return v;

@@ -24,9 +24,9 @@ class ResourceScratch {
   void add_back(std::span<const NodeAllocation> allocation);
   /// The scratch resources, for NodeSelector.
   [[nodiscard]] FreeResources view() const;
-  /// The scratch resources with a bitmap of the nodes that may be usable for the tracked request (the live
-  /// cluster's candidates plus every node changed here), so selection skips the rest.
-  [[nodiscard]] FreeResources tracked_view();
+  /// The scratch resources with a bitmap of the nodes that may be usable for `request` (the live cluster's
+  /// candidates plus every node changed here), so selection skips the rest.
+  [[nodiscard]] FreeResources view_for(const SelectRequest& request);
 
   /// Starts tracking whether `request` fits on the nodes of bitmap `nodes` (kept by pointer until reset).
   /// Visits only the nodes that could be usable now (enough free GPUs), so it is cheap on a busy cluster.

@@ -1,12 +1,16 @@
 #include "scheduler/slurm_scheduler.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "scheduler/job_queue.hpp"
 #include "scheduler/node_bitmap.hpp"
 #include "scheduler/node_selection.hpp"
+#include "scheduler/release_index.hpp"
 #include "scheduler/resource_scratch.hpp"
 
 namespace gputwin {
@@ -30,11 +34,6 @@ struct Slice {
   NodeBitmap avail;
 };
 
-/// A running job as will-run sees it: its expected end (start + time limit) and allocation.
-struct RunningJob {
-  std::int64_t end_s = 0;
-  JobIndex job = 0;
-};
 
 class SlurmScheduler final : public Scheduler {
  public:
@@ -44,6 +43,7 @@ class SlurmScheduler final : public Scheduler {
         state_(world.state()),
         selector_(state_.config()),
         scratch_(state_),
+        releases_(state_),
         pass_avail_(state_.node_count()),
         partition_failed_(state_.config().partitions.size(), 0) {
     const auto& parts = state_.config().partitions;
@@ -271,10 +271,13 @@ class SlurmScheduler final : public Scheduler {
     running_.clear();
     refresh_running();
     for (JobIndex j : running_list_) {
-      running_.push_back(RunningJob{to_seconds(state_.job(j).start) + state_.job(j).time_limit_s, j});
+      running_.push_back(RunningJob{to_seconds(state_.job(j).start) + state_.job(j).time_limit_s, 0, j});
     }
     std::stable_sort(running_.begin(), running_.end(),
                      [](const RunningJob& a, const RunningJob& b) { return a.end_s < b.end_s; });
+    for (std::size_t i = 0; i < running_.size(); ++i) running_[i].seq = static_cast<std::uint32_t>(i);
+    next_seq_ = static_cast<std::uint32_t>(running_.size());
+    if (params_.shortcuts) releases_.rebuild(running_);
 
     std::uint32_t tested = 0;
     std::uint32_t started = 0;
@@ -390,7 +393,9 @@ class SlurmScheduler final : public Scheduler {
           // Started jobs become running jobs for later will-run tests of this cycle.
           auto it = std::upper_bound(running_.begin(), running_.end(), end_s,
                                      [](std::int64_t e, const RunningJob& r) { return e < r.end_s; });
-          running_.insert(it, RunningJob{end_s, j});
+          const RunningJob started{end_s, next_seq_++, j};
+          running_.insert(it, started);
+          if (params_.shortcuts) releases_.add_started(started);
           return BackfillOutcome::kStarted;
         }
         start_time = now;  // could not start after all: reserve from now
@@ -492,6 +497,37 @@ class SlurmScheduler final : public Scheduler {
   // ending at start + limit, removed in 30 s-aligned, doubling groups. -1 if it never fits. Sets chosen_.
   std::int64_t will_run(const SelectRequest& request, std::uint32_t partition, const NodeBitmap& avail,
                         std::int64_t start_res, std::int64_t bound_end, std::int64_t now) {
+    const std::int64_t result = params_.shortcuts && request.nodes > 0
+                                    ? will_run_indexed(request, partition, avail, start_res, bound_end, now)
+                                    : will_run_replay(request, partition, avail, start_res, bound_end, now);
+    if (params_.cross_check_will_run && params_.shortcuts && request.nodes > 0) {
+      cross_check(request, partition, avail, start_res, bound_end, now, result);
+    }
+    if (result >= 0) {
+      chosen_ = NodeBitmap(state_.node_count());
+      for (const NodeAllocation& a : allocation_) chosen_.set(a.node);
+    }
+    return result;
+  }
+
+  // Tests: the index must give exactly the replay's answer (start and nodes); throws std::logic_error if not.
+  void cross_check(const SelectRequest& request, std::uint32_t partition, const NodeBitmap& avail,
+                   std::int64_t start_res, std::int64_t bound_end, std::int64_t now, std::int64_t indexed) {
+    const std::vector<NodeAllocation> from_index = allocation_;
+    const std::int64_t replayed = will_run_replay(request, partition, avail, start_res, bound_end, now);
+    bool same = replayed == indexed && (indexed < 0 || from_index.size() == allocation_.size());
+    for (std::size_t i = 0; same && indexed >= 0 && i < from_index.size(); ++i) {
+      same = from_index[i].node == allocation_[i].node && from_index[i].cpus == allocation_[i].cpus;
+    }
+    if (!same) {
+      throw std::logic_error("will-run index disagrees with replay at t=" + std::to_string(now) + ": start " +
+                             std::to_string(indexed) + " vs " + std::to_string(replayed));
+    }
+  }
+
+  // The plain algorithm: replay removals on a scratch copy of the free resources.
+  std::int64_t will_run_replay(const SelectRequest& request, std::uint32_t partition, const NodeBitmap& avail,
+                               std::int64_t start_res, std::int64_t bound_end, std::int64_t now) {
     const PartitionConfig& part = state_.config().partitions[partition];
     const std::uint64_t* allowed = avail.words().data();
     std::int64_t result = -1;
@@ -522,8 +558,6 @@ class SlurmScheduler final : public Scheduler {
         bool more = true;
         while (more) {
           const RunningJob* last = nullptr;
-          std::uint32_t removed = 0;
-          bool skip_test = false;
           while (true) {
             if (idx >= running_.size() || (bound_end != 0 && running_[idx].end_s > bound_end)) {
               more = false;
@@ -539,13 +573,8 @@ class SlurmScheduler final : public Scheduler {
               break;
             }
             if (running_[idx].end_s > anchor + time_window) break;
-            if (removed++ > 200) {
-              skip_test = true;
-              break;
-            }
           }
           if (last == nullptr) break;
-          if (skip_test) continue;
           if (scratch_.fits()) {
             result = last->end_s <= now ? guess_job_end(*last, now) : last->end_s;
             break;
@@ -556,17 +585,113 @@ class SlurmScheduler final : public Scheduler {
         }
       }
       if (result >= 0) {
-        const bool ok = selector_.select(request, partition_nodes(state_, partition), allowed, scratch_.tracked_view(),
-                                         allocation_);
+        const bool ok = selector_.select(request, partition_nodes(state_, partition), allowed,
+                                         scratch_.view_for(request), allocation_);
         assert(ok);
         (void)ok;
       }
     }
+    return result;
+  }
+
+  // The same answer from the release index (fixed node counts): the request fits after the removals up to key K
+  // exactly when at least `nodes` allowed nodes become usable by K, so K* (the nodes-th smallest usable key) tells
+  // at which removal group the replay's fits() would first hold. Only the group boundaries are walked.
+  std::int64_t will_run_indexed(const SelectRequest& request, std::uint32_t partition, const NodeBitmap& avail,
+                                std::int64_t start_res, std::int64_t bound_end, std::int64_t now) {
+    const std::uint64_t* allowed = avail.words().data();
+    const std::int64_t kstar = kth_usable_key(request, avail);
+    if (kstar == kNeverUsable) return -1;
+    if (start_res <= now && kstar == kUsableNow) {
+      const bool ok = selector_.select(request, partition_nodes(state_, partition), allowed, live_resources(state_),
+                                       allocation_);
+      assert(ok);
+      (void)ok;
+      return now;
+    }
+    auto overlaps = [&](std::size_t pos) {
+      for (const NodeAllocation& a : state_.allocation(running_[pos].job)) {
+        if (avail.test(a.node)) return true;
+      }
+      return false;
+    };
+    const auto by_end = [](const RunningJob& r, std::int64_t e) { return r.end_s < e; };
+    const auto end_after = [](std::int64_t e, const RunningJob& r) { return e < r.end_s; };
+    const std::size_t size = running_.size();
+    // 24.11: jobs expected to end before start_res are removed first.
+    std::size_t idx =
+        static_cast<std::size_t>(std::lower_bound(running_.begin(), running_.end(), start_res, by_end) - running_.begin());
+    std::int64_t result = -1;
+    std::int64_t applied_key = kUsableNow;
+    if (start_res > now && (kstar == kUsableNow || (idx > 0 && kstar <= running_[idx - 1].key()))) {
+      result = now;
+      applied_key = idx > 0 ? running_[idx - 1].key() : kUsableNow;
+    } else {
+      const std::size_t bound_pos =
+          bound_end != 0 ? static_cast<std::size_t>(
+                               std::upper_bound(running_.begin(), running_.end(), bound_end, end_after) - running_.begin())
+                         : size;
+      std::int64_t time_window = 30;
+      std::int64_t anchor = 0;
+      while (true) {
+        std::size_t p = idx;
+        while (p < bound_pos && !overlaps(p)) ++p;
+        if (p >= bound_pos) break;  // nothing more to remove: the replay's `last == nullptr`
+        if (anchor == 0) anchor = running_[p].end_s + (30 - ((running_[p].end_s % 30) + 30) % 30);
+        // The group closes at the first overlapping removal whose successor ends after anchor + window.
+        const auto close_from = static_cast<std::size_t>(
+            std::upper_bound(running_.begin(), running_.end(), anchor + time_window, end_after) - running_.begin());
+        std::size_t q = std::max(p, close_from > 0 ? close_from - 1 : 0);
+        while (q < bound_pos && !overlaps(q)) ++q;
+        std::size_t last;
+        bool more = true;
+        if (q < bound_pos) {
+          last = q;
+          more = q + 1 < size;
+        } else {  // a job past bound_end (or the list's end) comes first: test what was removed so far
+          last = bound_pos - 1;
+          while (!overlaps(last)) --last;  // p < bound_pos overlaps, so this stops
+          more = false;
+        }
+        if (kstar <= running_[last].key()) {
+          result = running_[last].end_s <= now ? guess_job_end(running_[last], now) : running_[last].end_s;
+          applied_key = running_[last].key();
+          break;
+        }
+        if (!more) break;
+        idx = last + 1;
+        do {
+          time_window *= 2;
+        } while (idx < size && running_[idx].end_s > anchor + time_window);
+      }
+    }
     if (result >= 0) {
-      chosen_ = NodeBitmap(state_.node_count());
-      for (const NodeAllocation& a : allocation_) chosen_.set(a.node);
+      scratch_.reset();
+      if (applied_key != kUsableNow) releases_.apply(scratch_, request, avail, applied_key);
+      const bool ok = selector_.select(request, partition_nodes(state_, partition), allowed,
+                                       scratch_.view_for(request), allocation_);
+      assert(ok);
+      (void)ok;
     }
     return result;
+  }
+
+  // The nodes-th smallest usable key over the allowed nodes (kNeverUsable if too few can ever be usable).
+  std::int64_t kth_usable_key(const SelectRequest& request, const NodeBitmap& avail) {
+    const std::span<const std::int64_t> keys = releases_.usable_keys(request);
+    kth_buffer_.clear();
+    for (std::size_t w = 0; w < avail.words().size(); ++w) {
+      std::uint64_t bits = avail.words()[w];
+      while (bits) {
+        const auto n = static_cast<NodeIndex>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
+        bits &= bits - 1;
+        if (keys[n] != kNeverUsable) kth_buffer_.push_back(keys[n]);
+      }
+    }
+    if (kth_buffer_.size() < request.nodes) return kNeverUsable;
+    const auto kth = kth_buffer_.begin() + static_cast<std::ptrdiff_t>(request.nodes - 1);
+    std::nth_element(kth_buffer_.begin(), kth, kth_buffer_.end());
+    return *kth;
   }
 
   // _guess_job_end: a job past its expected end is assumed to end after KillWait (+ OverTimeLimit).
@@ -592,6 +717,9 @@ class SlurmScheduler final : public Scheduler {
   NodeBitmap chosen_;
   std::vector<Slice> slices_;
   std::vector<RunningJob> running_;
+  ReleaseIndex releases_;
+  std::vector<std::int64_t> kth_buffer_;
+  std::uint32_t next_seq_ = 0;
   std::vector<JobIndex> running_list_;
   SchedulerStats stats_;
   std::uint32_t next_priority_ = kTopPriority;

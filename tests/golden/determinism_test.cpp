@@ -62,6 +62,8 @@ TEST_P(ShortcutEquivalence, ShortcutsGiveThePlainAlgorithmsSchedule) {
   plain.scheduler.slurm.shortcuts = false;
   Scenario fast = plain;
   fast.scheduler.slurm.shortcuts = true;
+  // Every will-run answered from the release index is also replayed and must agree (throws otherwise).
+  fast.scheduler.slurm.cross_check_will_run = true;
   const RunOutcome p = run_scenario(plain, RunOptions{});
   const RunOutcome f = run_scenario(fast, RunOptions{});
   EXPECT_EQ(schedule_text(p), schedule_text(f));
