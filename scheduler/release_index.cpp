@@ -37,7 +37,13 @@ void ReleaseIndex::add_started(const RunningJob& job) {
     const auto at = std::upper_bound(list.begin(), list.end(), key,
                                      [](std::int64_t k, const Release& r) { return k < r.key; });
     list.insert(at, Release{key, a.cpus, a.gpus, a.mem_mb});
-    for (Shape& s : shapes_) s.keys[a.node] = compute_key(s.request, a.node);
+    for (Shape& s : shapes_) {
+      s.keys[a.node] = compute_key(s.request, a.node);
+      if (!s.changed_flag[a.node]) {
+        s.changed_flag[a.node] = 1;
+        s.changed.push_back(a.node);
+      }
+    }
   }
   ++version_;
 }
@@ -64,14 +70,55 @@ std::int64_t ReleaseIndex::compute_key(const SelectRequest& r, NodeIndex n) cons
   return kNeverUsable;
 }
 
-std::span<const std::int64_t> ReleaseIndex::usable_keys(const SelectRequest& request) {
-  for (const Shape& s : shapes_) {
-    if (same_shape(s.request, request)) return s.keys;
+ReleaseIndex::Shape& ReleaseIndex::shape_for(const SelectRequest& request) {
+  for (Shape& s : shapes_) {
+    if (same_shape(s.request, request)) return s;
   }
-  Shape shape{request, std::vector<std::int64_t>(state_.node_count())};
-  for (NodeIndex n = 0; n < state_.node_count(); ++n) shape.keys[n] = compute_key(request, n);
+  Shape shape;
+  shape.request = request;
+  shape.keys.resize(state_.node_count());
+  shape.changed_flag.assign(state_.node_count(), 0);
+  for (NodeIndex n = 0; n < state_.node_count(); ++n) {
+    shape.keys[n] = compute_key(request, n);
+    if (shape.keys[n] != kNeverUsable) shape.sorted.emplace_back(shape.keys[n], n);
+  }
+  std::sort(shape.sorted.begin(), shape.sorted.end());
   shapes_.push_back(std::move(shape));
-  return shapes_.back().keys;
+  return shapes_.back();
+}
+
+std::span<const std::int64_t> ReleaseIndex::usable_keys(const SelectRequest& request) {
+  return shape_for(request).keys;
+}
+
+std::int64_t ReleaseIndex::kth_usable_key(const SelectRequest& request, const NodeBitmap& nodes, std::uint32_t count) {
+  if (count == 0) return kUsableNow;
+  const Shape& shape = shape_for(request);
+  // Nodes whose key changed during the cycle, with their current keys, merged with the (stale-skipping) sorted
+  // list: equal keys order by node index in both, as in `sorted`.
+  merge_buffer_.clear();
+  for (NodeIndex n : shape.changed) {
+    if (nodes.test(n) && shape.keys[n] != kNeverUsable) merge_buffer_.emplace_back(shape.keys[n], n);
+  }
+  std::sort(merge_buffer_.begin(), merge_buffer_.end());
+  std::size_t i = 0, j = 0;
+  std::uint32_t seen = 0;
+  while (true) {
+    while (i < shape.sorted.size() &&
+           (shape.changed_flag[shape.sorted[i].second] || !nodes.test(shape.sorted[i].second))) {
+      ++i;
+    }
+    const bool have_i = i < shape.sorted.size();
+    const bool have_j = j < merge_buffer_.size();
+    if (!have_i && !have_j) return kNeverUsable;
+    std::int64_t key;
+    if (have_j && (!have_i || merge_buffer_[j] < shape.sorted[i])) {
+      key = merge_buffer_[j++].first;
+    } else {
+      key = shape.sorted[i++].first;
+    }
+    if (++seen == count) return key;
+  }
 }
 
 void ReleaseIndex::apply(ResourceScratch& scratch, const SelectRequest& request, const NodeBitmap& nodes,

@@ -41,6 +41,9 @@ class ReleaseIndex {
   void add_started(const RunningJob& job);
   /// For every node, the key of the removal after which it is usable for `request` (kUsableNow, kNeverUsable).
   std::span<const std::int64_t> usable_keys(const SelectRequest& request);
+  /// The `count`-th smallest usable key over the nodes of `nodes` (kNeverUsable if fewer can ever be usable).
+  /// Walks the shape's nodes in key order, so it costs about `count` steps when most nodes are allowed.
+  std::int64_t kth_usable_key(const SelectRequest& request, const NodeBitmap& nodes, std::uint32_t count);
   /// Gives back to `scratch` the releases with key <= `key` on the nodes of `nodes` that become usable for
   /// `request` by then, so the selector sees those nodes as will-run's replay would.
   void apply(ResourceScratch& scratch, const SelectRequest& request, const NodeBitmap& nodes, std::int64_t key);
@@ -56,14 +59,19 @@ class ReleaseIndex {
   struct Shape {
     SelectRequest request;  // nodes and cpus only matter through cpus per node
     std::vector<std::int64_t> keys;
+    std::vector<std::pair<std::int64_t, NodeIndex>> sorted;  // (key, node) at creation, ascending, no kNeverUsable
+    std::vector<std::uint8_t> changed_flag;  // 1 for nodes whose key changed since (their `sorted` entry is stale)
+    std::vector<NodeIndex> changed;
   };
   static bool same_shape(const SelectRequest& a, const SelectRequest& b);
+  Shape& shape_for(const SelectRequest& request);
   std::int64_t compute_key(const SelectRequest& request, NodeIndex n) const;
 
   const ClusterState& state_;
   std::vector<std::vector<Release>> releases_;  // per node, by key
   std::vector<NodeIndex> used_nodes_;           // nodes with releases (to clear cheaply)
   std::vector<Shape> shapes_;
+  std::vector<std::pair<std::int64_t, NodeIndex>> merge_buffer_;
   std::uint64_t version_ = 0;
 };
 

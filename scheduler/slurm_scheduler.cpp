@@ -600,7 +600,7 @@ class SlurmScheduler final : public Scheduler {
   std::int64_t will_run_indexed(const SelectRequest& request, std::uint32_t partition, const NodeBitmap& avail,
                                 std::int64_t start_res, std::int64_t bound_end, std::int64_t now) {
     const std::uint64_t* allowed = avail.words().data();
-    const std::int64_t kstar = kth_usable_key(request, avail);
+    const std::int64_t kstar = releases_.kth_usable_key(request, avail, request.nodes);
     if (kstar == kNeverUsable) return -1;
     if (start_res <= now && kstar == kUsableNow) {
       const bool ok = selector_.select(request, partition_nodes(state_, partition), allowed, live_resources(state_),
@@ -676,24 +676,6 @@ class SlurmScheduler final : public Scheduler {
     return result;
   }
 
-  // The nodes-th smallest usable key over the allowed nodes (kNeverUsable if too few can ever be usable).
-  std::int64_t kth_usable_key(const SelectRequest& request, const NodeBitmap& avail) {
-    const std::span<const std::int64_t> keys = releases_.usable_keys(request);
-    kth_buffer_.clear();
-    for (std::size_t w = 0; w < avail.words().size(); ++w) {
-      std::uint64_t bits = avail.words()[w];
-      while (bits) {
-        const auto n = static_cast<NodeIndex>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
-        bits &= bits - 1;
-        if (keys[n] != kNeverUsable) kth_buffer_.push_back(keys[n]);
-      }
-    }
-    if (kth_buffer_.size() < request.nodes) return kNeverUsable;
-    const auto kth = kth_buffer_.begin() + static_cast<std::ptrdiff_t>(request.nodes - 1);
-    std::nth_element(kth_buffer_.begin(), kth, kth_buffer_.end());
-    return *kth;
-  }
-
   // _guess_job_end: a job past its expected end is assumed to end after KillWait (+ OverTimeLimit).
   std::int64_t guess_job_end(const RunningJob& r, std::int64_t now) const {
     std::int64_t end = r.end_s + params_.kill_wait_s + params_.over_time_limit_min * 60;
@@ -718,7 +700,6 @@ class SlurmScheduler final : public Scheduler {
   std::vector<Slice> slices_;
   std::vector<RunningJob> running_;
   ReleaseIndex releases_;
-  std::vector<std::int64_t> kth_buffer_;
   std::uint32_t next_seq_ = 0;
   std::vector<JobIndex> running_list_;
   SchedulerStats stats_;
