@@ -43,6 +43,33 @@ class NodeBitmap {
     }
     return true;
   }
+  /// True if (base AND next) has a node outside (this AND slice): backfill's "more candidate nodes become free
+  /// after this slice" test, in one pass.
+  [[nodiscard]] bool grows_after(const NodeBitmap& slice, const NodeBitmap& base, const NodeBitmap& next) const {
+    for (std::size_t i = 0; i < words_.size(); ++i) {
+      if (base.words_[i] & next.words_[i] & ~(words_[i] & slice.words_[i])) return true;
+    }
+    return false;
+  }
+  /// this &= slice, and returns grows_after(slice, base, next) computed on the way (one pass).
+  bool and_with_growth(const NodeBitmap& slice, const NodeBitmap& base, const NodeBitmap& next) {
+    std::uint64_t grows = 0;
+    for (std::size_t i = 0; i < words_.size(); ++i) {
+      const std::uint64_t cur = words_[i] & slice.words_[i];
+      grows |= base.words_[i] & next.words_[i] & ~cur;
+      words_[i] = cur;
+    }
+    return grows != 0;
+  }
+  /// True if at least `n` nodes are in the set (stops counting early).
+  [[nodiscard]] bool has_at_least(std::size_t n) const {
+    std::size_t c = 0;
+    for (auto w : words_) {
+      c += static_cast<std::size_t>(std::popcount(w));
+      if (c >= n) return true;
+    }
+    return c >= n;
+  }
   /// Number of nodes in the set.
   [[nodiscard]] std::size_t count() const {
     std::size_t c = 0;

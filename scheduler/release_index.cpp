@@ -123,20 +123,21 @@ std::int64_t ReleaseIndex::kth_usable_key(const SelectRequest& request, const No
 
 void ReleaseIndex::apply(ResourceScratch& scratch, const SelectRequest& request, const NodeBitmap& nodes,
                          std::int64_t key) {
-  const std::span<const std::int64_t> keys = usable_keys(request);
-  NodeAllocation one;
-  for (std::size_t w = 0; w < nodes.words().size(); ++w) {
-    std::uint64_t bits = nodes.words()[w];
-    while (bits) {
-      const auto n = static_cast<NodeIndex>(w * 64 + static_cast<std::size_t>(__builtin_ctzll(bits)));
-      bits &= bits - 1;
-      if (keys[n] > key) continue;
-      for (const Release& rel : releases_[n]) {
-        if (rel.key > key) break;
-        one = NodeAllocation{n, rel.cpus, rel.gpus, rel.mem_mb};
-        scratch.add_back(std::span<const NodeAllocation>(&one, 1));
-      }
+  const Shape& shape = shape_for(request);
+  auto give_back = [&](NodeIndex n) {
+    for (const Release& rel : releases_[n]) {
+      if (rel.key > key) break;
+      const NodeAllocation one{n, rel.cpus, rel.gpus, rel.mem_mb};
+      scratch.add_back(std::span<const NodeAllocation>(&one, 1));
     }
+  };
+  // Nodes usable by `key`, in key order (those whose key changed this cycle are taken from `changed`).
+  for (const auto& [node_key, n] : shape.sorted) {
+    if (node_key > key) break;
+    if (!shape.changed_flag[n] && nodes.test(n)) give_back(n);
+  }
+  for (NodeIndex n : shape.changed) {
+    if (shape.keys[n] <= key && nodes.test(n)) give_back(n);
   }
 }
 

@@ -333,6 +333,8 @@ class SlurmScheduler final : public Scheduler {
     const std::size_t node_count = state_.node_count();
     NodeBitmap avail(node_count);
     NodeBitmap base(node_count);
+    base.assign(partition_bitmaps_[rt.partition]);
+    base.and_with(up_nodes());
     std::int64_t later_start = now;
     std::int64_t last_try = -1;
     while (true) {  // TRY_LATER
@@ -342,28 +344,31 @@ class SlurmScheduler final : public Scheduler {
       later_start = 0;
       if (start_res > window_end) return BackfillOutcome::kNotPlaced;
       const std::int64_t end_time = std::max(start_res, now) + limit;
-      // avail = partition nodes that are UP, ANDed with every slice overlapping [start_res, end_time].
-      base.assign(partition_bitmaps_[rt.partition]);
-      base.and_with(up_nodes());
+      // avail = partition nodes that are UP, ANDed with every slice overlapping [start_res, end_time]; later_start
+      // = the first slice boundary after which more of the candidate nodes (base) become free.
       avail.assign(base);
-      for (std::size_t s = 0; s < slices_.size(); ++s) {
+      const auto first = std::upper_bound(slices_.begin(), slices_.end(), start_res,
+                                          [](std::int64_t t, const Slice& s) { return t < s.end; });
+      for (std::size_t s = static_cast<std::size_t>(first - slices_.begin()); s < slices_.size(); ++s) {
         const Slice& slice = slices_[s];
         const bool has_next = s + 1 < slices_.size();
-        if (slice.end > start_res && has_next && later_start == 0) {
-          // First boundary where more of the candidate nodes become free: (base & next) not within (avail & this).
-          if (!slices_[s + 1].avail.and_subset_of(base, and_of(avail, slice.avail))) later_start = slice.end;
-        }
-        if (slice.end <= start_res) continue;
         if (slice.begin <= end_time) {
-          avail.and_with(slice.avail);
+          if (has_next && later_start == 0) {
+            if (avail.and_with_growth(slice.avail, base, slices_[s + 1].avail)) later_start = slice.end;
+          } else {
+            avail.and_with(slice.avail);
+          }
         } else {
+          if (has_next && later_start == 0 && avail.grows_after(slice.avail, base, slices_[s + 1].avail)) {
+            later_start = slice.end;
+          }
           if (later_start == 0 && has_next && s + 2 < slices_.size()) later_start = slices_[s + 1].end;
           break;
         }
       }
       const std::uint32_t min_nodes = std::max<std::uint32_t>(spec.nodes, 1);
       std::int64_t start_time = -1;
-      if (avail.count() >= min_nodes) {
+      if (avail.has_at_least(min_nodes)) {
         start_time = will_run(request, rt.partition, avail, start_res, later_start, now);
       }
       if (start_time < 0) {
@@ -421,13 +426,6 @@ class SlurmScheduler final : public Scheduler {
       }
     }
     return up_nodes_;
-  }
-
-  const NodeBitmap& and_of(const NodeBitmap& a, const NodeBitmap& b) {
-    if (tmp_.words().size() != a.words().size()) tmp_ = NodeBitmap(state_.node_count());
-    tmp_.assign(a);
-    tmp_.and_with(b);
-    return tmp_;
   }
 
   // _set_slot_time (24.11): start floored, end = ceil of the unrounded start plus the limit.
@@ -695,7 +693,6 @@ class SlurmScheduler final : public Scheduler {
   std::vector<std::uint8_t> partition_failed_;
   std::vector<NodeBitmap> partition_bitmaps_;
   NodeBitmap up_nodes_;
-  NodeBitmap tmp_;
   NodeBitmap chosen_;
   std::vector<Slice> slices_;
   std::vector<RunningJob> running_;
