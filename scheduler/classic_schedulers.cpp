@@ -61,12 +61,7 @@ class ClassicScheduler final : public Scheduler {
  private:
   const PartitionConfig& partition_of(JobIndex j) const { return state_.config().partitions[state_.job(j).partition]; }
 
-  bool may_fit_now(JobIndex j) const {
-    const JobSpec& spec = state_.spec(j);
-    const std::uint32_t p = state_.job(j).partition;
-    if (spec.nodes > 0) return state_.nodes_with_free_gpus(p, spec.gpus_per_node) >= spec.nodes;
-    return state_.partition_free_cpus(p) >= spec.cpus && state_.nodes_with_free_gpus(p, spec.gpus_per_node) >= 1;
-  }
+  bool may_fit_now(JobIndex j) const { return gputwin::may_fit_now(state_, state_.spec(j), state_.job(j).partition); }
 
   bool runnable(JobIndex j) const {
     const PartitionConfig& part = partition_of(j);

@@ -22,6 +22,11 @@ FreeResources live_resources(const ClusterState& state) {
                        state.node_jobs().data(), state.schedulable().data(), &state};
 }
 
+bool may_fit_now(const ClusterState& state, const JobSpec& spec, std::uint32_t p) {
+  if (spec.nodes > 0) return state.nodes_with_free_gpus(p, spec.gpus_per_node) >= spec.nodes;
+  return state.partition_free_cpus(p) >= spec.cpus && state.nodes_with_free_gpus(p, spec.gpus_per_node) >= 1;
+}
+
 NodeSet partition_nodes(const ClusterState& state, std::uint32_t p) {
   return NodeSet{state.config().partitions[p].nodes, state.partition_bits(p)};
 }

@@ -45,6 +45,9 @@ struct NodeSet {
 /// The node set of partition `p` of the live cluster.
 NodeSet partition_nodes(const ClusterState& state, std::uint32_t p);
 
+/// Fast necessary condition from the partition's counters: false means `spec` cannot fit partition `p` now.
+bool may_fit_now(const ClusterState& state, const JobSpec& spec, std::uint32_t p);
+
 /// The live cluster's free resources.
 FreeResources live_resources(const ClusterState& state);
 

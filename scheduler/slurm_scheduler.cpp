@@ -148,11 +148,8 @@ class SlurmScheduler final : public Scheduler {
     running_list_.push_back(j);
   }
 
-  // Fast necessary condition from the partition's counters: false means the job cannot fit now.
   bool may_fit_now(const JobSpec& spec, std::uint32_t partition) const {
-    if (spec.nodes > 0) return state_.nodes_with_free_gpus(partition, spec.gpus_per_node) >= spec.nodes;
-    return state_.partition_free_cpus(partition) >= spec.cpus &&
-           state_.nodes_with_free_gpus(partition, spec.gpus_per_node) >= 1;
+    return gputwin::may_fit_now(state_, spec, partition);
   }
 
   // ---- main scheduler: job_scheduler.c:_schedule -------------------------------------------------------------

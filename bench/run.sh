@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Speed benchmarks of BENCHMARKS.md. Usage: bench/run.sh [swf|scale|all] (default all).
+# Each line of output is one run: what, wall seconds, events/s, jobs/s, simulated s per wall s, peak RSS.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what="${1:-all}"
+[ -x build/gputwin ] || bash scripts/build.sh
+work=/tmp/gputwin-bench
+mkdir -p "$work"
+
+# One run: prints the summary's speed line and the peak resident memory (GNU time).
+run() {
+  local label="$1" scenario="$2"
+  /usr/bin/time -f "%M" -o "$work/rss" ./build/gputwin run "$scenario" --no-results > "$work/out"
+  local speed rss
+  speed=$(grep '^speed' "$work/out" | sed 's/^speed *//')
+  rss=$(( $(cat "$work/rss") / 1024 ))
+  printf '%-14s %s, peak RSS %d MB\n' "$label" "$speed" "$rss"
+}
+
+if [ "$what" = swf ] || [ "$what" = all ]; then
+  bash bench/make_swf_10k.sh "$work/swf-10k.swf"
+  for i in 1 2 3 4 5; do run "swf-10k-easy" bench/swf-10k-easy.json; done
+fi
+
+if [ "$what" = scale ] || [ "$what" = all ]; then
+  for jobs in 10000 100000 1000000; do
+    sed "s/\"jobs\": 1000000/\"jobs\": $jobs/; s/\"bench-1m\"/\"bench-$jobs\"/" scenarios/bench-1m.json > "$work/bench-$jobs.json"
+    run "slurm-$jobs" "$work/bench-$jobs.json"
+  done
+fi
