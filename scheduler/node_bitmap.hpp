@@ -23,7 +23,10 @@ class NodeBitmap {
   [[nodiscard]] bool test(NodeIndex n) const { return (words_[n >> 6] >> (n & 63)) & 1ULL; }
   /// Intersects with another bitmap of the same size.
   void and_with(const NodeBitmap& o) {
-    for (std::size_t i = 0; i < words_.size(); ++i) words_[i] &= o.words_[i];
+    std::uint64_t* __restrict a = words_.data();
+    const std::uint64_t* __restrict b = o.words_.data();
+    const std::size_t n = words_.size();
+    for (std::size_t i = 0; i < n; ++i) a[i] &= b[i];
   }
   /// Removes every node of `o`.
   void and_not(const NodeBitmap& o) {
@@ -53,11 +56,16 @@ class NodeBitmap {
   }
   /// this &= slice, and returns grows_after(slice, base, next) computed on the way (one pass).
   bool and_with_growth(const NodeBitmap& slice, const NodeBitmap& base, const NodeBitmap& next) {
+    std::uint64_t* __restrict a = words_.data();
+    const std::uint64_t* __restrict s = slice.words_.data();
+    const std::uint64_t* __restrict b = base.words_.data();
+    const std::uint64_t* __restrict x = next.words_.data();
+    const std::size_t n = words_.size();
     std::uint64_t grows = 0;
-    for (std::size_t i = 0; i < words_.size(); ++i) {
-      const std::uint64_t cur = words_[i] & slice.words_[i];
-      grows |= base.words_[i] & next.words_[i] & ~cur;
-      words_[i] = cur;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint64_t cur = a[i] & s[i];
+      grows |= b[i] & x[i] & ~cur;
+      a[i] = cur;
     }
     return grows != 0;
   }
