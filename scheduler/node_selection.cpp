@@ -52,8 +52,9 @@ bool NodeSelector::select(const SelectRequest& r, const NodeSet& candidates, con
       Run& run = runs_.back();
       ++run.count;
       run.cpus += avail;
+      run.max_cpus = std::max(run.max_cpus, avail);
     } else {
-      runs_.push_back(Run{n, 1, avail, weights_[n], false});
+      runs_.push_back(Run{n, 1, avail, avail, weights_[n], false});
     }
     previous = n;
     in_run = true;
@@ -123,9 +124,9 @@ bool NodeSelector::select(const SelectRequest& r, const NodeSet& candidates, con
     }
     best->used = true;
     const bool one_node_left = fixed ? rem_nodes == 1 : false;
-    if (best_sufficient && (one_node_left || !fixed)) {
+    const std::int64_t need = fixed ? static_cast<std::int64_t>(cpn) : rem_cpus;
+    if (best_sufficient && (one_node_left || !fixed) && static_cast<std::int64_t>(best->max_cpus) >= need) {
       // Best fit: when a single node can finish the job, take the one with the fewest available CPUs.
-      const std::int64_t need = fixed ? static_cast<std::int64_t>(cpn) : rem_cpus;
       std::int64_t best_node = -1;
       std::uint32_t best_cpus = UINT32_MAX;
       for (NodeIndex n = best->first; n < best->first + best->count; ++n) {

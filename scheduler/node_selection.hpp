@@ -80,6 +80,7 @@ class NodeSelector {
     NodeIndex first = 0;      // first node of the run; the run is [first, first + count)
     std::uint32_t count = 0;  // nodes in the run
     std::uint64_t cpus = 0;   // available CPUs in the run
+    std::uint32_t max_cpus = 0;  // most available CPUs of one node in the run
     std::uint32_t weight = 0;
     bool used = false;
   };
