@@ -1,6 +1,7 @@
 // A fixed-size bitmap over node indices (Slurm's bitstr_t for node sets), flat words for fast AND/subset tests.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <vector>
@@ -78,6 +79,8 @@ class NodeBitmap {
     }
     return c >= n;
   }
+  /// Sets every bit of every word (bits past the last node too: AND with a real set before counting).
+  void fill() { std::fill(words_.begin(), words_.end(), ~0ULL); }
   /// Number of nodes in the set.
   [[nodiscard]] std::size_t count() const {
     std::size_t c = 0;

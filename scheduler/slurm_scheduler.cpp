@@ -34,6 +34,53 @@ struct Slice {
   NodeBitmap avail;
 };
 
+/// AND of a window of consecutive slices, for windows whose both ends only move forward (one job's TRY_LATER
+/// steps over an unchanging map): the two-stack sliding-window aggregate, O(1) bitmap ANDs per slice amortised
+/// instead of one per slice per step.
+class SlidingAnd {
+ public:
+  /// Forgets the window (the map changed).
+  void reset() { valid_ = false; }
+  /// AND of slices[a..b], a <= b.
+  const NodeBitmap& query(const std::vector<Slice>& slices, std::size_t a, std::size_t b) {
+    const std::size_t nodes = slices.front().avail.words().size() * 64;
+    if (!valid_ || a < lo_ || b + 1 < hi_) {
+      if (back_.words().size() * 64 != nodes) {
+        back_ = NodeBitmap(nodes);
+        result_ = NodeBitmap(nodes);
+      }
+      lo_ = front_lo_ = mid_ = hi_ = a;
+      back_.fill();
+      valid_ = true;
+    }
+    for (; hi_ <= b; ++hi_) back_.and_with(slices[hi_].avail);
+    if (a >= mid_) {  // the front part is used up: rebuild suffix ANDs over [a, hi_)
+      const std::size_t count = hi_ - a;
+      if (front_.size() < count) front_.resize(count);
+      for (std::size_t i = hi_; i-- > a;) {
+        NodeBitmap& f = front_[i - a];
+        if (f.words().size() * 64 != nodes) f = NodeBitmap(nodes);
+        f.assign(slices[i].avail);
+        if (i + 1 < hi_) f.and_with(front_[i + 1 - a]);
+      }
+      front_lo_ = a;
+      mid_ = hi_;
+      back_.fill();
+    }
+    lo_ = a;
+    result_.assign(front_[a - front_lo_]);
+    result_.and_with(back_);
+    return result_;
+  }
+
+ private:
+  bool valid_ = false;
+  std::size_t lo_ = 0, front_lo_ = 0, mid_ = 0, hi_ = 0;  // front covers [front_lo_, mid_), back [mid_, hi_)
+  std::vector<NodeBitmap> front_;  // front_[i - front_lo_] = AND of slices[i .. mid_ - 1]
+  NodeBitmap back_;                // AND of slices[mid_ .. hi_ - 1] (all ones when empty)
+  NodeBitmap result_;
+};
+
 
 class SlurmScheduler final : public Scheduler {
  public:
@@ -330,6 +377,7 @@ class SlurmScheduler final : public Scheduler {
     const std::size_t node_count = state_.node_count();
     NodeBitmap avail(node_count);
     NodeBitmap base(node_count);
+    window_and_.reset();
     base.assign(partition_bitmaps_[rt.partition]);
     base.and_with(up_nodes());
     std::int64_t later_start = now;
@@ -346,7 +394,9 @@ class SlurmScheduler final : public Scheduler {
       avail.assign(base);
       const auto first = std::upper_bound(slices_.begin(), slices_.end(), start_res,
                                           [](std::int64_t t, const Slice& s) { return t < s.end; });
-      for (std::size_t s = static_cast<std::size_t>(first - slices_.begin()); s < slices_.size(); ++s) {
+      if (params_.shortcuts) window_slices(first, end_time, base, avail, later_start);
+      for (std::size_t s = static_cast<std::size_t>(first - slices_.begin());
+           !params_.shortcuts && s < slices_.size(); ++s) {
         const Slice& slice = slices_[s];
         const bool has_next = s + 1 < slices_.size();
         if (slice.begin <= end_time) {
@@ -423,6 +473,45 @@ class SlurmScheduler final : public Scheduler {
       }
     }
     return up_nodes_;
+  }
+
+  // The slice walk of one TRY_LATER step, with the rest of the window's AND (once later_start is known) taken
+  // from the sliding aggregate: the same avail and later_start as the plain walk.
+  void window_slices(std::vector<Slice>::const_iterator first, std::int64_t end_time, const NodeBitmap& base,
+                     NodeBitmap& avail, std::int64_t& later_start) {
+    const std::size_t count = slices_.size();
+    std::size_t s = static_cast<std::size_t>(first - slices_.begin());
+    if (s >= count) return;
+    // last: the last slice beginning at or before end_time (slices are contiguous, so s <= last).
+    const std::size_t last = static_cast<std::size_t>(
+                                 std::upper_bound(slices_.begin(), slices_.end(), end_time,
+                                                  [](std::int64_t t, const Slice& x) { return t < x.begin; }) -
+                                 slices_.begin()) -
+                             1;
+    for (; s <= last; ++s) {
+      if (s + 1 < count) {
+        if (avail.and_with_growth(slices_[s].avail, base, slices_[s + 1].avail)) {
+          later_start = slices_[s].end;
+          ++s;
+          break;
+        }
+      } else {
+        avail.and_with(slices_[s].avail);
+      }
+    }
+    if (later_start != 0) {
+      if (s <= last) avail.and_with(window_and_.query(slices_, s, last));
+      return;
+    }
+    // No growth inside the window: the first slice after it decides, as in the plain walk's else branch.
+    const std::size_t after = last + 1;
+    if (after < count) {
+      const bool has_next = after + 1 < count;
+      if (has_next && avail.grows_after(slices_[after].avail, base, slices_[after + 1].avail)) {
+        later_start = slices_[after].end;
+      }
+      if (later_start == 0 && has_next && after + 2 < count) later_start = slices_[after + 1].end;
+    }
   }
 
   // _set_slot_time (24.11): start floored, end = ceil of the unrounded start plus the limit.
@@ -692,6 +781,7 @@ class SlurmScheduler final : public Scheduler {
   NodeBitmap up_nodes_;
   NodeBitmap chosen_;
   std::vector<Slice> slices_;
+  SlidingAnd window_and_;  // AND over the current job's windows (reset per job: the map changes only between jobs)
   std::vector<RunningJob> running_;
   ReleaseIndex releases_;
   std::uint32_t next_seq_ = 0;
