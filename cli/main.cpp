@@ -50,8 +50,8 @@ void print_summary(const RunOutcome& o, const std::filesystem::path& out_dir) {
   std::string states;
   for (const auto& [name, count] : s.by_state) states += fmt::format("{} {}  ", name, count);
   fmt::print("jobs       {} ({}rejected at submit {})\n", s.jobs, states, s.rejected);
-  fmt::print("makespan   {} ({:.0f} s; submissions over the first {})\n", format_duration(s.makespan_s),
-             s.makespan_s, format_duration(s.last_submit_s - s.first_submit_s));
+  fmt::print("makespan   {} ({:.0f} s; submissions over the first {})\n", format_duration(s.makespan_s), s.makespan_s,
+             format_duration(s.last_submit_s - s.first_submit_s));
   fmt::print("util       GPU {:.1f}%  CPU {:.1f}%  ({:.1f} GPU-hours)\n", s.gpu_utilization * 100,
              s.cpu_utilization * 100, s.gpu_hours);
   fmt::print("wait       mean {:.0f} s  p50 {:.0f} s  p95 {:.0f} s  p99 {:.0f} s  max {:.0f} s\n", s.wait_mean_s,

@@ -18,6 +18,7 @@ struct NodeConfig {
   std::uint32_t gpus = 0;       ///< GPUs (Gres=gpu:N).
   std::string gpu_type;         ///< GPU model (Gres=gpu:<type>:N), empty when none.
   std::uint32_t weight = 1;     ///< Weight: lower weights are allocated first.
+  bool available = true;        ///< False for nodes configured DOWN or DRAIN (State= in slurm.conf): never allocated.
 };
 
 /// Partition state (PartitionName=... State=).

@@ -49,6 +49,7 @@ ClusterState::ClusterState(const ClusterConfig& config, std::vector<JobSpec> job
     free_cpus_[i] = config.nodes[i].cpus;
     free_gpus_[i] = config.nodes[i].gpus;
     free_mem_mb_[i] = config.nodes[i].memory_mb;
+    schedulable_[i] = config.nodes[i].available ? 1 : 0;
     max_gpus_ = std::max(max_gpus_, config.nodes[i].gpus);
   }
   const std::size_t parts = config.partitions.size();
@@ -85,8 +86,10 @@ void ClusterState::update_free_bits(NodeIndex n) {
   const std::uint64_t bit = 1ULL << (n & 63);
   for (std::uint32_t g = 0; g <= max_gpus_; ++g) {
     std::uint64_t& word = free_bits_[g * words_ + (n >> 6)];
-    if (schedulable_[n] && free_cpus_[n] > 0 && free_gpus_[n] >= g) word |= bit;
-    else word &= ~bit;
+    if (schedulable_[n] && free_cpus_[n] > 0 && free_gpus_[n] >= g)
+      word |= bit;
+    else
+      word &= ~bit;
   }
 }
 

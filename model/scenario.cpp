@@ -125,7 +125,7 @@ void read_nodes(const Field& nodes_field, ClusterConfig& cluster) {
   for (std::size_t g = 0; g < groups; ++g) {
     const Field group = nodes_field.at(g);
     group.expect_object(
-        {"prefix", "count", "cpus", "memory_gb", "gpus", "gpu_type", "weight", "start_index", "digits", "names"});
+        {"prefix", "count", "cpus", "memory_gb", "gpus", "gpu_type", "weight", "start_index", "digits", "state"});
     const std::string prefix = group.has("prefix") ? group.at("prefix").non_empty_string() : "node";
     const std::uint64_t count = group.at("count").positive();
     NodeConfig node;
@@ -142,6 +142,15 @@ void read_nodes(const Field& nodes_field, ClusterConfig& cluster) {
       if (node.gpus == 0) group.at("gpu_type").fail("gpu_type given but the group has no gpus");
     }
     node.weight = group.has("weight") ? group.at("weight").u32() : 1;
+    if (group.has("state")) {
+      const std::string state = group.at("state").string();
+      if (state == "IDLE" || state == "UP" || state == "UNKNOWN")
+        node.available = true;
+      else if (state == "DOWN" || state == "DRAIN")
+        node.available = false;
+      else
+        group.at("state").fail("expected IDLE, UNKNOWN, DOWN or DRAIN");
+    }
     const std::uint64_t start = group.has("start_index") ? group.at("start_index").non_negative() : 1;
     int digits = 3;
     if (group.has("digits")) digits = static_cast<int>(group.at("digits").u32());

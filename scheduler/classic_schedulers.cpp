@@ -277,12 +277,12 @@ class ClassicScheduler final : public Scheduler {
   ProfileSlice min_;
   SchedulerStats stats_;
   bool dirty_ = false;
-  std::uint64_t resource_version_ = 0;  // starts + releases so far
+  std::uint64_t resource_version_ = 0;     // starts + releases so far
   std::uint64_t planned_version_ = ~0ULL;  // resource_version_ at the end of the last pass
-  bool blocked_head_ = false;           // the last pass stopped at a job that did not fit
-  std::size_t head_pos_ = 0;            // its queue position
-  std::size_t scanned_ = 0;             // queue size at the end of the last pass
-  SimTime shadow_ = kNever;             // EASY: the head's shadow time (allowed_ holds the nodes it spares)
+  bool blocked_head_ = false;              // the last pass stopped at a job that did not fit
+  std::size_t head_pos_ = 0;               // its queue position
+  std::size_t scanned_ = 0;                // queue size at the end of the last pass
+  SimTime shadow_ = kNever;                // EASY: the head's shadow time (allowed_ holds the nodes it spares)
 };
 
 }  // namespace

@@ -18,7 +18,7 @@ SelectRequest select_request(const JobSpec& spec) {
 }
 
 FreeResources live_resources(const ClusterState& state) {
-  return FreeResources{state.free_cpus().data(), state.free_gpus().data(), state.free_mem_mb().data(),
+  return FreeResources{state.free_cpus().data(), state.free_gpus().data(),   state.free_mem_mb().data(),
                        state.node_jobs().data(), state.schedulable().data(), &state};
 }
 
@@ -61,8 +61,10 @@ bool NodeSelector::select(const SelectRequest& r, const NodeSet& candidates, con
   };
   const std::uint64_t* filter = nullptr;
   if (candidates.bits != nullptr && !r.exclusive) {
-    if (free.superset != nullptr) filter = free.superset;
-    else if (free.live != nullptr) filter = free.live->free_gpu_bits(r.gpus_per_node);
+    if (free.superset != nullptr)
+      filter = free.superset;
+    else if (free.live != nullptr)
+      filter = free.live->free_gpu_bits(r.gpus_per_node);
   }
   if (filter != nullptr) {
     // Only nodes with >= gpus_per_node free GPUs and a free CPU can be usable: walk their bits. Nodes left out

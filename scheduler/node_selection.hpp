@@ -38,7 +38,7 @@ struct FreeResources {
 
 /// The nodes a selection may use: a partition's node list and, when known, its bitmap.
 struct NodeSet {
-  std::span<const NodeIndex> nodes;      ///< Ascending node indices.
+  std::span<const NodeIndex> nodes;     ///< Ascending node indices.
   const std::uint64_t* bits = nullptr;  ///< The same set as a bitmap (64 nodes per word), or null.
 };
 
@@ -77,9 +77,9 @@ class NodeSelector {
 
  private:
   struct Run {
-    NodeIndex first = 0;      // first node of the run; the run is [first, first + count)
-    std::uint32_t count = 0;  // nodes in the run
-    std::uint64_t cpus = 0;   // available CPUs in the run
+    NodeIndex first = 0;         // first node of the run; the run is [first, first + count)
+    std::uint32_t count = 0;     // nodes in the run
+    std::uint64_t cpus = 0;      // available CPUs in the run
     std::uint32_t max_cpus = 0;  // most available CPUs of one node in the run
     std::uint32_t weight = 0;
     bool used = false;

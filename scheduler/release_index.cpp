@@ -5,15 +5,17 @@
 namespace gputwin {
 namespace {
 
-std::uint32_t cpus_per_node(const SelectRequest& r) { return r.nodes > 0 ? (r.cpus + r.nodes - 1) / r.nodes : 1; }
+std::uint32_t cpus_per_node(const SelectRequest& r) {
+  return r.nodes > 0 ? (r.cpus + r.nodes - 1) / r.nodes : 1;
+}
 
 }  // namespace
 
 ReleaseIndex::ReleaseIndex(const ClusterState& state) : state_(state), releases_(state.node_count()) {}
 
 bool ReleaseIndex::same_shape(const SelectRequest& a, const SelectRequest& b) {
-  return a.gpus_per_node == b.gpus_per_node && a.mem_per_node_mb == b.mem_per_node_mb &&
-         a.exclusive == b.exclusive && cpus_per_node(a) == cpus_per_node(b);
+  return a.gpus_per_node == b.gpus_per_node && a.mem_per_node_mb == b.mem_per_node_mb && a.exclusive == b.exclusive &&
+         cpus_per_node(a) == cpus_per_node(b);
 }
 
 void ReleaseIndex::rebuild(std::span<const RunningJob> running) {
@@ -34,8 +36,8 @@ void ReleaseIndex::add_started(const RunningJob& job) {
   for (const NodeAllocation& a : state_.allocation(job.job)) {
     auto& list = releases_[a.node];
     if (list.empty()) used_nodes_.push_back(a.node);
-    const auto at = std::upper_bound(list.begin(), list.end(), key,
-                                     [](std::int64_t k, const Release& r) { return k < r.key; });
+    const auto at =
+        std::upper_bound(list.begin(), list.end(), key, [](std::int64_t k, const Release& r) { return k < r.key; });
     list.insert(at, Release{key, a.cpus, a.gpus, a.mem_mb});
     for (Shape& s : shapes_) {
       s.keys[a.node] = compute_key(s.request, a.node);

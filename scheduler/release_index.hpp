@@ -18,9 +18,9 @@ namespace gputwin {
 
 /// A running job as will-run sees it: expected end (start + limit) and its place among equal ends.
 struct RunningJob {
-  std::int64_t end_s = 0;   ///< Expected end, seconds.
-  std::uint32_t seq = 0;    ///< Order among jobs with the same end (earlier first).
-  JobIndex job = 0;         ///< The job.
+  std::int64_t end_s = 0;  ///< Expected end, seconds.
+  std::uint32_t seq = 0;   ///< Order among jobs with the same end (earlier first).
+  JobIndex job = 0;        ///< The job.
   /// Total order of removals: by end, then seq.
   [[nodiscard]] std::int64_t key() const { return (end_s << 24) | seq; }
 };

@@ -76,11 +76,10 @@ class SlidingAnd {
  private:
   bool valid_ = false;
   std::size_t lo_ = 0, front_lo_ = 0, mid_ = 0, hi_ = 0;  // front covers [front_lo_, mid_), back [mid_, hi_)
-  std::vector<NodeBitmap> front_;  // front_[i - front_lo_] = AND of slices[i .. mid_ - 1]
-  NodeBitmap back_;                // AND of slices[mid_ .. hi_ - 1] (all ones when empty)
+  std::vector<NodeBitmap> front_;                         // front_[i - front_lo_] = AND of slices[i .. mid_ - 1]
+  NodeBitmap back_;                                       // AND of slices[mid_ .. hi_ - 1] (all ones when empty)
   NodeBitmap result_;
 };
-
 
 class SlurmScheduler final : public Scheduler {
  public:
@@ -232,10 +231,8 @@ class SlurmScheduler final : public Scheduler {
         continue;
       }
       ++stats_.jobs_tested;
-      if (may_fit_now(spec, p) &&
-          selector_.select(select_request(spec), partition_nodes(state_, p), pass_avail_.words().data(),
-                           live_resources(state_),
-                           allocation_)) {
+      if (may_fit_now(spec, p) && selector_.select(select_request(spec), partition_nodes(state_, p),
+                                                   pass_avail_.words().data(), live_resources(state_), allocation_)) {
         start_job(j, allocation_);
         queue_.remove_at(pos);
         ++stats_.main_starts;
@@ -395,8 +392,8 @@ class SlurmScheduler final : public Scheduler {
       const auto first = std::upper_bound(slices_.begin(), slices_.end(), start_res,
                                           [](std::int64_t t, const Slice& s) { return t < s.end; });
       if (params_.shortcuts) window_slices(first, end_time, base, avail, later_start);
-      for (std::size_t s = static_cast<std::size_t>(first - slices_.begin());
-           !params_.shortcuts && s < slices_.size(); ++s) {
+      for (std::size_t s = static_cast<std::size_t>(first - slices_.begin()); !params_.shortcuts && s < slices_.size();
+           ++s) {
         const Slice& slice = slices_[s];
         const bool has_next = s + 1 < slices_.size();
         if (slice.begin <= end_time) {
@@ -483,11 +480,11 @@ class SlurmScheduler final : public Scheduler {
     std::size_t s = static_cast<std::size_t>(first - slices_.begin());
     if (s >= count) return;
     // last: the last slice beginning at or before end_time (slices are contiguous, so s <= last).
-    const std::size_t last = static_cast<std::size_t>(
-                                 std::upper_bound(slices_.begin(), slices_.end(), end_time,
+    const std::size_t last =
+        static_cast<std::size_t>(std::upper_bound(slices_.begin(), slices_.end(), end_time,
                                                   [](std::int64_t t, const Slice& x) { return t < x.begin; }) -
                                  slices_.begin()) -
-                             1;
+        1;
     for (; s <= last; ++s) {
       if (s + 1 < count) {
         if (avail.and_with_growth(slices_[s].avail, base, slices_[s + 1].avail)) {
@@ -616,8 +613,8 @@ class SlurmScheduler final : public Scheduler {
     const std::uint64_t* allowed = avail.words().data();
     std::int64_t result = -1;
     const FreeResources live = live_resources(state_);
-    if (start_res <= now && selector_.select(request, NodeSet{part.nodes, state_.partition_bits(partition)},
-                                               allowed, live, allocation_)) {
+    if (start_res <= now &&
+        selector_.select(request, NodeSet{part.nodes, state_.partition_bits(partition)}, allowed, live, allocation_)) {
       result = now;
     } else {
       scratch_.reset();
@@ -687,8 +684,8 @@ class SlurmScheduler final : public Scheduler {
     const std::int64_t kstar = releases_.kth_usable_key(request, avail, request.nodes);
     if (kstar == kNeverUsable) return -1;
     if (start_res <= now && kstar == kUsableNow) {
-      const bool ok = selector_.select(request, partition_nodes(state_, partition), allowed, live_resources(state_),
-                                       allocation_);
+      const bool ok =
+          selector_.select(request, partition_nodes(state_, partition), allowed, live_resources(state_), allocation_);
       assert(ok);
       (void)ok;
       return now;
@@ -703,8 +700,8 @@ class SlurmScheduler final : public Scheduler {
     const auto end_after = [](std::int64_t e, const RunningJob& r) { return e < r.end_s; };
     const std::size_t size = running_.size();
     // 24.11: jobs expected to end before start_res are removed first.
-    std::size_t idx =
-        static_cast<std::size_t>(std::lower_bound(running_.begin(), running_.end(), start_res, by_end) - running_.begin());
+    std::size_t idx = static_cast<std::size_t>(std::lower_bound(running_.begin(), running_.end(), start_res, by_end) -
+                                               running_.begin());
     std::int64_t result = -1;
     std::int64_t applied_key = kUsableNow;
     if (start_res > now && (kstar == kUsableNow || (idx > 0 && kstar <= running_[idx - 1].key()))) {
@@ -712,9 +709,10 @@ class SlurmScheduler final : public Scheduler {
       applied_key = idx > 0 ? running_[idx - 1].key() : kUsableNow;
     } else {
       const std::size_t bound_pos =
-          bound_end != 0 ? static_cast<std::size_t>(
-                               std::upper_bound(running_.begin(), running_.end(), bound_end, end_after) - running_.begin())
-                         : size;
+          bound_end != 0
+              ? static_cast<std::size_t>(std::upper_bound(running_.begin(), running_.end(), bound_end, end_after) -
+                                         running_.begin())
+              : size;
       std::int64_t time_window = 30;
       std::int64_t anchor = 0;
       while (true) {
@@ -752,8 +750,8 @@ class SlurmScheduler final : public Scheduler {
     if (result >= 0) {
       scratch_.reset();
       if (applied_key != kUsableNow) releases_.apply(scratch_, request, avail, applied_key);
-      const bool ok = selector_.select(request, partition_nodes(state_, partition), allowed,
-                                       scratch_.view_for(request), allocation_);
+      const bool ok = selector_.select(request, partition_nodes(state_, partition), allowed, scratch_.view_for(request),
+                                       allocation_);
       assert(ok);
       (void)ok;
     }

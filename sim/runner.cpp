@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
-#include <tuple>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "model/errors.hpp"
 #include "scheduler/node_selection.hpp"
@@ -26,7 +26,8 @@ bool can_ever_fit(const JobSpec& spec, const PartitionConfig& part, const Cluste
   std::uint64_t usable = 0, cpus = 0;
   for (NodeIndex n : part.nodes) {
     const NodeConfig& node = cluster.nodes[n];
-    if (node.gpus < r.gpus_per_node || node.memory_mb < r.mem_per_node_mb || node.cpus < cpn) continue;
+    if (!node.available || node.gpus < r.gpus_per_node || node.memory_mb < r.mem_per_node_mb || node.cpus < cpn)
+      continue;
     ++usable;
     cpus += node.cpus;
   }
@@ -74,8 +75,9 @@ RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> all, const RunOption
     const auto shape = std::make_tuple(p, spec.nodes, spec.cpus, spec.gpus_per_node, spec.mem_per_node_mb);
     auto cached = fits_cache.find(shape);
     if (cached == fits_cache.end()) {
-      cached = fits_cache.emplace(shape, can_ever_fit(spec, sc.cluster.partitions[static_cast<std::size_t>(p)],
-                                                      sc.cluster)).first;
+      cached =
+          fits_cache.emplace(shape, can_ever_fit(spec, sc.cluster.partitions[static_cast<std::size_t>(p)], sc.cluster))
+              .first;
     }
     if (!cached->second) {
       ++outcome.rejected;

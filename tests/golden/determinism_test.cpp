@@ -87,7 +87,8 @@ TEST_P(ClassicShortcutEquivalence, IncrementalPassesGiveTheFullRePlansSchedule) 
   // The real HPC2N trace (3,170 jobs) on its own machine size: 120 nodes x 2 CPUs.
   const std::string text = R"({"name": "hpc2n", "cluster": {"nodes": [{"prefix": "n", "count": 120, "cpus": 2}],
      "partitions": [{"name": "batch", "nodes": "ALL", "default": true}]},
-     "workload": {"trace": {"path": ")" + std::string(GPUTWIN_SHARED_DIR) + R"(/traces/hpc2n-subset.swf"}},
+     "workload": {"trace": {"path": ")" +
+                           std::string(GPUTWIN_SHARED_DIR) + R"(/traces/hpc2n-subset.swf"}},
      "scheduler": {"policy": "fcfs"}})";
   Scenario plain = parse_scenario(text, "hpc2n.json", ".");
   plain.scheduler.policy = GetParam();

@@ -134,16 +134,20 @@ TEST(NodeSelectionProperty, BitmapFastPathChoosesExactlyWhatTheFullScanChooses) 
   std::vector<NodeAllocation> fast, slow;
   NodeBitmap allowed(300);
   for (int k = 0; k < 2000; ++k) {
-    SelectRequest r{static_cast<std::uint32_t>(rng.uniform_int(0, 20)), static_cast<std::uint32_t>(rng.uniform_int(1, 64)),
+    SelectRequest r{static_cast<std::uint32_t>(rng.uniform_int(0, 20)),
+                    static_cast<std::uint32_t>(rng.uniform_int(1, 64)),
                     static_cast<std::uint32_t>(rng.uniform_int(0, 8)), 0, false};
     if (r.nodes > 0 && r.cpus < r.nodes) r.cpus = r.nodes;
     for (NodeIndex n = 0; n < 300; ++n) {
-      if (rng.uniform() < 0.9) allowed.set(n);
-      else allowed.clear(n);
+      if (rng.uniform() < 0.9)
+        allowed.set(n);
+      else
+        allowed.clear(n);
     }
     const std::uint64_t* mask = (k % 2) ? allowed.words().data() : nullptr;
     const bool ok_fast = selector.select(r, partition_nodes(state, 0), mask, live_resources(state), fast);
-    const bool ok_slow = selector.select(r, NodeSet{sc.cluster.partitions[0].nodes, nullptr}, mask, live_resources(state), slow);
+    const bool ok_slow =
+        selector.select(r, NodeSet{sc.cluster.partitions[0].nodes, nullptr}, mask, live_resources(state), slow);
     ASSERT_EQ(ok_fast, ok_slow) << "request " << k;
     ASSERT_EQ(nodes_of(fast), nodes_of(slow)) << "request " << k;
   }

@@ -99,6 +99,18 @@ TEST(SlurmPolicy, TimeLimitIsEnforcedAtThe30SecondCheckAfterLimitPlusOverTimeLim
   EXPECT_EQ(to_seconds(o3.state->job(0).end), 690);
 }
 
+TEST(SlurmPolicy, DrainedNodesAreNeverAllocated) {
+  // n001 is configured DRAIN: both 8-GPU jobs run on n002, one after the other (J1 11-111, J2 from 111).
+  Scenario s = gpu_pair();
+  s.cluster.nodes[0].available = false;
+  auto o = run_jobs(s, {make_job(1, 10, 1, 8, 8, 600, 100), make_job(2, 10, 1, 8, 8, 600, 100)}, RunOptions{});
+  EXPECT_EQ(start_times(o), (std::vector<std::int64_t>{11, 111}));
+  EXPECT_EQ(node_lists(o), (std::vector<std::string>{"n002", "n002"}));
+  // A 2-node job cannot fit the partition any more: rejected at submit, as slurmctld does.
+  auto rejected = run_jobs(s, {make_job(1, 10, 2, 16, 8, 600, 100)}, RunOptions{});
+  EXPECT_EQ(rejected.rejected, 1u);
+}
+
 TEST(SlurmPolicy, KillTimeFollowsThePhaseOfTheCheck) {
   SlurmParameters p;
   p.phase_s = 7;  // slurmctld started at -7 s: checks at 23, 53, ...
