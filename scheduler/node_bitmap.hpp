@@ -40,13 +40,6 @@ class NodeBitmap {
     }
     return true;
   }
-  /// True if (this AND a) is a subset of b, without building the intersection.
-  [[nodiscard]] bool and_subset_of(const NodeBitmap& a, const NodeBitmap& b) const {
-    for (std::size_t i = 0; i < words_.size(); ++i) {
-      if (words_[i] & a.words_[i] & ~b.words_[i]) return false;
-    }
-    return true;
-  }
   /// True if (base AND next) has a node outside (this AND slice): backfill's "more candidate nodes become free
   /// after this slice" test, in one pass.
   [[nodiscard]] bool grows_after(const NodeBitmap& slice, const NodeBitmap& base, const NodeBitmap& next) const {

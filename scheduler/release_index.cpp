@@ -28,7 +28,6 @@ void ReleaseIndex::rebuild(std::span<const RunningJob> running) {
     }
   }
   shapes_.clear();
-  ++version_;
 }
 
 void ReleaseIndex::add_started(const RunningJob& job) {
@@ -47,7 +46,6 @@ void ReleaseIndex::add_started(const RunningJob& job) {
       }
     }
   }
-  ++version_;
 }
 
 std::int64_t ReleaseIndex::compute_key(const SelectRequest& r, NodeIndex n) const {

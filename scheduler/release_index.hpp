@@ -47,8 +47,6 @@ class ReleaseIndex {
   /// Gives back to `scratch` the releases with key <= `key` on the nodes of `nodes` that become usable for
   /// `request` by then, so the selector sees those nodes as will-run's replay would.
   void apply(ResourceScratch& scratch, const SelectRequest& request, const NodeBitmap& nodes, std::int64_t key);
-  /// Bumped whenever usable keys may have changed (a start in the cycle, a rebuild).
-  [[nodiscard]] std::uint64_t version() const { return version_; }
 
  private:
   struct Release {
@@ -72,7 +70,6 @@ class ReleaseIndex {
   std::vector<NodeIndex> used_nodes_;           // nodes with releases (to clear cheaply)
   std::vector<Shape> shapes_;
   std::vector<std::pair<std::int64_t, NodeIndex>> merge_buffer_;
-  std::uint64_t version_ = 0;
 };
 
 }  // namespace gputwin
