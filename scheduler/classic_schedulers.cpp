@@ -152,7 +152,6 @@ class ClassicScheduler final : public Scheduler {
       return limit_end(a) < limit_end(b) || (limit_end(a) == limit_end(b) && a < b);
     });
     const SelectRequest request = select_request(state_.spec(head));
-    const PartitionConfig& part = partition_of(head);
     scratch_.reset();
     scratch_.track(request, selector_, state_.partition_bits(state_.job(head).partition));
     bool found = scratch_.fits();
@@ -212,7 +211,8 @@ class ClassicScheduler final : public Scheduler {
     now.mem.assign(state_.free_mem_mb().begin(), state_.free_mem_mb().end());
     profile_.push_back(std::move(now));
     for (JobIndex j : running_) {
-      const SimTime end = std::max(world_.now(), state_.job(j).start + from_seconds(state_.job(j).time_limit_s));
+      // A job past its limit still holds its nodes (epilog) until released: never count them free now.
+      const SimTime end = std::max(world_.now() + 1, state_.job(j).start + from_seconds(state_.job(j).time_limit_s));
       const std::size_t s = split(end);
       for (std::size_t k = s; k < profile_.size(); ++k) {
         for (const NodeAllocation& a : state_.allocation(j)) {

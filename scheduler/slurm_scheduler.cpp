@@ -89,9 +89,9 @@ class SlurmScheduler final : public Scheduler {
         state_(world.state()),
         selector_(state_.config()),
         scratch_(state_),
-        releases_(state_),
         pass_avail_(state_.node_count()),
-        partition_failed_(state_.config().partitions.size(), 0) {
+        partition_failed_(state_.config().partitions.size(), 0),
+        releases_(state_) {
     const auto& parts = state_.config().partitions;
     partition_bitmaps_.reserve(parts.size());
     for (const auto& p : parts) {
@@ -270,13 +270,25 @@ class SlurmScheduler final : public Scheduler {
 
   // Position of the last queue record that could possibly start now (by the partitions' counters), or -1.
   // Free resources only shrink during a cycle, so records after it can never start in this cycle.
-  std::int64_t last_startable_record() const {
+  // Also sets last_testable_: the position of the last record backfill would test at all (partition UP, limit
+  // within MaxTime), which decides whether the plain cycle would leave a start estimate (_more_work).
+  std::int64_t last_startable_record() {
     const auto& entries = queue_.entries();
+    last_testable_ = -1;
     for (std::int64_t pos = static_cast<std::int64_t>(entries.size()) - 1; pos >= 0; --pos) {
       const JobIndex j = entries[static_cast<std::size_t>(pos)].job;
+      if (!backfill_testable(j)) continue;
+      if (last_testable_ < 0) last_testable_ = pos;
       if (may_fit_now(state_.spec(j), state_.job(j).partition)) return pos;
     }
     return -1;
+  }
+
+  // Backfill tests a record only if its partition is UP and its limit fits the partition's MaxTime.
+  bool backfill_testable(JobIndex j) const {
+    const JobRuntime& rt = state_.job(j);
+    const PartitionConfig& part = state_.config().partitions[rt.partition];
+    return part.state == PartitionState::kUp && (part.max_time_s < 0 || rt.time_limit_s <= part.max_time_s);
   }
 
   void attempt_backfill() {
@@ -286,7 +298,6 @@ class SlurmScheduler final : public Scheduler {
     const std::int64_t now = to_seconds(now_t);
     const std::int64_t res = params_.bf_resolution_s;
     const std::int64_t window_end = floor_to(now + params_.bf_window_min * 60, res);
-    const auto& parts = state_.config().partitions;
     const std::size_t node_count = state_.node_count();
 
     std::int64_t stop_after = static_cast<std::int64_t>(queue_.size()) - 1;
@@ -295,7 +306,7 @@ class SlurmScheduler final : public Scheduler {
       if (stop_after < 0) {
         // Nothing can start now: the plain cycle would only compute reservations, which do not outlive it.
         ++stats_.backfill_skipped;
-        bf_left_estimates_ = !queue_.empty();
+        bf_left_estimates_ = last_testable_ >= 0;
         return;
       }
     }
@@ -328,16 +339,13 @@ class SlurmScheduler final : public Scheduler {
       if (slices_.size() >= params_.bf_max_job_test) break;  // bf_node_space_size: table full ends the cycle
       if (params_.bf_max_job_start > 0 && started >= params_.bf_max_job_start) break;
       if (static_cast<std::int64_t>(pos) > stop_after) {
-        // Shortcut: the rest can only reserve. The plain cycle would test at least this record and leave it
-        // pending with a start estimate, which is what _more_work sees.
-        bf_left_estimates_ = true;
+        // Shortcut: the rest can only reserve. The plain cycle would still test the next testable record, if any,
+        // and leave it pending with a start estimate, which is what _more_work sees.
+        bf_left_estimates_ = bf_left_estimates_ || last_testable_ >= static_cast<std::int64_t>(pos);
         break;
       }
       const JobIndex j = entries[pos].job;
-      const JobRuntime& rt = state_.job(j);
-      const PartitionConfig& part = parts[rt.partition];
-      if (part.state != PartitionState::kUp) continue;
-      if (part.max_time_s >= 0 && rt.time_limit_s > part.max_time_s) continue;
+      if (!backfill_testable(j)) continue;
       ++tested;
       ++stats_.jobs_tested;
       const BackfillOutcome outcome = backfill_job(j, now, window_end);
@@ -367,7 +375,6 @@ class SlurmScheduler final : public Scheduler {
   BackfillOutcome backfill_job(JobIndex j, std::int64_t now, std::int64_t window_end) {
     const JobSpec& spec = state_.spec(j);
     const JobRuntime& rt = state_.job(j);
-    const PartitionConfig& part = state_.config().partitions[rt.partition];
     const SelectRequest request = select_request(spec);
     const std::int64_t res = params_.bf_resolution_s;
     const std::int64_t limit = rt.time_limit_s;
@@ -792,6 +799,7 @@ class SlurmScheduler final : public Scheduler {
   SimTime last_backfill_end_ = 0;
   std::uint64_t bf_update_mark_ = 0;
   bool bf_left_estimates_ = false;
+  std::int64_t last_testable_ = -1;
   bool bf_waiting_ = false;
   SimTime bf_wait_since_ = 0;
 };

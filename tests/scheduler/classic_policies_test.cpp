@@ -65,6 +65,15 @@ TEST(ClassicPolicies, SjfOrdersByRequestedTimeWithoutBackfilling) {
   EXPECT_EQ(start_times(run(SchedulerPolicy::kFcfs, jobs)), (std::vector<std::int64_t>{0, 100, 400, 450}));
 }
 
+TEST(ClassicPolicies, ConservativeWaitsForNodesInTheirEpilog) {
+  // 2 nodes x 1 CPU, epilog 50 s. J1 (1 node) ends at its limit 100 and holds n001 until 150; J2 (2 nodes, t=120)
+  // must wait for the release at 150.
+  Scenario s = make_scenario(2, 1, 0, SchedulerPolicy::kConservative);
+  s.scheduler.slurm.epilog_s = 50;
+  auto o = run_jobs(s, {make_job(1, 0, 1, 1, 0, 100, 100), make_job(2, 120, 2, 2, 0, 100, 100)}, RunOptions{});
+  EXPECT_EQ(start_times(o), (std::vector<std::int64_t>{0, 150}));
+}
+
 TEST(ClassicPolicies, JobsRunIntoTheirLimitAreTimedOut) {
   // Limit 60 s, would run 100 s: killed at exactly start + limit under the classic policies.
   auto o = run(SchedulerPolicy::kFcfs, {make_job(1, 0, 1, 1, 0, 60, 100)});

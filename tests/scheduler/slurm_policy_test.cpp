@@ -111,6 +111,22 @@ TEST(SlurmPolicy, DrainedNodesAreNeverAllocated) {
   EXPECT_EQ(rejected.rejected, 1u);
 }
 
+TEST(SlurmPolicy, ShortcutsKeepBackfillTimingWhenOnlyUntestableJobsRemain) {
+  // MaxTime 1000 s: J9 (limit 2000) can never be tested by backfill. Once the testable jobs are gone, the plain
+  // agent waits for a change and runs on the next 1 s poll; the shortcut must do the same.
+  std::vector<JobSpec> jobs{make_job(1, 10, 1, 8, 8, 600, 300), make_job(9, 12, 2, 16, 8, 2000, 100),
+                            make_job(2, 100, 2, 16, 8, 600, 100), make_job(3, 100, 1, 4, 4, 300, 100)};
+  std::vector<std::int64_t> starts[2];
+  for (int shortcuts = 0; shortcuts < 2; ++shortcuts) {
+    Scenario s = gpu_pair();
+    s.cluster.partitions[0].max_time_s = 1000;
+    s.scheduler.slurm.shortcuts = shortcuts == 1;
+    starts[shortcuts] = start_times(run_jobs(s, jobs, RunOptions{}));
+  }
+  EXPECT_EQ(starts[0], starts[1]);
+  EXPECT_EQ(starts[1][3], -1);  // J9 (last by id: 1, 2, 3, 9) never starts
+}
+
 TEST(SlurmPolicy, KillTimeFollowsThePhaseOfTheCheck) {
   SlurmParameters p;
   p.phase_s = 7;  // slurmctld started at -7 s: checks at 23, 53, ...
