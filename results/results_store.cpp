@@ -17,7 +17,11 @@ namespace {
 class Database {
  public:
   explicit Database(const std::filesystem::path& path) : path_(path) {
-    if (sqlite3_open(path.c_str(), &db_) != SQLITE_OK) fail("cannot open");
+    if (sqlite3_open(path.c_str(), &db_) != SQLITE_OK) {
+      const std::string msg = path.string() + ": cannot open: " + (db_ ? sqlite3_errmsg(db_) : "out of memory");
+      sqlite3_close(db_);  // sqlite3_open may return a handle even on failure
+      throw ResultsError(msg);
+    }
   }
   ~Database() { sqlite3_close(db_); }
   Database(const Database&) = delete;
@@ -126,7 +130,8 @@ std::vector<std::pair<std::string, double>> summary_numbers(const RunSummary& s)
 
 void write_sqlite(const std::filesystem::path& path, const RunInfo& info, const ClusterState& state,
                   const RunSummary& summary, const RunRecorder& recorder) {
-  std::filesystem::remove(path);
+  std::error_code ec;
+  std::filesystem::remove(path, ec);  // a leftover temporary from a crashed run; absence is fine
   Database db(path);
   db.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;");  // a temporary file, renamed only when complete
   db.exec("BEGIN");
