@@ -479,9 +479,6 @@ std::vector<JobSpec> load_workload(const Scenario& scenario) {
       throw ScenarioError(scenario.file.filename().string(), "/workload/synthetic", e.what());
     }
   }
-  // Jobs must be in submit order for the runner; traces usually are, but sort stably to be sure.
-  std::stable_sort(jobs.begin(), jobs.end(),
-                   [](const JobSpec& a, const JobSpec& b) { return a.submit_s < b.submit_s; });
   return jobs;
 }
 

@@ -63,10 +63,7 @@ class ClassicScheduler final : public Scheduler {
 
   bool may_fit_now(JobIndex j) const { return gputwin::may_fit_now(state_, state_.spec(j), state_.job(j).partition); }
 
-  bool runnable(JobIndex j) const {
-    const PartitionConfig& part = partition_of(j);
-    return part.state == PartitionState::kUp && (part.max_time_s < 0 || state_.job(j).time_limit_s <= part.max_time_s);
-  }
+  bool runnable(JobIndex j) const { return partition_admits(state_, j); }
 
   bool try_start(JobIndex j, const std::uint64_t* allowed) {
     ++stats_.jobs_tested;

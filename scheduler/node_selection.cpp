@@ -27,6 +27,12 @@ bool may_fit_now(const ClusterState& state, const JobSpec& spec, std::uint32_t p
   return state.partition_free_cpus(p) >= spec.cpus && state.nodes_with_free_gpus(p, spec.gpus_per_node) >= 1;
 }
 
+bool partition_admits(const ClusterState& state, JobIndex j) {
+  const JobRuntime& rt = state.job(j);
+  const PartitionConfig& part = state.config().partitions[rt.partition];
+  return part.state == PartitionState::kUp && (part.max_time_s < 0 || rt.time_limit_s <= part.max_time_s);
+}
+
 NodeSet partition_nodes(const ClusterState& state, std::uint32_t p) {
   return NodeSet{state.config().partitions[p].nodes, state.partition_bits(p)};
 }

@@ -48,6 +48,10 @@ NodeSet partition_nodes(const ClusterState& state, std::uint32_t p);
 /// Fast necessary condition from the partition's counters: false means `spec` cannot fit partition `p` now.
 bool may_fit_now(const ClusterState& state, const JobSpec& spec, std::uint32_t p);
 
+/// True if job `j`'s partition takes it at all: the partition is UP and the job's limit is within MaxTime
+/// (otherwise slurmctld leaves it pending, PartitionDown / PartitionTimeLimit).
+bool partition_admits(const ClusterState& state, JobIndex j);
+
 /// The live cluster's free resources.
 FreeResources live_resources(const ClusterState& state);
 

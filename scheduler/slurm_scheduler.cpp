@@ -285,11 +285,7 @@ class SlurmScheduler final : public Scheduler {
   }
 
   // Backfill tests a record only if its partition is UP and its limit fits the partition's MaxTime.
-  bool backfill_testable(JobIndex j) const {
-    const JobRuntime& rt = state_.job(j);
-    const PartitionConfig& part = state_.config().partitions[rt.partition];
-    return part.state == PartitionState::kUp && (part.max_time_s < 0 || rt.time_limit_s <= part.max_time_s);
-  }
+  bool backfill_testable(JobIndex j) const { return partition_admits(state_, j); }
 
   void attempt_backfill() {
     ++stats_.backfill_cycles;

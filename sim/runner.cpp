@@ -57,6 +57,7 @@ RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> all, const RunOption
   outcome.scenario = std::make_unique<Scenario>(std::move(scenario));
   const Scenario& sc = *outcome.scenario;
   const auto load_start = Clock::now();
+  // The engine feeds submissions in job-table order: traces are usually sorted already, but make sure.
   std::stable_sort(all.begin(), all.end(), [](const JobSpec& a, const JobSpec& b) { return a.submit_s < b.submit_s; });
   std::vector<JobSpec> jobs;
   jobs.reserve(all.size());
