@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "model/accounting.hpp"
+
 namespace gputwin {
 
 /// Index of a node in the cluster's node table (slurm.conf definition order).
@@ -34,6 +36,10 @@ struct PartitionConfig {
   PartitionState state = PartitionState::kUp;  ///< State=UP/DOWN/DRAIN/INACTIVE.
   std::uint32_t priority_tier = 1;             ///< PriorityTier: higher tiers are scheduled first.
   std::uint32_t priority_job_factor = 1;       ///< PriorityJobFactor (multifactor's partition factor).
+  BillingWeights billing;                      ///< TRESBillingWeights.
+  std::string qos;                             ///< QOS= (partition QOS); empty for none.
+  PreemptMode preempt_mode = PreemptMode::kOff;  ///< PreemptMode= of the partition; kOff inherits the cluster's.
+  std::int64_t grace_time_s = 0;               ///< GraceTime= for preempted jobs of this partition.
 };
 
 /// Nodes and partitions of one cluster.

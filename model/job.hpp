@@ -46,6 +46,18 @@ struct JobSpec {
   std::int64_t time_limit_s = kNoTimeLimit;  ///< Requested time limit (--time); kNoTimeLimit if not given.
   std::int64_t run_time_s = 0;               ///< How long the job would run if not killed (only the simulator knows).
   JobState outcome = JobState::kCompleted;   ///< How the job ends if it finishes within its limit.
+  std::int32_t nice = 0;                     ///< --nice: subtracted from the multifactor priority.
+  std::int64_t begin_s = -1;                 ///< --begin: not eligible before this time; -1 if not given.
+  std::int64_t hold_until_s = -1;            ///< Submitted held (-H) and released at this time; kHeldForever never.
+  std::string dependency;                    ///< --dependency in Slurm's syntax ("afterok:12:13,singleton").
+  bool requeue = true;                       ///< --requeue / JobRequeue: may be requeued (preemption, node fail).
+  std::uint64_t array_job_id = 0;            ///< ArrayJobID of an array task; 0 if not an array task.
+  std::int32_t array_task_id = -1;           ///< ArrayTaskID; -1 if not an array task.
+  std::uint32_t array_max_running = 0;       ///< The array's %N throttle; 0 for none.
+  std::int64_t observed_start_s = -1;        ///< Start time in the source trace (for fidelity comparisons); -1 unknown.
 };
+
+/// hold_until_s value of a job that stays held for the whole run.
+inline constexpr std::int64_t kHeldForever = INT64_MAX;
 
 }  // namespace gputwin
