@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gputwin {
@@ -137,5 +138,12 @@ struct BillingWeights {
   /// True when no weight is set (billing falls back to allocated CPUs).
   [[nodiscard]] bool empty() const { return cpu == 0 && mem_gb == 0 && node == 0 && gpu == 0; }
 };
+
+/// Parses a memory size with an optional K/M/G/T suffix (default MB) into MB; false if malformed.
+bool parse_memory_mb(std::string_view text, std::int64_t& mb);
+/// Parses a TRES limit list ("cpu=4,mem=64G,node=2,gres/gpu=16"); false with `error` set if malformed.
+bool parse_tres_limits(std::string_view text, TresLimits& out, std::string& error);
+/// Parses TRESBillingWeights ("CPU=1.0,Mem=0.25G,GRES/gpu=2.0"); false with `error` set if malformed.
+bool parse_billing_weights(std::string_view text, BillingWeights& out, std::string& error);
 
 }  // namespace gputwin

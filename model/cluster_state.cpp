@@ -1,5 +1,8 @@
 #include "model/cluster_state.hpp"
 
+#include <iterator>
+#include <optional>
+
 #include <algorithm>
 #include <cassert>
 
@@ -8,19 +11,63 @@
 namespace gputwin {
 
 std::string_view pending_reason_name(PendingReason reason) {
-  switch (reason) {
-    case PendingReason::kNone:
-      return "None";
-    case PendingReason::kPriority:
-      return "Priority";
-    case PendingReason::kResources:
-      return "Resources";
-    case PendingReason::kPartitionDown:
-      return "PartitionDown";
-    case PendingReason::kPartitionTimeLimit:
-      return "PartitionTimeLimit";
+  // Slurm's strings (src/common/job_state_reason.c), in enum order.
+  static constexpr std::string_view kNames[] = {
+      "None",
+      "Priority",
+      "Resources",
+      "PartitionDown",
+      "PartitionTimeLimit",
+      "Dependency",
+      "DependencyNeverSatisfied",
+      "BeginTime",
+      "JobHeldUser",
+      "JobArrayTaskLimit",
+      "QOSMaxJobsPerUserLimit",
+      "QOSGrpJobsLimit",
+      "QOSMaxWallDurationPerJobLimit",
+      "QOSMaxGRESPerUser",
+      "QOSMaxCpuPerUserLimit",
+      "QOSMaxMemoryPerUser",
+      "QOSMaxNodePerUserLimit",
+      "QOSGrpGRES",
+      "QOSGrpCpuLimit",
+      "QOSGrpMemLimit",
+      "QOSGrpNodeLimit",
+      "QOSMaxGRESPerJob",
+      "QOSMaxCpuPerJobLimit",
+      "QOSMaxMemoryPerJob",
+      "QOSMaxNodePerJobLimit",
+      "AssocMaxJobsLimit",
+      "AssocGrpJobsLimit",
+      "AssocMaxWallDurationPerJobLimit",
+      "AssocGrpGRES",
+      "AssocGrpCpuLimit",
+      "AssocGrpMemLimit",
+      "AssocGrpNodeLimit",
+      "AssocMaxGRESPerJob",
+      "AssocMaxCpuPerJobLimit",
+      "AssocMaxMemoryPerJob",
+      "AssocMaxNodePerJobLimit",
+      "QOSMaxSubmitJobPerUserLimit",
+      "QOSGrpSubmitJobsLimit",
+      "AssocMaxSubmitJobLimit",
+      "AssocGrpSubmitJobsLimit",
+      "InvalidAccount",
+      "InvalidQOS",
+  };
+  static_assert(std::size(kNames) == static_cast<std::size_t>(PendingReason::kCount));
+  const auto i = static_cast<std::size_t>(reason);
+  return i < std::size(kNames) ? kNames[i] : "None";
+}
+
+/// Parses a reason name as pending_reason_name prints it.
+std::optional<PendingReason> parse_pending_reason(std::string_view name) {
+  for (std::size_t i = 0; i < static_cast<std::size_t>(PendingReason::kCount); ++i) {
+    const auto r = static_cast<PendingReason>(i);
+    if (pending_reason_name(r) == name) return r;
   }
-  return "None";
+  return std::nullopt;
 }
 
 std::string_view node_state_name(NodeState state) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -26,15 +27,62 @@ struct NodeAllocation {
 };
 
 /// Why a pending job is pending (a subset of Slurm's job_state_reason).
-enum class PendingReason : std::uint8_t { kNone, kPriority, kResources, kPartitionDown, kPartitionTimeLimit };
+enum class PendingReason : std::uint8_t {
+  kNone,
+  kPriority,
+  kResources,
+  kPartitionDown,
+  kPartitionTimeLimit,
+  kDependency,
+  kDependencyNeverSatisfied,
+  kBeginTime,
+  kJobHeldUser,
+  kJobArrayTaskLimit,
+  kQosMaxJobsPerUser,
+  kQosGrpJobs,
+  kQosMaxWallPerJob,
+  kQosMaxGresPerUser,
+  kQosMaxCpuPerUser,
+  kQosMaxMemPerUser,
+  kQosMaxNodePerUser,
+  kQosGrpGres,
+  kQosGrpCpu,
+  kQosGrpMem,
+  kQosGrpNode,
+  kQosMaxGresPerJob,
+  kQosMaxCpuPerJob,
+  kQosMaxMemPerJob,
+  kQosMaxNodePerJob,
+  kAssocMaxJobs,
+  kAssocGrpJobs,
+  kAssocMaxWallPerJob,
+  kAssocGrpGres,
+  kAssocGrpCpu,
+  kAssocGrpMem,
+  kAssocGrpNode,
+  kAssocMaxGresPerJob,
+  kAssocMaxCpuPerJob,
+  kAssocMaxMemPerJob,
+  kAssocMaxNodePerJob,
+  kQosMaxSubmitJobsPerUser,  ///< Submit-time rejections (recorded as the job's reason).
+  kQosGrpSubmitJobs,
+  kAssocMaxSubmitJobs,
+  kAssocGrpSubmitJobs,
+  kInvalidAccount,
+  kInvalidQos,
+  kCount,  ///< Number of reasons (not a reason).
+};
 
 /// Slurm's name of a pending reason.
 std::string_view pending_reason_name(PendingReason reason);
+/// Parses a Slurm reason string as pending_reason_name prints it.
+std::optional<PendingReason> parse_pending_reason(std::string_view name);
 
 /// A job's life in the run.
 struct JobRuntime {
   JobState state = JobState::kPending;          ///< Current state.
   bool submitted = false;                       ///< True once the submit event has happened.
+  bool rejected = false;                        ///< Refused at submit (limits, invalid account or QOS).
   PendingReason reason = PendingReason::kNone;  ///< Last pending reason set by the scheduler.
   std::uint32_t partition = 0;                  ///< Partition index.
   std::uint32_t priority = 0;                   ///< Priority as the scheduler sorts it.

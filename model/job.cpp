@@ -1,7 +1,9 @@
 #include "model/job.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
+#include <charconv>
 
 namespace gputwin {
 namespace {
@@ -45,6 +47,49 @@ std::optional<JobState> parse_job_state(std::string_view name) {
   }
   if (name == "OOM") return JobState::kOutOfMemory;
   return std::nullopt;
+}
+
+}  // namespace gputwin
+
+namespace gputwin {
+
+bool parse_array_spec(std::string_view text, std::vector<std::int32_t>& tasks, std::uint32_t& max_running) {
+  tasks.clear();
+  max_running = 0;
+  const auto pct = text.find('%');
+  if (pct != std::string_view::npos) {
+    const std::string_view n = text.substr(pct + 1);
+    auto r = std::from_chars(n.data(), n.data() + n.size(), max_running);
+    if (n.empty() || r.ec != std::errc() || r.ptr != n.data() + n.size()) return false;
+    text = text.substr(0, pct);
+  }
+  auto number = [](std::string_view s, std::int64_t& v) {
+    auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+    return !s.empty() && r.ec == std::errc() && r.ptr == s.data() + s.size() && v >= 0 && v <= 4'000'000;
+  };
+  std::size_t pos = 0;
+  while (true) {
+    const auto comma = text.find(',', pos);
+    const std::string_view item = text.substr(pos, comma == std::string_view::npos ? text.npos : comma - pos);
+    std::int64_t first = 0, last = 0, step = 1;
+    const auto colon = item.find(':');
+    const std::string_view range = item.substr(0, colon);
+    if (colon != std::string_view::npos && (!number(item.substr(colon + 1), step) || step == 0)) return false;
+    const auto dash = range.find('-');
+    if (dash == std::string_view::npos) {
+      if (!number(range, first)) return false;
+      last = first;
+    } else if (!number(range.substr(0, dash), first) || !number(range.substr(dash + 1), last) || last < first) {
+      return false;
+    }
+    for (std::int64_t t = first; t <= last; t += step) tasks.push_back(static_cast<std::int32_t>(t));
+    if (tasks.size() > 1'000'000) return false;  // MaxArraySize is at most 4,000,001; keep runs sane
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  std::sort(tasks.begin(), tasks.end());
+  tasks.erase(std::unique(tasks.begin(), tasks.end()), tasks.end());
+  return !tasks.empty();
 }
 
 }  // namespace gputwin

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gputwin {
 
@@ -56,6 +57,10 @@ struct JobSpec {
   std::uint32_t array_max_running = 0;       ///< The array's %N throttle; 0 for none.
   std::int64_t observed_start_s = -1;        ///< Start time in the source trace (for fidelity comparisons); -1 unknown.
 };
+
+/// Parses an --array spec ("0-99%10", "1,3,5-7", "0-15:4%2") into sorted task ids and the %N throttle
+/// (0 if none); false if malformed.
+bool parse_array_spec(std::string_view text, std::vector<std::int32_t>& tasks, std::uint32_t& max_running);
 
 /// hold_until_s value of a job that stays held for the whole run.
 inline constexpr std::int64_t kHeldForever = INT64_MAX;

@@ -14,103 +14,13 @@
 #include "gpu/gpu_catalogue.hpp"
 #include "model/errors.hpp"
 #include "model/hostlist.hpp"
+#include "model/scenario_field.hpp"
 
 namespace gputwin {
 namespace {
 
 using nlohmann::json;
-
-/// A JSON value together with its pointer, for reading with located errors.
-class Field {
- public:
-  Field(const json& value, std::string pointer, const std::string& file)
-      : value_(value), pointer_(std::move(pointer)), file_(file) {}
-
-  [[noreturn]] void fail(const std::string& problem) const { throw ScenarioError(file_, pointer_, problem); }
-
-  const json& raw() const { return value_; }
-  const std::string& pointer() const { return pointer_; }
-
-  Field at(const std::string& key) const {
-    if (!value_.is_object()) fail("expected an object");
-    auto it = value_.find(key);
-    if (it == value_.end()) throw ScenarioError(file_, pointer_ + "/" + key, "missing required key");
-    return Field(*it, pointer_ + "/" + key, file_);
-  }
-  bool has(const std::string& key) const { return value_.is_object() && value_.contains(key); }
-  Field at(std::size_t index) const { return Field(value_[index], pointer_ + "/" + std::to_string(index), file_); }
-
-  void expect_object(std::initializer_list<std::string_view> allowed) const {
-    if (!value_.is_object()) fail("expected an object");
-    for (auto it = value_.begin(); it != value_.end(); ++it) {
-      if (std::find(allowed.begin(), allowed.end(), it.key()) == allowed.end()) {
-        std::string names;
-        for (auto a : allowed) names += (names.empty() ? "" : ", ") + std::string(a);
-        throw ScenarioError(file_, pointer_ + "/" + it.key(), "unknown key (allowed: " + names + ")");
-      }
-    }
-  }
-  std::size_t array_size() const {
-    if (!value_.is_array()) fail("expected an array");
-    return value_.size();
-  }
-  std::string string() const {
-    if (!value_.is_string()) fail("expected a string");
-    return value_.get<std::string>();
-  }
-  std::string non_empty_string() const {
-    std::string s = string();
-    if (s.empty()) fail("expected a non-empty string");
-    return s;
-  }
-  bool boolean() const {
-    if (!value_.is_boolean()) fail("expected true or false");
-    return value_.get<bool>();
-  }
-  std::uint64_t non_negative() const {
-    if (!value_.is_number_integer() ||
-        (value_.is_number_integer() && !value_.is_number_unsigned() && value_.get<std::int64_t>() < 0)) {
-      fail("expected a non-negative integer");
-    }
-    return value_.get<std::uint64_t>();
-  }
-  std::uint64_t positive() const {
-    if (!value_.is_number_integer() || value_.get<std::int64_t>() <= 0) fail("expected a positive integer");
-    return value_.get<std::uint64_t>();
-  }
-  std::int64_t integer() const {
-    if (!value_.is_number_integer()) fail("expected an integer");
-    return value_.get<std::int64_t>();
-  }
-  double number() const {
-    if (!value_.is_number()) fail("expected a number");
-    return value_.get<double>();
-  }
-  std::uint32_t u32() const {
-    const std::uint64_t v = non_negative();
-    if (v > std::numeric_limits<std::uint32_t>::max()) fail("value too large");
-    return static_cast<std::uint32_t>(v);
-  }
-  /// A Slurm time: integer minutes, or a string in Slurm's formats. Returns seconds, -1 for UNLIMITED.
-  std::int64_t slurm_time() const {
-    if (value_.is_number_integer()) {
-      const auto minutes = value_.get<std::int64_t>();
-      if (minutes < 0) fail("expected a non-negative number of minutes");
-      return minutes * 60;
-    }
-    if (!value_.is_string()) fail("expected minutes or a Slurm time string such as \"2-00:00:00\" or \"UNLIMITED\"");
-    std::int64_t seconds = 0;
-    if (!parse_slurm_time(value_.get<std::string>(), seconds)) {
-      fail("'" + value_.get<std::string>() + "' is not a Slurm time (minutes, mm:ss, hh:mm:ss, d-hh:mm:ss, UNLIMITED)");
-    }
-    return seconds;
-  }
-
- private:
-  const json& value_;
-  std::string pointer_;
-  const std::string& file_;
-};
+using detail::Field;
 
 std::string pad_index(std::uint64_t index, int digits) {
   std::string s = std::to_string(index);
@@ -201,7 +111,8 @@ void read_partitions(const Field& field, ClusterConfig& cluster) {
   for (std::size_t p = 0; p < count; ++p) {
     const Field part = field.at(p);
     part.expect_object(
-        {"name", "nodes", "default", "default_time", "max_time", "state", "priority_tier", "priority_job_factor"});
+        {"name", "nodes", "default", "default_time", "max_time", "state", "priority_tier", "priority_job_factor",
+         "tres_billing_weights", "qos", "preempt_mode", "grace_time"});
     PartitionConfig config;
     config.name = part.at("name").non_empty_string();
     if (cluster.partition_index(config.name) >= 0)
@@ -225,6 +136,25 @@ void read_partitions(const Field& field, ClusterConfig& cluster) {
     }
     if (part.has("priority_tier")) config.priority_tier = part.at("priority_tier").u32();
     if (part.has("priority_job_factor")) config.priority_job_factor = part.at("priority_job_factor").u32();
+    if (part.has("tres_billing_weights")) {
+      std::string error;
+      if (!parse_billing_weights(part.at("tres_billing_weights").string(), config.billing, error))
+        part.at("tres_billing_weights").fail(error);
+    }
+    if (part.has("qos")) config.qos = part.at("qos").non_empty_string();
+    if (part.has("preempt_mode")) {
+      const std::string mode = part.at("preempt_mode").string();
+      if (mode == "OFF") {
+        config.preempt_mode = PreemptMode::kOff;
+      } else if (mode == "CANCEL") {
+        config.preempt_mode = PreemptMode::kCancel;
+      } else if (mode == "REQUEUE") {
+        config.preempt_mode = PreemptMode::kRequeue;
+      } else {
+        part.at("preempt_mode").fail("expected OFF, CANCEL or REQUEUE");
+      }
+    }
+    if (part.has("grace_time")) config.grace_time_s = static_cast<std::int64_t>(part.at("grace_time").non_negative());
     cluster.partitions.push_back(std::move(config));
   }
 }
@@ -289,7 +219,7 @@ void read_synthetic(const Field& field, Scenario& scenario) {
 void read_scheduler(const Field& field, SchedulerConfig& config) {
   field.expect_object({"policy", "sched_interval", "default_queue_depth", "batch_sched_delay", "bf_interval",
                        "bf_window", "bf_resolution", "bf_max_job_test", "bf_max_job_start", "bf_continue",
-                       "OverTimeLimit", "KillWait", "epilog_s", "phase_s", "shortcuts"});
+                       "OverTimeLimit", "KillWait", "epilog_s", "phase_s", "shortcuts", "priority"});
   const std::string policy = field.at("policy").non_empty_string();
   if (!parse_policy(policy, config.policy)) {
     field.at("policy").fail("unknown policy '" + policy + "' (known: fcfs, sjf, easy, conservative, slurm)");
@@ -324,6 +254,7 @@ void read_scheduler(const Field& field, SchedulerConfig& config) {
   read_int("epilog_s", s.epilog_s, 0, 86400);
   read_int("phase_s", s.phase_s, 0, 86400);
   if (field.has("shortcuts")) s.shortcuts = field.at("shortcuts").boolean();
+  if (field.has("priority")) detail::read_priority(field.at("priority"), config.priority);
 }
 
 }  // namespace
@@ -413,7 +344,7 @@ Scenario parse_scenario(const std::string& text, const std::string& file, const 
   }
   Scenario scenario;
   const Field root(doc, "", file);
-  root.expect_object({"name", "description", "seed", "cluster", "workload", "scheduler"});
+  root.expect_object({"name", "description", "seed", "cluster", "workload", "scheduler", "accounting"});
   scenario.name = root.at("name").non_empty_string();
   if (root.has("description")) scenario.description = root.at("description").string();
   if (root.has("seed")) scenario.seed = root.at("seed").non_negative();
@@ -424,10 +355,19 @@ Scenario parse_scenario(const std::string& text, const std::string& file, const 
   read_partitions(cluster.at("partitions"), scenario.cluster);
 
   const Field workload = root.at("workload");
-  workload.expect_object({"trace", "synthetic"});
-  if (workload.has("trace") == workload.has("synthetic"))
-    workload.fail("expected exactly one of \"trace\" or \"synthetic\"");
-  if (workload.has("trace")) {
+  workload.expect_object({"trace", "synthetic", "jobs"});
+  if (int(workload.has("trace")) + int(workload.has("synthetic")) + int(workload.has("jobs")) != 1)
+    workload.fail("expected exactly one of \"trace\", \"synthetic\" or \"jobs\"");
+  if (workload.has("jobs")) {
+    scenario.has_inline_jobs = true;
+    scenario.inline_jobs = detail::read_inline_jobs(workload.at("jobs"));
+    for (std::size_t i = 0; i < scenario.inline_jobs.size(); ++i) {
+      const std::string& part = scenario.inline_jobs[i].partition;
+      if (!part.empty() && scenario.cluster.partition_index(part) < 0)
+        workload.at("jobs").fail("job " + std::to_string(scenario.inline_jobs[i].id) + ": no partition named '" +
+                                 part + "'");
+    }
+  } else if (workload.has("trace")) {
     read_trace(workload.at("trace"), base_dir, scenario);
     if (!scenario.trace.options.partition.empty() &&
         scenario.cluster.partition_index(scenario.trace.options.partition) < 0)
@@ -438,6 +378,15 @@ Scenario parse_scenario(const std::string& text, const std::string& file, const 
       workload.at("synthetic").at("partition").fail("no partition named '" + scenario.synthetic.partition + "'");
   }
   read_scheduler(root.at("scheduler"), scenario.scheduler);
+  if (root.has("accounting")) detail::read_accounting(root.at("accounting"), scenario.accounting);
+  for (std::size_t p = 0; p < scenario.cluster.partitions.size(); ++p) {
+    const std::string& qos = scenario.cluster.partitions[p].qos;
+    const auto& defined = scenario.accounting.qos;
+    if (!qos.empty() && qos != "normal" &&
+        std::none_of(defined.begin(), defined.end(), [&](const QosConfig& q) { return q.name == qos; })) {
+      throw ScenarioError(file, "/cluster/partitions/" + std::to_string(p) + "/qos", "no QOS named '" + qos + "'");
+    }
+  }
   return scenario;
 }
 
@@ -453,7 +402,9 @@ Scenario load_scenario(const std::filesystem::path& path) {
 
 std::vector<JobSpec> load_workload(const Scenario& scenario) {
   std::vector<JobSpec> jobs;
-  if (scenario.has_trace) {
+  if (scenario.has_inline_jobs) {
+    jobs = scenario.inline_jobs;
+  } else if (scenario.has_trace) {
     const SwfTrace trace = read_swf(scenario.trace.path);
     SwfImportOptions options = scenario.trace.options;
     // Node size for the processor mapping: the first node of the target partition.

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "model/accounting.hpp"
 #include "model/cluster.hpp"
 #include "model/job.hpp"
 #include "model/swf.hpp"
@@ -45,6 +46,7 @@ struct SlurmParameters {
 struct SchedulerConfig {
   SchedulerPolicy policy = SchedulerPolicy::kSlurm;  ///< Policy name.
   SlurmParameters slurm;                             ///< Parameters of the `slurm` policy.
+  PriorityConfig priority;                           ///< PriorityType and the multifactor parameters.
 };
 
 /// A trace workload (/workload/trace).
@@ -64,7 +66,10 @@ struct Scenario {
   ClusterConfig cluster;        ///< Nodes and partitions.
   bool has_trace = false;       ///< True for a trace workload, false for a synthetic one.
   TraceWorkload trace;          ///< The trace workload, when has_trace.
-  SyntheticWorkload synthetic;  ///< The synthetic workload, when !has_trace.
+  SyntheticWorkload synthetic;  ///< The synthetic workload, when neither has_trace nor has_inline_jobs.
+  bool has_inline_jobs = false; ///< True when the jobs are written in the scenario (/workload/jobs).
+  std::vector<JobSpec> inline_jobs;  ///< The inline jobs, when has_inline_jobs.
+  AccountingConfig accounting;  ///< Accounts, users, QOS, limits and their enforcement.
   SchedulerConfig scheduler;    ///< Scheduling policy and parameters.
 };
 

@@ -26,6 +26,11 @@ RunSummary summarize(const ClusterState& state, std::uint64_t rejected) {
   for (JobIndex j = 0; j < state.job_count(); ++j) {
     const JobRuntime& rt = state.job(j);
     const JobSpec& spec = state.spec(j);
+    if (rt.rejected) {
+      --s.jobs;
+      ++s.rejected;
+      continue;
+    }
     s.by_state[std::string(job_state_name(rt.state))]++;
     if (!any || spec.submit_s < s.first_submit_s) s.first_submit_s = static_cast<double>(spec.submit_s);
     any = true;

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cassert>
+#include <queue>
 #include <vector>
 
+#include "scheduler/job_policy.hpp"
 #include "scheduler/job_queue.hpp"
 #include "scheduler/node_bitmap.hpp"
 #include "scheduler/node_selection.hpp"
@@ -21,11 +23,12 @@ struct ProfileSlice {
 
 class ClassicScheduler final : public Scheduler {
  public:
-  ClassicScheduler(SchedulerPolicy policy, bool shortcuts, World& world)
-      : policy_(policy),
-        shortcuts_(shortcuts),
+  ClassicScheduler(const SchedulerConfig& config, const AccountingConfig& accounting, World& world)
+      : policy_(config.policy),
+        shortcuts_(config.slurm.shortcuts && !config.priority.multifactor),
         world_(world),
         state_(world.state()),
+        jobs_(state_, accounting, config.priority),
         selector_(state_.config()),
         scratch_(state_),
         allowed_(state_.node_count()) {}
@@ -34,17 +37,51 @@ class ClassicScheduler final : public Scheduler {
     JobRuntime& rt = const_cast<ClusterState&>(state_).job_mut(j);
     const JobSpec& spec = state_.spec(j);
     rt.time_limit_s = effective_time_limit_s(spec, state_.config().partitions[rt.partition]);
-    rt.priority = 0;
-    const std::uint64_t k2 = policy_ == SchedulerPolicy::kSjf ? static_cast<std::uint64_t>(rt.time_limit_s) : 0;
-    queue_.insert(QueueKey{0, k2, spec.submit_s, spec.id, j});
+    const std::int64_t now = to_seconds(world_.now());
+    if (const PendingReason r = jobs_.submit(j, now); r != PendingReason::kNone) {
+      world_.reject_job(j, r);
+      return;
+    }
+    rt.priority = jobs_.multifactor() ? jobs_.priority(j) : 0;
+    queue_.insert(queue_key(j));
+    if (jobs_.has_conditions(j)) {
+      shortcuts_ = false;  // eligibility changes over time: every pass looks at the whole queue
+      wake_at(spec.begin_s);
+      wake_at(spec.hold_until_s);
+    }
     dirty_ = true;
   }
+  void on_start() override {
+    if (!jobs_.multifactor()) return;
+    jobs_.start_clock(to_seconds(world_.now()));
+    world_.set_timer(kPriorityCalc, world_.now() + from_seconds(jobs_.calc_period_s()));
+  }
   void on_job_released(JobIndex j) override {
+    jobs_.on_end(j);
     dirty_ = true;
     ++resource_version_;
     running_.erase(std::find(running_.begin(), running_.end(), j));
   }
-  void on_timer(TimerId) override {}
+  void on_timer(TimerId timer) override {
+    const std::int64_t now = to_seconds(world_.now());
+    if (timer == kPriorityCalc) {
+      queue_.compact();
+      pending_.clear();
+      for (const QueueKey& k : queue_.entries()) pending_.push_back(k.job);
+      if (jobs_.recalculate(now, pending_)) {
+        queue_.rebuild([this](QueueKey& key) { key = queue_key(key.job); });
+        dirty_ = true;
+      }
+      world_.set_timer(kPriorityCalc, world_.now() + from_seconds(jobs_.calc_period_s()));
+      return;
+    }
+    // kWake: a --begin time or a hold release is due.
+    if (jobs_.release_due(now)) queue_.rebuild([this](QueueKey& key) { key = queue_key(key.job); });
+    while (!wakeups_.empty() && wakeups_.top() <= now) wakeups_.pop();
+    if (!wakeups_.empty()) world_.set_timer(kWake, from_seconds(wakeups_.top()));
+    dirty_ = true;
+  }
+  [[nodiscard]] const JobPolicy* job_policy() const override { return &jobs_; }
   void on_instant_end() override {
     if (!dirty_) return;
     dirty_ = false;
@@ -63,7 +100,33 @@ class ClassicScheduler final : public Scheduler {
 
   bool may_fit_now(JobIndex j) const { return gputwin::may_fit_now(state_, state_.spec(j), state_.job(j).partition); }
 
-  bool runnable(JobIndex j) const { return partition_admits(state_, j); }
+  // Queue order: multifactor priority when asked (PriorityType=priority/multifactor), then the policy's own
+  // order (sjf: requested time), then submit time and job id.
+  QueueKey queue_key(JobIndex j) const {
+    const JobSpec& spec = state_.spec(j);
+    const std::uint64_t k1 = jobs_.multifactor() ? UINT32_MAX - static_cast<std::uint64_t>(jobs_.priority(j)) : 0;
+    const std::uint64_t k2 =
+        policy_ == SchedulerPolicy::kSjf ? static_cast<std::uint64_t>(state_.job(j).time_limit_s) : 0;
+    return QueueKey{k1, k2, spec.submit_s, spec.id, j};
+  }
+
+  void wake_at(std::int64_t t_s) {
+    if (t_s < 0 || t_s == kHeldForever || t_s <= to_seconds(world_.now())) return;
+    if (wakeups_.empty() || t_s < wakeups_.top()) world_.set_timer(kWake, from_seconds(t_s));
+    wakeups_.push(t_s);
+  }
+
+  // Eligible (not held, begun, dependencies met, array throttle) and admitted by its partition.
+  bool runnable(JobIndex j) {
+    if (jobs_.has_conditions(j)) {
+      const PendingReason r = jobs_.eligibility(j, to_seconds(world_.now()));
+      if (r != PendingReason::kNone) {
+        world_.annotate_job(j, state_.job(j).priority, r);
+        return false;
+      }
+    }
+    return partition_admits(state_, j);
+  }
 
   bool try_start(JobIndex j, const std::uint64_t* allowed) {
     ++stats_.jobs_tested;
@@ -77,6 +140,7 @@ class ClassicScheduler final : public Scheduler {
   }
 
   void start(JobIndex j, const std::vector<NodeAllocation>& allocation) {
+    jobs_.on_start(j, allocation, to_seconds(world_.now()));
     world_.start_job(j, allocation, world_.now() + from_seconds(state_.job(j).time_limit_s));
     running_.push_back(j);
     ++resource_version_;
@@ -259,10 +323,16 @@ class ClassicScheduler final : public Scheduler {
     }
   }
 
+  static constexpr TimerId kPriorityCalc = 0;
+  static constexpr TimerId kWake = 1;
+
   SchedulerPolicy policy_;
   bool shortcuts_;
   World& world_;
   const ClusterState& state_;
+  JobPolicy jobs_;
+  std::vector<JobIndex> pending_;
+  std::priority_queue<std::int64_t, std::vector<std::int64_t>, std::greater<>> wakeups_;
   NodeSelector selector_;
   ResourceScratch scratch_;
   JobQueue queue_;
@@ -284,8 +354,9 @@ class ClassicScheduler final : public Scheduler {
 
 }  // namespace
 
-std::unique_ptr<Scheduler> make_classic_scheduler(SchedulerPolicy policy, bool shortcuts, World& world) {
-  return std::make_unique<ClassicScheduler>(policy, shortcuts, world);
+std::unique_ptr<Scheduler> make_classic_scheduler(const SchedulerConfig& config, const AccountingConfig& accounting,
+                                                  World& world) {
+  return std::make_unique<ClassicScheduler>(config, accounting, world);
 }
 
 }  // namespace gputwin

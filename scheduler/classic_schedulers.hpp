@@ -11,8 +11,11 @@
 
 namespace gputwin {
 
-/// Builds one of fcfs, sjf, easy or conservative. With `shortcuts`, passes after instants at which only jobs
-/// were submitted look only at the new jobs (the same schedule, less work).
-std::unique_ptr<Scheduler> make_classic_scheduler(SchedulerPolicy policy, bool shortcuts, World& world);
+/// Builds one of fcfs, sjf, easy or conservative (config.policy). With config.slurm.shortcuts, passes after
+/// instants at which only jobs were submitted look only at the new jobs (the same schedule, less work).
+/// They order by multifactor priority when config.priority asks for it, and honour holds, --begin,
+/// dependencies and array throttles; association and QOS limits are the `slurm` policy's.
+std::unique_ptr<Scheduler> make_classic_scheduler(const SchedulerConfig& config, const AccountingConfig& accounting,
+                                                  World& world);
 
 }  // namespace gputwin

@@ -55,6 +55,12 @@ class JobQueue {
     entries_.resize(out);
     removed_.clear();
   }
+  /// Rewrites every key with `rekey(QueueKey&)` and re-sorts (after priorities change). Call compact() first.
+  template <typename Rekey>
+  void rebuild(Rekey rekey) {
+    for (QueueKey& key : entries_) rekey(key);
+    std::sort(entries_.begin(), entries_.end());
+  }
   /// Entries in order (including ones marked but not yet compacted).
   [[nodiscard]] const std::vector<QueueKey>& entries() const { return entries_; }
   /// Number of entries.

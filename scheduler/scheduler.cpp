@@ -9,9 +9,10 @@ namespace {
 constexpr std::int64_t kOneYearS = 365LL * 24 * 3600;  // Slurm plans INFINITE limits as one year
 }
 
-std::unique_ptr<Scheduler> make_scheduler(const SchedulerConfig& config, World& world) {
-  if (config.policy == SchedulerPolicy::kSlurm) return make_slurm_scheduler(config.slurm, world);
-  return make_classic_scheduler(config.policy, config.slurm.shortcuts, world);
+std::unique_ptr<Scheduler> make_scheduler(const SchedulerConfig& config, const AccountingConfig& accounting,
+                                          World& world) {
+  if (config.policy == SchedulerPolicy::kSlurm) return make_slurm_scheduler(config, accounting, world);
+  return make_classic_scheduler(config, accounting, world);
 }
 
 std::int64_t effective_time_limit_s(const JobSpec& spec, const PartitionConfig& partition) {

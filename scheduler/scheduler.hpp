@@ -10,6 +10,8 @@
 
 namespace gputwin {
 
+class JobPolicy;
+
 /// Work counters of a scheduler, for benchmarks and the run summary.
 struct SchedulerStats {
   std::uint64_t passes = 0;            ///< Main-scheduler (or re-plan) passes.
@@ -36,10 +38,13 @@ class Scheduler {
   virtual void on_instant_end() {}
   /// Work counters.
   [[nodiscard]] virtual SchedulerStats stats() const = 0;
+  /// The job decisions (priority, fair share, limits) for views such as sprio and sshare.
+  [[nodiscard]] virtual const JobPolicy* job_policy() const = 0;
 };
 
-/// Builds the policy `config.policy` acting on `world`.
-std::unique_ptr<Scheduler> make_scheduler(const SchedulerConfig& config, World& world);
+/// Builds the policy `config.policy` acting on `world`, with the scenario's accounting.
+std::unique_ptr<Scheduler> make_scheduler(const SchedulerConfig& config, const AccountingConfig& accounting,
+                                          World& world);
 
 /// Effective time limit of a job at submit, seconds: its --time, else the partition's DefaultTime, else MaxTime,
 /// else one year (Slurm's INFINITE for planning).

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "scheduler/job_policy.hpp"
 #include "scheduler/job_queue.hpp"
 #include "scheduler/node_bitmap.hpp"
 #include "scheduler/node_selection.hpp"
@@ -19,9 +20,10 @@ namespace {
 constexpr TimerId kBatchTick = 0;     // _slurmctld_background's 1 s tick serving queued schedule() requests
 constexpr TimerId kFullSchedule = 1;  // full-queue pass every sched_interval
 constexpr TimerId kBackfill = 2;      // backfill_agent wake-up
+constexpr TimerId kPriorityCalc = 3;  // priority/multifactor decay thread, every PriorityCalcPeriod
+constexpr TimerId kHoldRelease = 4;   // a held job's release (scontrol release)
 
 constexpr std::int64_t kPeriodicTimeoutS = 30;       // slurmctld.h PERIODIC_TIMEOUT
-constexpr std::uint32_t kTopPriority = 0xffff0000u;  // priority/basic starts below TOP_PRIORITY and counts down
 
 std::int64_t floor_to(std::int64_t t, std::int64_t res) {
   return (t >= 0 ? t / res : -((-t + res - 1) / res)) * res;
@@ -83,10 +85,11 @@ class SlidingAnd {
 
 class SlurmScheduler final : public Scheduler {
  public:
-  SlurmScheduler(const SlurmParameters& params, World& world)
-      : params_(params),
+  SlurmScheduler(const SchedulerConfig& config, const AccountingConfig& accounting, World& world)
+      : params_(config.slurm),
         world_(world),
         state_(world.state()),
+        policy_(state_, accounting, config.priority),
         selector_(state_.config()),
         scratch_(state_),
         pass_avail_(state_.node_count()),
@@ -114,6 +117,12 @@ class SlurmScheduler final : public Scheduler {
       world_.set_timer(kBackfill, next_tick_at_or_after(world_.now(), origin + from_seconds(params_.bf_interval_s),
                                                         from_seconds(params_.bf_interval_s)));
     }
+    if (policy_.multifactor()) {
+      // _decay_thread: absolute cadence from slurmctld start.
+      policy_.start_clock(to_seconds(origin));
+      const SimTime period = from_seconds(policy_.calc_period_s());
+      world_.set_timer(kPriorityCalc, next_tick_at_or_after(world_.now(), origin + period, period));
+    }
   }
 
   void on_submit(JobIndex j) override {
@@ -121,15 +130,24 @@ class SlurmScheduler final : public Scheduler {
     const JobSpec& spec = state_.spec(j);
     const auto& part = state_.config().partitions[rt.partition];
     rt.time_limit_s = effective_time_limit_s(spec, part);
-    rt.priority = next_priority_ > 1 ? --next_priority_ : 1;
-    queue_.insert(QueueKey{UINT32_MAX - part.priority_tier, UINT32_MAX - rt.priority, spec.submit_s, spec.id, j});
+    if (const PendingReason r = policy_.submit(j, to_seconds(world_.now())); r != PendingReason::kNone) {
+      world_.reject_job(j, r);  // slurmctld refuses the submission; no job record, no scheduling
+      return;
+    }
+    rt.priority = policy_.priority(j);
+    queue_.insert(queue_key(j));
+    if (policy_.has_conditions(j)) {
+      conditional_.push_back(j);
+      arm_hold_release();
+    }
     // queue_job_scheduler(): served by the next background tick once batch_sched_delay has passed.
     ++job_sched_count_;
     arm_batch_tick();
     note_change();
   }
 
-  void on_job_released(JobIndex) override {
+  void on_job_released(JobIndex j) override {
+    policy_.on_end(j);
     // Epilog complete: _slurm_rpc_epilog_complete calls schedule() at once.
     note_change();
     schedule(false);
@@ -155,15 +173,104 @@ class SlurmScheduler final : public Scheduler {
       case kBackfill:
         backfill_wakeup();
         break;
+      case kPriorityCalc:
+        recalculate_priorities();
+        world_.set_timer(kPriorityCalc, world_.now() + from_seconds(policy_.calc_period_s()));
+        break;
+      case kHoldRelease:
+        hold_armed_ = false;
+        if (policy_.release_due(to_seconds(world_.now()))) {
+          resort_queue();
+          // scontrol release: a job update that queues a scheduler run.
+          state_mut().note_job_update();
+          ++job_sched_count_;
+          arm_batch_tick();
+          note_change();
+        }
+        arm_hold_release();
+        break;
       default:
         break;
     }
   }
 
   [[nodiscard]] SchedulerStats stats() const override { return stats_; }
+  [[nodiscard]] const JobPolicy* job_policy() const override { return &policy_; }
 
  private:
   ClusterState& state_mut() { return const_cast<ClusterState&>(state_); }
+
+  // sort_job_queue2: PriorityTier descending, priority descending, submit time, job id (array tasks: ArrayJobID,
+  // then task id).
+  QueueKey queue_key(JobIndex j) const {
+    const JobSpec& spec = state_.spec(j);
+    const auto& part = state_.config().partitions[state_.job(j).partition];
+    const std::uint64_t id = spec.array_job_id != 0 ? spec.array_job_id : spec.id;
+    return QueueKey{UINT32_MAX - part.priority_tier, UINT32_MAX - static_cast<std::uint64_t>(policy_.priority(j)),
+                    spec.submit_s, (id << 22) | static_cast<std::uint64_t>(std::max(spec.array_task_id, 0)), j};
+  }
+
+  void resort_queue() {
+    queue_.compact();
+    queue_.rebuild([this](QueueKey& key) { key = queue_key(key.job); });
+  }
+
+  // The decay thread: new usage, fair share, pending priorities. Changed priorities are a job update.
+  void recalculate_priorities() {
+    queue_.compact();
+    pending_scratch_.clear();
+    for (const QueueKey& k : queue_.entries()) pending_scratch_.push_back(k.job);
+    if (policy_.recalculate(to_seconds(world_.now()), pending_scratch_)) {
+      resort_queue();
+      for (JobIndex j : pending_scratch_) state_mut().job_mut(j).priority = policy_.priority(j);
+      state_mut().note_job_update();
+      note_change();
+    }
+  }
+
+  // TRES of a reservation's planned nodes as the job would use them (for post-select limit checks).
+  void fill_planned_tres(const JobSpec& spec) {
+    const std::size_t n = planned_.size();
+    if (n == 0) return;
+    for (std::size_t i = 0; i < n; ++i) {
+      NodeAllocation& a = planned_[i];
+      a.gpus = spec.gpus_per_node;
+      a.mem_mb = spec.mem_per_node_mb;
+      a.cpus = spec.exclusive ? state_.config().nodes[a.node].cpus
+                              : static_cast<std::uint32_t>(spec.cpus / n + (i < spec.cpus % n ? 1 : 0));
+    }
+  }
+
+  void arm_hold_release() {
+    const std::int64_t at = policy_.next_release_s();
+    if (at == INT64_MAX || (hold_armed_ && hold_at_ <= at)) return;
+    hold_armed_ = true;
+    hold_at_ = at;
+    world_.set_timer(kHoldRelease, std::max(world_.now(), from_seconds(at)));
+  }
+
+  // build_job_queue: held, dependent and not-yet-begun jobs are not queued. Evaluated for every such job at the
+  // start of each pass, so a job's eligibility (and accrue time) does not depend on how far a pass gets.
+  void refresh_eligibility() {
+    if (conditional_.empty()) return;
+    const std::int64_t now = to_seconds(world_.now());
+    std::size_t out = 0;
+    for (JobIndex j : conditional_) {
+      if (state_.job(j).state != JobState::kPending) continue;
+      const PendingReason r = policy_.eligibility(j, now);
+      blocked_[j] = r != PendingReason::kNone && r != PendingReason::kJobArrayTaskLimit;
+      if (blocked_[j]) world_.annotate_job(j, policy_.priority(j), r);
+      conditional_[out++] = j;
+    }
+    conditional_.resize(out);
+  }
+
+  // Why queued record j may not be considered now (kNone if it may): eligibility, then the array throttle.
+  PendingReason ineligible(JobIndex j) {
+    if (!policy_.has_conditions(j)) return PendingReason::kNone;
+    if (blocked_[j]) return state_.job(j).reason;
+    return policy_.eligibility(j, to_seconds(world_.now()));
+  }
 
   void arm_batch_tick() {
     if (batch_tick_armed_) return;
@@ -190,6 +297,7 @@ class SlurmScheduler final : public Scheduler {
 
   void start_job(JobIndex j, const std::vector<NodeAllocation>& allocation) {
     const JobRuntime& rt = state_.job(j);
+    policy_.on_start(j, allocation, to_seconds(world_.now()));
     world_.start_job(j, allocation, kill_time(world_.now(), rt.time_limit_s));
     running_list_.push_back(j);
   }
@@ -209,9 +317,14 @@ class SlurmScheduler final : public Scheduler {
     std::uint32_t depth = 0;
     bool started = false;
     const auto& entries = queue_.entries();
+    refresh_eligibility();
     for (std::size_t pos = 0; pos < entries.size(); ++pos) {
-      if (!full_queue && depth++ > params_.default_queue_depth) break;
       const JobIndex j = entries[pos].job;
+      if (const PendingReason r = ineligible(j); r != PendingReason::kNone) {  // not in the job queue
+        world_.annotate_job(j, policy_.priority(j), r);
+        continue;
+      }
+      if (!full_queue && depth++ > params_.default_queue_depth) break;
       const JobSpec& spec = state_.spec(j);
       JobRuntime& rt = state_mut().job_mut(j);
       const std::uint32_t p = rt.partition;
@@ -230,9 +343,18 @@ class SlurmScheduler final : public Scheduler {
         }
         continue;
       }
+      // Limits: ESLURM_ACCOUNTING_POLICY does not fail the partition (no assoc_limit_stop).
+      if (const PendingReason r = policy_.pre_select(j); r != PendingReason::kNone) {
+        world_.annotate_job(j, rt.priority, r);
+        continue;
+      }
       ++stats_.jobs_tested;
       if (may_fit_now(spec, p) && selector_.select(select_request(spec), partition_nodes(state_, p),
                                                    pass_avail_.words().data(), live_resources(state_), allocation_)) {
+        if (const PendingReason r = policy_.post_select(j, allocation_); r != PendingReason::kNone) {
+          world_.annotate_job(j, rt.priority, r);
+          continue;
+        }
         start_job(j, allocation_);
         queue_.remove_at(pos);
         ++stats_.main_starts;
@@ -284,8 +406,8 @@ class SlurmScheduler final : public Scheduler {
     return -1;
   }
 
-  // Backfill tests a record only if its partition is UP and its limit fits the partition's MaxTime.
-  bool backfill_testable(JobIndex j) const { return partition_admits(state_, j); }
+  // Backfill tests a record only if it is eligible, its partition is UP and its limit fits the partition's MaxTime.
+  bool backfill_testable(JobIndex j) { return ineligible(j) == PendingReason::kNone && partition_admits(state_, j); }
 
   void attempt_backfill() {
     ++stats_.backfill_cycles;
@@ -296,8 +418,10 @@ class SlurmScheduler final : public Scheduler {
     const std::int64_t window_end = floor_to(now + params_.bf_window_min * 60, res);
     const std::size_t node_count = state_.node_count();
 
+    refresh_eligibility();
     std::int64_t stop_after = static_cast<std::int64_t>(queue_.size()) - 1;
-    if (params_.shortcuts) {
+    // With limits enforced, a limit-blocked record leaves no estimate, which the shortcut cannot foresee.
+    if (params_.shortcuts && !policy_.limits_enforced()) {
       stop_after = last_startable_record();
       if (stop_after < 0) {
         // Nothing can start now: the plain cycle would only compute reservations, which do not outlive it.
@@ -344,6 +468,10 @@ class SlurmScheduler final : public Scheduler {
       if (!backfill_testable(j)) continue;
       ++tested;
       ++stats_.jobs_tested;
+      if (const PendingReason r = policy_.pre_select(j); r != PendingReason::kNone) {
+        world_.annotate_job(j, policy_.priority(j), r);  // skipped: no reservation without assoc_limit_stop
+        continue;
+      }
       const BackfillOutcome outcome = backfill_job(j, now, window_end);
       if (outcome == BackfillOutcome::kStarted) {
         queue_.remove_at(pos);
@@ -439,6 +567,10 @@ class SlurmScheduler final : public Scheduler {
         // _start_job: select_nodes among the pre-will-run avail_bitmap (others excluded).
         const bool ok = selector_.select(request, partition_nodes(state_, rt.partition), avail.words().data(),
                                          live_resources(state_), allocation_);
+        if (ok && policy_.post_select(j, allocation_) != PendingReason::kNone) {
+          world_.annotate_job(j, policy_.priority(j), policy_.post_select(j, allocation_));
+          return BackfillOutcome::kNotPlaced;  // limits: skipped, no reservation
+        }
         if (ok) {
           start_job(j, allocation_);
           const std::int64_t end_s = now + limit;
@@ -459,6 +591,17 @@ class SlurmScheduler final : public Scheduler {
       if (!overlap_tested && reservation_overlaps(slot_start, slot_end)) {
         later_start = start_time;
         continue;
+      }
+      if (policy_.limits_enforced()) {  // acct_policy_job_runnable_post_select with the planned nodes
+        planned_.clear();
+        for (NodeIndex n = 0; n < node_count; ++n) {
+          if (chosen_.test(n)) planned_.push_back(NodeAllocation{n, 0, 0, 0});
+        }
+        fill_planned_tres(spec);
+        if (const PendingReason r = policy_.post_select(j, planned_); r != PendingReason::kNone) {
+          world_.annotate_job(j, policy_.priority(j), r);
+          return BackfillOutcome::kNotPlaced;
+        }
       }
       add_reservation(slot_start, slot_end, res);
       return BackfillOutcome::kReserved;
@@ -772,6 +915,7 @@ class SlurmScheduler final : public Scheduler {
   SlurmParameters params_;
   World& world_;
   const ClusterState& state_;
+  JobPolicy policy_;
   NodeSelector selector_;
   ResourceScratch scratch_;
   JobQueue queue_;
@@ -788,7 +932,12 @@ class SlurmScheduler final : public Scheduler {
   std::uint32_t next_seq_ = 0;
   std::vector<JobIndex> running_list_;
   SchedulerStats stats_;
-  std::uint32_t next_priority_ = kTopPriority;
+  std::vector<JobIndex> conditional_;        // pending jobs with eligibility conditions
+  std::vector<std::uint8_t> blocked_ = std::vector<std::uint8_t>(state_.job_count(), 0);
+  std::vector<JobIndex> pending_scratch_;
+  std::vector<NodeAllocation> planned_;
+  bool hold_armed_ = false;
+  std::int64_t hold_at_ = 0;
   std::uint64_t job_sched_count_ = 0;
   bool batch_tick_armed_ = false;
   SimTime last_sched_time_ = 0;
@@ -807,8 +956,9 @@ SimTime slurm_timeout_kill_time(SimTime start, std::int64_t limit_s, const Slurm
   return next_tick_at_or_after(due, -from_seconds(params.phase_s), from_seconds(kPeriodicTimeoutS));
 }
 
-std::unique_ptr<Scheduler> make_slurm_scheduler(const SlurmParameters& params, World& world) {
-  return std::make_unique<SlurmScheduler>(params, world);
+std::unique_ptr<Scheduler> make_slurm_scheduler(const SchedulerConfig& config, const AccountingConfig& accounting,
+                                                World& world) {
+  return std::make_unique<SlurmScheduler>(config, accounting, world);
 }
 
 }  // namespace gputwin

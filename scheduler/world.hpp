@@ -25,6 +25,8 @@ class World {
   virtual void start_job(JobIndex job, std::span<const NodeAllocation> allocation, SimTime kill_at) = 0;
   /// Sets the job's priority and pending reason as the controller computed them (for display and results).
   virtual void annotate_job(JobIndex job, std::uint32_t priority, PendingReason reason) = 0;
+  /// Refuses pending job `job` at submit (slurmctld rejected it) with `reason`; it never runs.
+  virtual void reject_job(JobIndex job, PendingReason reason) = 0;
   /// Calls the controller's on_timer(timer) at `at` (>= now), replacing any pending call of the same timer.
   virtual void set_timer(TimerId timer, SimTime at) = 0;
 };

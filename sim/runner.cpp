@@ -97,7 +97,7 @@ RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> all, const RunOption
   outcome.recorder = std::make_unique<RunRecorder>(options.node_history);
 
   SimWorld world(state, sc.scheduler.slurm, outcome.recorder.get());
-  std::unique_ptr<Scheduler> scheduler = make_scheduler(sc.scheduler, world);
+  std::unique_ptr<Scheduler> scheduler = make_scheduler(sc.scheduler, sc.accounting, world);
   world.set_scheduler(scheduler.get());
   const auto sim_start = Clock::now();
   std::function<void(const SimWorld&)> progress;

@@ -24,6 +24,13 @@ void SimWorld::annotate_job(JobIndex job, std::uint32_t priority, PendingReason 
   rt.reason = reason;
 }
 
+void SimWorld::reject_job(JobIndex job, PendingReason reason) {
+  state_.end_pending(job, JobState::kCancelled, now_);
+  JobRuntime& rt = state_.job_mut(job);
+  rt.rejected = true;
+  rt.reason = reason;
+}
+
 void SimWorld::start_job(JobIndex job, std::span<const NodeAllocation> allocation, SimTime kill_at) {
   state_.allocate(job, allocation, now_);
   ++started_;

@@ -38,6 +38,7 @@ class SimWorld final : public World {
   void start_job(JobIndex job, std::span<const NodeAllocation> allocation, SimTime kill_at) override;
   void annotate_job(JobIndex job, std::uint32_t priority, PendingReason reason) override;
   void set_timer(TimerId timer, SimTime at) override;
+  void reject_job(JobIndex job, PendingReason reason) override;
 
   /// Counters so far.
   [[nodiscard]] const SimCounters& counters() const { return counters_; }

@@ -301,10 +301,16 @@ TEST(SyntheticTest, PartitionShapesJobsAndMaxTimeCapsLimits) {
     node.gpus = i < 4 ? 0 : (i < 20 ? 4 : 8);
     cluster.nodes.push_back(node);
   }
-  PartitionConfig cpu{.name = "cpu", .nodes = {0, 1, 2, 3}};
-  PartitionConfig small{.name = "small", .nodes = {}, .max_time_s = 86400};
+  PartitionConfig cpu;
+  cpu.name = "cpu";
+  cpu.nodes = {0, 1, 2, 3};
+  PartitionConfig small;
+  small.name = "small";
+  small.max_time_s = 86400;
   for (NodeIndex i = 4; i < 20; ++i) small.nodes.push_back(i);
-  PartitionConfig big{.name = "big", .nodes = {}, .is_default = true};
+  PartitionConfig big;
+  big.name = "big";
+  big.is_default = true;
   for (NodeIndex i = 20; i < 28; ++i) big.nodes.push_back(i);
   cluster.partitions = {cpu, small, big};
 

@@ -43,7 +43,11 @@ TEST(Summary, BoundedSlowdownUsesTenSecondThreshold) {
   Scenario s;
   s.name = "t";
   s.cluster.nodes.push_back(NodeConfig{"n1", 1, 0, 0, "", 1});
-  s.cluster.partitions.push_back(PartitionConfig{"p", {0}, true, -1, -1, PartitionState::kUp, 1, 1});
+  PartitionConfig part;
+  part.name = "p";
+  part.nodes = {0};
+  part.is_default = true;
+  s.cluster.partitions.push_back(part);
   s.scheduler.policy = SchedulerPolicy::kFcfs;
   JobSpec blocker;
   blocker.id = 1;

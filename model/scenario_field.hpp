@@ -1,0 +1,130 @@
+// Field: a JSON value with its JSON pointer, so scenario readers report "file: /pointer: problem". Internal to
+// the scenario loader (model/scenario*.cpp).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "model/accounting.hpp"
+#include "model/errors.hpp"
+#include "model/job.hpp"
+
+namespace gputwin {
+
+bool parse_slurm_time(std::string_view text, std::int64_t& seconds);
+
+namespace detail {
+
+using nlohmann::json;
+
+/// A JSON value together with its pointer, for reading with located errors.
+class Field {
+ public:
+  Field(const json& value, std::string pointer, const std::string& file)
+      : value_(value), pointer_(std::move(pointer)), file_(file) {}
+
+  [[noreturn]] void fail(const std::string& problem) const { throw ScenarioError(file_, pointer_, problem); }
+
+  const json& raw() const { return value_; }
+  const std::string& pointer() const { return pointer_; }
+
+  Field at(const std::string& key) const {
+    if (!value_.is_object()) fail("expected an object");
+    auto it = value_.find(key);
+    if (it == value_.end()) throw ScenarioError(file_, pointer_ + "/" + key, "missing required key");
+    return Field(*it, pointer_ + "/" + key, file_);
+  }
+  bool has(const std::string& key) const { return value_.is_object() && value_.contains(key); }
+  Field at(std::size_t index) const { return Field(value_[index], pointer_ + "/" + std::to_string(index), file_); }
+
+  void expect_object(std::initializer_list<std::string_view> allowed) const {
+    if (!value_.is_object()) fail("expected an object");
+    for (auto it = value_.begin(); it != value_.end(); ++it) {
+      if (std::find(allowed.begin(), allowed.end(), it.key()) == allowed.end()) {
+        std::string names;
+        for (auto a : allowed) names += (names.empty() ? "" : ", ") + std::string(a);
+        throw ScenarioError(file_, pointer_ + "/" + it.key(), "unknown key (allowed: " + names + ")");
+      }
+    }
+  }
+  std::size_t array_size() const {
+    if (!value_.is_array()) fail("expected an array");
+    return value_.size();
+  }
+  std::string string() const {
+    if (!value_.is_string()) fail("expected a string");
+    return value_.get<std::string>();
+  }
+  std::string non_empty_string() const {
+    std::string s = string();
+    if (s.empty()) fail("expected a non-empty string");
+    return s;
+  }
+  bool boolean() const {
+    if (!value_.is_boolean()) fail("expected true or false");
+    return value_.get<bool>();
+  }
+  std::uint64_t non_negative() const {
+    if (!value_.is_number_integer() ||
+        (value_.is_number_integer() && !value_.is_number_unsigned() && value_.get<std::int64_t>() < 0)) {
+      fail("expected a non-negative integer");
+    }
+    return value_.get<std::uint64_t>();
+  }
+  std::uint64_t positive() const {
+    if (!value_.is_number_integer() || value_.get<std::int64_t>() <= 0) fail("expected a positive integer");
+    return value_.get<std::uint64_t>();
+  }
+  std::int64_t integer() const {
+    if (!value_.is_number_integer()) fail("expected an integer");
+    return value_.get<std::int64_t>();
+  }
+  double number() const {
+    if (!value_.is_number()) fail("expected a number");
+    return value_.get<double>();
+  }
+  std::uint32_t u32() const {
+    const std::uint64_t v = non_negative();
+    if (v > std::numeric_limits<std::uint32_t>::max()) fail("value too large");
+    return static_cast<std::uint32_t>(v);
+  }
+  /// A Slurm time: integer minutes, or a string in Slurm's formats. Returns seconds, -1 for UNLIMITED.
+  std::int64_t slurm_time() const {
+    if (value_.is_number_integer()) {
+      const auto minutes = value_.get<std::int64_t>();
+      if (minutes < 0) fail("expected a non-negative number of minutes");
+      return minutes * 60;
+    }
+    if (!value_.is_string()) fail("expected minutes or a Slurm time string such as \"2-00:00:00\" or \"UNLIMITED\"");
+    std::int64_t seconds = 0;
+    if (!parse_slurm_time(value_.get<std::string>(), seconds)) {
+      fail("'" + value_.get<std::string>() + "' is not a Slurm time (minutes, mm:ss, hh:mm:ss, d-hh:mm:ss, UNLIMITED)");
+    }
+    return seconds;
+  }
+
+ private:
+  const json& value_;
+  std::string pointer_;
+  const std::string& file_;
+};
+
+
+}  // namespace detail
+}  // namespace gputwin
+
+namespace gputwin::detail {
+
+/// Reads /accounting.
+void read_accounting(const Field& field, AccountingConfig& config);
+/// Reads /scheduler/priority.
+void read_priority(const Field& field, PriorityConfig& config);
+/// Reads /workload/jobs (array tasks expanded, ids checked unique).
+std::vector<JobSpec> read_inline_jobs(const Field& field);
+
+}  // namespace gputwin::detail
