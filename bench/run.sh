@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Speed benchmarks of BENCHMARKS.md. Usage: bench/run.sh [swf|scale|all] (default all).
+# Speed benchmarks of BENCHMARKS.md. Usage: bench/run.sh [swf|scale|multifactor|all] (default all).
 # Each line of output is one run: what, wall seconds, events/s, jobs/s, simulated s per wall s, peak RSS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,5 +27,15 @@ if [ "$what" = scale ] || [ "$what" = all ]; then
   for jobs in 10000 100000 1000000; do
     sed "s/\"jobs\": 1000000/\"jobs\": $jobs/; s/\"bench-1m\"/\"bench-$jobs\"/" scenarios/bench-1m.json > "$work/bench-$jobs.json"
     run "slurm-$jobs" "$work/bench-$jobs.json"
+  done
+fi
+
+if [ "$what" = multifactor ] || [ "$what" = all ]; then
+  # Issue 3's target: multifactor + Fair Tree (1,000 users, 50 accounts) within 1.5x of priority/basic.
+  for jobs in 100000 1000000; do
+    for variant in bench-1m bench-1m-multifactor; do
+      sed "s/\"jobs\": 1000000/\"jobs\": $jobs/" scenarios/$variant.json > "$work/$variant-$jobs.json"
+      run "$variant-$jobs" "$work/$variant-$jobs.json"
+    done
   done
 fi

@@ -112,6 +112,7 @@ class ClassicScheduler final : public Scheduler {
 
   void wake_at(std::int64_t t_s) {
     if (t_s < 0 || t_s == kHeldForever || t_s <= to_seconds(world_.now())) return;
+    world_.expect_activity(from_seconds(t_s));
     if (wakeups_.empty() || t_s < wakeups_.top()) world_.set_timer(kWake, from_seconds(t_s));
     wakeups_.push(t_s);
   }

@@ -129,9 +129,11 @@ PendingReason JobPolicy::submit(JobIndex j, std::int64_t now_s) {
         if (s.array_job_id != 0) array_tasks_[s.array_job_id].push_back(k);
       }
     }
-    for (const DependencyTerm& t : dependencies_.back().terms) {
-      if (t.type != DependencyType::kSingleton) continue;
-      for (JobIndex k = 0; k < state_.job_count() && singleton_groups_.empty(); ++k) {
+    const auto& terms = dependencies_.back().terms;
+    const bool singleton = std::any_of(terms.begin(), terms.end(),
+                                       [](const DependencyTerm& t) { return t.type == DependencyType::kSingleton; });
+    if (singleton && singleton_groups_.empty()) {
+      for (JobIndex k = 0; k < state_.job_count(); ++k) {
         singleton_groups_[state_.spec(k).user + '\n' + state_.spec(k).name].push_back(k);
       }
     }

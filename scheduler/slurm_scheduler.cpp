@@ -139,6 +139,9 @@ class SlurmScheduler final : public Scheduler {
     if (policy_.has_conditions(j)) {
       conditional_.push_back(j);
       arm_hold_release();
+      if (spec.begin_s > 0) world_.expect_activity(from_seconds(spec.begin_s));
+      if (spec.hold_until_s >= 0 && spec.hold_until_s != kHeldForever)
+        world_.expect_activity(from_seconds(spec.hold_until_s));
     }
     // queue_job_scheduler(): served by the next background tick once batch_sched_delay has passed.
     ++job_sched_count_;

@@ -27,6 +27,8 @@ class World {
   virtual void annotate_job(JobIndex job, std::uint32_t priority, PendingReason reason) = 0;
   /// Refuses pending job `job` at submit (slurmctld rejected it) with `reason`; it never runs.
   virtual void reject_job(JobIndex job, PendingReason reason) = 0;
+  /// Something may change at `at` (a --begin time, a hold release): the run must not end as idle before it.
+  virtual void expect_activity(SimTime at) = 0;
   /// Calls the controller's on_timer(timer) at `at` (>= now), replacing any pending call of the same timer.
   virtual void set_timer(TimerId timer, SimTime at) = 0;
 };

@@ -118,7 +118,7 @@ void SimWorld::run(const std::function<void(const SimWorld&)>& progress, std::ui
     if (!events_.empty() && events_.top().time < t) t = events_.top().time;
     // Only the scheduler's periodic timers are left, nothing runs, and a full round of passes has already
     // looked at whatever is still pending: nothing can change any more.
-    if (!have_submit && started_ == ended_ && t > last_activity_ + idle_horizon_) break;
+    if (!have_submit && started_ == ended_ && t > std::max(last_activity_, expected_activity_) + idle_horizon_) break;
     now_ = t;
     ++counters_.instants;
     // At one instant: heap events (ends, releases, timers) in push order, then submits; repeat while any remain.

@@ -3,6 +3,7 @@
 // an observer (the results recorder). Submits are fed lazily from the time-ordered job table, not the heap.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -39,6 +40,7 @@ class SimWorld final : public World {
   void annotate_job(JobIndex job, std::uint32_t priority, PendingReason reason) override;
   void set_timer(TimerId timer, SimTime at) override;
   void reject_job(JobIndex job, PendingReason reason) override;
+  void expect_activity(SimTime at) override { expected_activity_ = std::max(expected_activity_, at); }
 
   /// Counters so far.
   [[nodiscard]] const SimCounters& counters() const { return counters_; }
@@ -65,6 +67,7 @@ class SimWorld final : public World {
   std::uint64_t started_ = 0;
   SimTime last_activity_ = 0;
   SimTime idle_horizon_ = 0;
+  SimTime expected_activity_ = 0;
   std::vector<std::uint32_t> timer_generation_;
   std::vector<std::uint32_t> end_generation_;
   std::vector<NodeState> node_state_;
