@@ -1,4 +1,4 @@
-// gputwin command line: `run` a scenario (progress bar, summary, results folder), `validate` a scenario.
+// gputwin command line: `run` a scenario (progress bar, summary, results), `validate` a scenario, `import` a site.
 #include <fmt/core.h>
 #include <unistd.h>
 
@@ -6,7 +6,10 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <iostream>
 
+#include "cli/import_command.hpp"
+#include "cli/views.hpp"
 #include "model/errors.hpp"
 #include "model/scenario.hpp"
 #include "sim/runner.hpp"
@@ -78,6 +81,7 @@ int run_command(const std::string& scenario_path, const std::string& out, std::o
   RunOptions options;
   options.seed = seed;
   options.node_history = !no_node_history && !no_results;  // nobody reads the history without results
+  options.reason_history = !no_results;
   if (!policy.empty()) {
     SchedulerPolicy p;
     if (!parse_policy(policy, p)) {
@@ -131,6 +135,35 @@ int main(int argc, char** argv) {
   CLI::App* validate = app.add_subcommand("validate", "Check a scenario and its workload without running it");
   validate->add_option("scenario", validate_path, "Scenario file (JSON)")->required();
 
+  gputwin::ImportRequest import_request;
+  CLI::App* import = app.add_subcommand("import",
+                                        "Turn a site's slurm.conf (and gres.conf, sacctmgr dump, QOS, sacct "
+                                        "history) into a scenario on stdout");
+  import->add_option("slurm_conf", import_request.slurm_conf, "slurm.conf (Include lines are followed)")->required();
+  import->add_option("--topology", import_request.topology, "topology.conf (recorded; topology is not modelled yet)");
+  import->add_option("--gres", import_request.gres, "gres.conf (GPU types)");
+  import->add_option("--assoc", import_request.assoc, "sacctmgr dump file (accounts, users, shares, limits)");
+  import->add_option("--qos", import_request.qos, "sacctmgr show qos -P output");
+  import->add_option("--sacct", import_request.sacct, "Job history to replay as the workload");
+  import->add_option("--sacct-format", import_request.sacct_format, "sacct (sacct -P), sacct-json or slurmdb-json");
+
+  // Views of a run at a simulated time, in Slurm's columns.
+  std::string view_path, view_at, view_user;
+  bool view_long = false;
+  auto add_view = [&](const char* name, const char* help, const char* what) {
+    CLI::App* sub = app.add_subcommand(name, help);
+    sub->add_option(what[0] == 'r' ? "results" : "scenario", view_path, what)->required();
+    sub->add_option("--at", view_at, "Simulated time: seconds, or d-hh:mm:ss")->required();
+    return sub;
+  };
+  CLI::App* squeue = add_view("squeue", "The queue at a simulated time, with pending reasons (from a results folder)",
+                              "results folder written by `gputwin run --out`");
+  squeue->add_option("-u,--user", view_user, "Only this user's jobs");
+  CLI::App* sprio =
+      add_view("sprio", "Priority factors of pending jobs at a simulated time (re-runs the scenario)", "scenario");
+  CLI::App* sshare = add_view("sshare", "Fair-share tree at a simulated time (re-runs the scenario)", "scenario");
+  sshare->add_flag("-l,--long", view_long, "Long format (NormUsage, LevelFS)");
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (*run) {
@@ -138,6 +171,17 @@ int main(int argc, char** argv) {
                          policy, quiet, no_results, no_node_history);
     }
     if (*validate) return validate_command(validate_path);
+    if (*import) return gputwin::run_import(import_request, std::cout, std::cerr);
+    if (*squeue || *sprio || *sshare) {
+      std::int64_t at = 0;
+      if (!gputwin::parse_sim_time(view_at, at)) {
+        fmt::print(stderr, "gputwin: --at: '{}' is not a time (seconds, or d-hh:mm:ss)\n", view_at);
+        return 2;
+      }
+      if (*squeue) return gputwin::print_squeue(view_path, at, view_user);
+      const Scenario scenario = load_scenario(view_path);
+      return *sprio ? gputwin::print_sprio(scenario, at) : gputwin::print_sshare(scenario, at, view_long);
+    }
   } catch (const gputwin::InputError& e) {
     fmt::print(stderr, "gputwin: {}\n", e.what());
     return 2;

@@ -52,11 +52,25 @@ bool parse_memory_mb(std::string_view text, std::int64_t& mb) {
   if (text.empty()) return false;
   std::int64_t scale = 1;
   switch (text.back()) {
-    case 'K': case 'k': scale = -1024; break;
-    case 'M': case 'm': scale = 1; break;
-    case 'G': case 'g': scale = 1024; break;
-    case 'T': case 't': scale = 1024 * 1024; break;
-    default: scale = 0; break;
+    case 'K':
+    case 'k':
+      scale = -1024;
+      break;
+    case 'M':
+    case 'm':
+      scale = 1;
+      break;
+    case 'G':
+    case 'g':
+      scale = 1024;
+      break;
+    case 'T':
+    case 't':
+      scale = 1024 * 1024;
+      break;
+    default:
+      scale = 0;
+      break;
   }
   std::int64_t value = 0;
   if (!parse_int(scale == 0 ? text : text.substr(0, text.size() - 1), value)) return false;

@@ -63,8 +63,7 @@ bool parse_dependency(std::string_view text, Dependency& out, std::string& error
           std::uint64_t minutes = 0;
           const std::string_view m = id_text.substr(plus + 1);
           auto r = std::from_chars(m.data(), m.data() + m.size(), minutes);
-          if (term.type != DependencyType::kAfter || m.empty() || r.ec != std::errc() ||
-              r.ptr != m.data() + m.size()) {
+          if (term.type != DependencyType::kAfter || m.empty() || r.ec != std::errc() || r.ptr != m.data() + m.size()) {
             error = "bad '+minutes' in '" + std::string(id_text) + "' (only after:id+minutes)";
             return false;
           }

@@ -21,8 +21,8 @@ struct DependencyTerm {
 
 /// A parsed --dependency.
 struct Dependency {
-  bool any = false;                  ///< '?' joins the terms (any satisfies); ',' (all) otherwise.
-  std::vector<DependencyTerm> terms; ///< Terms.
+  bool any = false;                   ///< '?' joins the terms (any satisfies); ',' (all) otherwise.
+  std::vector<DependencyTerm> terms;  ///< Terms.
 };
 
 /// Parses a --dependency string; false with `error` set if malformed.

@@ -48,4 +48,18 @@ class TraceError : public InputError {
   std::uint64_t line_;
 };
 
+/// A configuration file error (slurm.conf and its includes, gres.conf, sacctmgr output) at a line.
+class ConfigError : public InputError {
+ public:
+  /// Error in `file` at 1-based line `line` (0 when the whole file is at fault).
+  ConfigError(std::string file, std::uint64_t line, std::string problem)
+      : InputError(std::move(file), line ? "line " + std::to_string(line) : std::string(), std::move(problem)),
+        line_(line) {}
+  /// 1-based line number, 0 for whole-file problems.
+  [[nodiscard]] std::uint64_t line() const { return line_; }
+
+ private:
+  std::uint64_t line_;
+};
+
 }  // namespace gputwin

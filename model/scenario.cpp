@@ -14,6 +14,7 @@
 #include "gpu/gpu_catalogue.hpp"
 #include "model/errors.hpp"
 #include "model/hostlist.hpp"
+#include "model/sacct.hpp"
 #include "model/scenario_field.hpp"
 
 namespace gputwin {
@@ -167,8 +168,10 @@ void read_trace(const Field& field, const std::filesystem::path& base_dir, Scena
   std::filesystem::path path = field.at("path").non_empty_string();
   trace.path = path.is_absolute() ? path : base_dir / path;
   trace.format = field.has("format") ? field.at("format").string() : "swf";
-  if (trace.format != "swf")
-    field.at("format").fail("unsupported trace format '" + trace.format + "' (supported: swf)");
+  SacctFormat history_format;
+  if (trace.format != "swf" && !parse_sacct_format(trace.format, history_format))
+    field.at("format").fail("unsupported trace format '" + trace.format +
+                            "' (supported: swf, sacct, sacct-json, slurmdb-json)");
   if (field.has("processors")) {
     const std::string m = field.at("processors").string();
     if (m == "cpus")
@@ -404,6 +407,17 @@ std::vector<JobSpec> load_workload(const Scenario& scenario) {
   std::vector<JobSpec> jobs;
   if (scenario.has_inline_jobs) {
     jobs = scenario.inline_jobs;
+  } else if (scenario.has_trace && scenario.trace.format != "swf") {
+    SacctFormat format = SacctFormat::kParsable;
+    parse_sacct_format(scenario.trace.format, format);
+    SacctImport history = read_sacct(scenario.trace.path, format, SacctImportOptions{});
+    jobs = std::move(history.jobs);
+    if (!scenario.trace.options.partition.empty()) {
+      for (JobSpec& j : jobs) j.partition = scenario.trace.options.partition;
+    }
+    if (scenario.trace.limit_jobs > 0 && jobs.size() > static_cast<std::size_t>(scenario.trace.limit_jobs)) {
+      jobs.resize(static_cast<std::size_t>(scenario.trace.limit_jobs));
+    }
   } else if (scenario.has_trace) {
     const SwfTrace trace = read_swf(scenario.trace.path);
     SwfImportOptions options = scenario.trace.options;

@@ -175,8 +175,7 @@ void read_accounting(const Field& field, AccountingConfig& config) {
       a.name = f.at("name").non_empty_string();
       if (!accounts.insert(a.name).second) f.at("name").fail("account '" + a.name + "' defined twice");
       if (f.has("parent")) a.parent = f.at("parent").non_empty_string();
-      if (!accounts.count(a.parent))
-        f.at("parent").fail("no account named '" + a.parent + "' defined before this one");
+      if (!accounts.count(a.parent)) f.at("parent").fail("no account named '" + a.parent + "' defined before this one");
       if (f.has("Fairshare")) read_fairshare(f.at("Fairshare"), a.fairshare, a.fairshare_parent);
       if (f.has("Priority")) a.priority = f.at("Priority").u32();
       read_limits(f, a.limits, false);
@@ -188,8 +187,8 @@ void read_accounting(const Field& field, AccountingConfig& config) {
     std::set<std::pair<std::string, std::string>> seen;
     for (std::size_t i = 0; i < list.array_size(); ++i) {
       const Field f = list.at(i);
-      f.expect_object({"user", "account", "Fairshare", "Priority", "DefaultQOS", "GrpTRES", "GrpJobs",
-                       "GrpSubmitJobs", "MaxTRES", "MaxJobs", "MaxSubmitJobs", "MaxWall"});
+      f.expect_object({"user", "account", "Fairshare", "Priority", "DefaultQOS", "GrpTRES", "GrpJobs", "GrpSubmitJobs",
+                       "MaxTRES", "MaxJobs", "MaxSubmitJobs", "MaxWall"});
       UserAssocConfig u;
       u.user = f.at("user").non_empty_string();
       u.account = f.at("account").non_empty_string();
@@ -262,8 +261,8 @@ void read_priority(const Field& field, PriorityConfig& p) {
     const Field f = field.at("PriorityUsageResetPeriod");
     const std::string r = upper(f.string());
     static const std::pair<const char*, UsageReset> kResets[] = {
-        {"NONE", UsageReset::kNone},       {"NOW", UsageReset::kNow},         {"DAILY", UsageReset::kDaily},
-        {"WEEKLY", UsageReset::kWeekly},   {"MONTHLY", UsageReset::kMonthly}, {"QUARTERLY", UsageReset::kQuarterly},
+        {"NONE", UsageReset::kNone},     {"NOW", UsageReset::kNow},         {"DAILY", UsageReset::kDaily},
+        {"WEEKLY", UsageReset::kWeekly}, {"MONTHLY", UsageReset::kMonthly}, {"QUARTERLY", UsageReset::kQuarterly},
         {"YEARLY", UsageReset::kYearly}};
     bool found = false;
     for (const auto& [name, value] : kResets) {
@@ -316,9 +315,9 @@ std::vector<JobSpec> read_inline_jobs(const Field& field) {
   const std::size_t count = field.array_size();
   for (std::size_t i = 0; i < count; ++i) {
     const Field f = field.at(i);
-    f.expect_object({"id", "name", "user", "account", "partition", "qos", "submit", "nodes", "cpus", "gpus_per_node",
-                     "mem_per_node_mb", "exclusive", "time_limit", "run_time", "outcome", "nice", "begin",
-                     "hold_until", "dependency", "requeue", "array"});
+    f.expect_object({"id",      "name", "user",          "account",         "partition",  "qos",        "submit",
+                     "nodes",   "cpus", "gpus_per_node", "mem_per_node_mb", "exclusive",  "time_limit", "run_time",
+                     "outcome", "nice", "begin",         "hold_until",      "dependency", "requeue",    "array"});
     JobSpec j;
     j.id = f.has("id") ? f.at("id").positive() : (jobs.empty() ? 1 : jobs.back().id + 1);
     if (f.has("name")) j.name = f.at("name").string();

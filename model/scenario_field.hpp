@@ -114,7 +114,6 @@ class Field {
   const std::string& file_;
 };
 
-
 }  // namespace detail
 }  // namespace gputwin
 

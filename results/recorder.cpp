@@ -6,4 +6,8 @@ void RunRecorder::on_node_state(NodeIndex node, NodeState state, SimTime now) {
   if (node_history_) node_events_.push_back(NodeEvent{now, node, state});
 }
 
+void RunRecorder::on_job_reason(JobIndex job, PendingReason reason, SimTime now) {
+  if (reason_history_) reason_events_.push_back(ReasonEvent{now, job, reason});
+}
+
 }  // namespace gputwin

@@ -15,20 +15,32 @@ struct NodeEvent {
   NodeState state = NodeState::kIdle;  ///< New state.
 };
 
-/// Collects node state history during a run.
+/// One change of a pending job's reason.
+struct ReasonEvent {
+  SimTime time = 0;                             ///< When.
+  JobIndex job = 0;                             ///< Which job.
+  PendingReason reason = PendingReason::kNone;  ///< New reason.
+};
+
+/// Collects node state history and pending-reason history during a run.
 class RunRecorder final : public RunObserver {
  public:
   /// Recorder; with `node_history` false, node changes are not kept.
-  explicit RunRecorder(bool node_history) : node_history_(node_history) {}
+  RunRecorder(bool node_history, bool reason_history) : node_history_(node_history), reason_history_(reason_history) {}
   void on_job_started(JobIndex, SimTime) override {}
   void on_job_ended(JobIndex, SimTime) override {}
   void on_node_state(NodeIndex node, NodeState state, SimTime now) override;
+  void on_job_reason(JobIndex job, PendingReason reason, SimTime now) override;
   /// Node state changes in time order.
   [[nodiscard]] const std::vector<NodeEvent>& node_events() const { return node_events_; }
+  /// Pending-reason changes in time order.
+  [[nodiscard]] const std::vector<ReasonEvent>& reason_events() const { return reason_events_; }
 
  private:
   bool node_history_;
+  bool reason_history_;
   std::vector<NodeEvent> node_events_;
+  std::vector<ReasonEvent> reason_events_;
 };
 
 }  // namespace gputwin

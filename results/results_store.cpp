@@ -69,10 +69,11 @@ CREATE TABLE runs (run_id INTEGER PRIMARY KEY, scenario TEXT NOT NULL, scenario_
 CREATE TABLE jobs (job_id INTEGER NOT NULL, name TEXT, user TEXT, account TEXT, partition TEXT, qos TEXT,
   submit_time INTEGER NOT NULL, start_time INTEGER, end_time INTEGER, state TEXT NOT NULL, nodes INTEGER NOT NULL,
   cpus INTEGER NOT NULL, gpus INTEGER NOT NULL, time_limit INTEGER NOT NULL, node_list TEXT, priority INTEGER,
-  reason TEXT, wait_time INTEGER, run_time INTEGER);
+  reason TEXT, wait_time INTEGER, run_time INTEGER, array_job_id INTEGER, array_task_id INTEGER);
 CREATE TABLE nodes (node_index INTEGER PRIMARY KEY, name TEXT NOT NULL, cpus INTEGER NOT NULL,
   memory_mb INTEGER NOT NULL, gpus INTEGER NOT NULL, gpu_type TEXT, weight INTEGER NOT NULL);
 CREATE TABLE node_events (time INTEGER NOT NULL, node_index INTEGER NOT NULL, state TEXT NOT NULL);
+CREATE TABLE job_reasons (time INTEGER NOT NULL, job_id INTEGER NOT NULL, reason TEXT NOT NULL);
 CREATE TABLE summary (key TEXT PRIMARY KEY, value REAL);
 )sql";
 
@@ -166,7 +167,7 @@ void write_sqlite(const std::filesystem::path& path, const RunInfo& info, const 
     }
   }
   {
-    Statement st{db.prepare("INSERT INTO jobs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")};
+    Statement st{db.prepare("INSERT INTO jobs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")};
     for (JobIndex j = 0; j < state.job_count(); ++j) {
       const JobSpec& spec = state.spec(j);
       const JobRuntime& rt = state.job(j);
@@ -196,7 +197,7 @@ void write_sqlite(const std::filesystem::path& path, const RunInfo& info, const 
       else
         sqlite3_bind_null(st.stmt, 15);
       sqlite3_bind_int64(st.stmt, 16, rt.priority);
-      if (rt.state == JobState::kPending)
+      if (rt.state == JobState::kPending || rt.rejected)
         bind_text(st.stmt, 17, std::string(pending_reason_name(rt.reason)));
       else
         sqlite3_bind_null(st.stmt, 17);
@@ -204,10 +205,17 @@ void write_sqlite(const std::filesystem::path& path, const RunInfo& info, const 
         sqlite3_bind_int64(st.stmt, 18, to_seconds(rt.start) - spec.submit_s);
       else
         sqlite3_bind_null(st.stmt, 18);
-      if (rt.end >= 0)
+      if (rt.end >= 0 && rt.start >= 0)
         sqlite3_bind_int64(st.stmt, 19, to_seconds(rt.end - rt.start));
       else
         sqlite3_bind_null(st.stmt, 19);
+      if (spec.array_job_id != 0) {
+        sqlite3_bind_int64(st.stmt, 20, static_cast<sqlite3_int64>(spec.array_job_id));
+        sqlite3_bind_int64(st.stmt, 21, spec.array_task_id);
+      } else {
+        sqlite3_bind_null(st.stmt, 20);
+        sqlite3_bind_null(st.stmt, 21);
+      }
       db.step(st.stmt);
     }
   }
@@ -218,6 +226,16 @@ void write_sqlite(const std::filesystem::path& path, const RunInfo& info, const 
       sqlite3_bind_int64(st.stmt, 2, e.node);
       sqlite3_bind_text(st.stmt, 3, node_state_name(e.state).data(), static_cast<int>(node_state_name(e.state).size()),
                         SQLITE_STATIC);
+      db.step(st.stmt);
+    }
+  }
+  {
+    Statement st{db.prepare("INSERT INTO job_reasons VALUES (?,?,?)")};
+    for (const ReasonEvent& e : recorder.reason_events()) {
+      const std::string_view name = pending_reason_name(e.reason);
+      sqlite3_bind_int64(st.stmt, 1, to_seconds(e.time));
+      sqlite3_bind_int64(st.stmt, 2, static_cast<sqlite3_int64>(state.spec(e.job).id));
+      sqlite3_bind_text(st.stmt, 3, name.data(), static_cast<int>(name.size()), SQLITE_STATIC);
       db.step(st.stmt);
     }
   }
@@ -234,7 +252,9 @@ void write_sqlite(const std::filesystem::path& path, const RunInfo& info, const 
       db.step(st.stmt);
     }
   }
-  db.exec("CREATE INDEX jobs_by_id ON jobs(job_id); CREATE INDEX node_events_by_time ON node_events(time);");
+  db.exec(
+      "CREATE INDEX jobs_by_id ON jobs(job_id); CREATE INDEX node_events_by_time ON node_events(time); "
+      "CREATE INDEX job_reasons_by_job ON job_reasons(job_id, time);");
   db.exec("COMMIT");
 }
 

@@ -10,7 +10,9 @@ namespace {
 
 constexpr std::int64_t kNoRelease = std::numeric_limits<std::int64_t>::max();
 
-bool is_final(JobState s) { return s != JobState::kPending && s != JobState::kRunning; }
+bool is_final(JobState s) {
+  return s != JobState::kPending && s != JobState::kRunning;
+}
 
 }  // namespace
 
@@ -156,7 +158,9 @@ PendingReason JobPolicy::submit(JobIndex j, std::int64_t now_s) {
   return PendingReason::kNone;
 }
 
-std::uint32_t JobPolicy::priority(JobIndex j) const { return acct_[j].priority; }
+std::uint32_t JobPolicy::priority(JobIndex j) const {
+  return acct_[j].priority;
+}
 
 PriorityInputs JobPolicy::inputs(JobIndex j) const {
   const JobAcct& a = acct_[j];

@@ -13,8 +13,8 @@
 
 #include "model/accounting.hpp"
 #include "model/cluster_state.hpp"
-#include "model/scenario.hpp"
 #include "model/dependency.hpp"
+#include "model/scenario.hpp"
 #include "scheduler/fairshare.hpp"
 #include "scheduler/limits.hpp"
 #include "scheduler/priority.hpp"

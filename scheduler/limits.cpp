@@ -27,7 +27,9 @@ R tres_over(const TresLimits& limit, const TresCount& base, const TresCount& job
   return R::kNone;
 }
 
-bool count_over(std::int64_t limit, std::int64_t used) { return limit != kNoLimit && used + 1 > limit; }
+bool count_over(std::int64_t limit, std::int64_t used) {
+  return limit != kNoLimit && used + 1 > limit;
+}
 
 constexpr TresCount kZero{};
 
@@ -177,9 +179,17 @@ void LimitTracker::apply(const LimitSubject& job, const TresCount& alloc, int ru
   }
 }
 
-void LimitTracker::add_submitted(const LimitSubject& job) { apply(job, kZero, 0, +1); }
-void LimitTracker::add_running(const LimitSubject& job, const TresCount& alloc) { apply(job, alloc, +1, 0); }
-void LimitTracker::remove_running(const LimitSubject& job, const TresCount& alloc) { apply(job, alloc, -1, -1); }
-void LimitTracker::remove_submitted(const LimitSubject& job) { apply(job, kZero, 0, -1); }
+void LimitTracker::add_submitted(const LimitSubject& job) {
+  apply(job, kZero, 0, +1);
+}
+void LimitTracker::add_running(const LimitSubject& job, const TresCount& alloc) {
+  apply(job, alloc, +1, 0);
+}
+void LimitTracker::remove_running(const LimitSubject& job, const TresCount& alloc) {
+  apply(job, alloc, -1, -1);
+}
+void LimitTracker::remove_submitted(const LimitSubject& job) {
+  apply(job, kZero, 0, -1);
+}
 
 }  // namespace gputwin

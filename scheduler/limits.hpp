@@ -24,11 +24,11 @@ struct TresCount {
 
 /// What limits need to know about a job.
 struct LimitSubject {
-  AssocId assoc = 0;                  ///< User association.
-  std::uint32_t user = 0;             ///< User id (dense).
-  std::uint32_t qos = 0;              ///< Job QOS index.
-  std::int32_t part_qos = -1;         ///< Partition QOS index, or -1.
-  std::int64_t time_limit_s = 0;      ///< Effective time limit.
+  AssocId assoc = 0;              ///< User association.
+  std::uint32_t user = 0;         ///< User id (dense).
+  std::uint32_t qos = 0;          ///< Job QOS index.
+  std::int32_t part_qos = -1;     ///< Partition QOS index, or -1.
+  std::int64_t time_limit_s = 0;  ///< Effective time limit.
 };
 
 /// Limit counters and checks.

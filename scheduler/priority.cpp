@@ -67,13 +67,15 @@ PriorityFactors PriorityEngine::factors(const JobSpec& spec, const PriorityInput
     if (weight == 0 || total <= 0) return 0.0;
     return weight * (c.no_normal_tres ? job : job / total);
   };
-  f.tres = tres(c.weight_tres_cpu, cpus, t.cpus) + tres(c.weight_tres_mem, static_cast<double>(spec.mem_per_node_mb) * n, t.mem_mb) +
-           tres(c.weight_tres_node, n, t.nodes) + tres(c.weight_tres_gpu, static_cast<double>(spec.gpus_per_node) * n, t.gpus);
+  f.tres = tres(c.weight_tres_cpu, cpus, t.cpus) +
+           tres(c.weight_tres_mem, static_cast<double>(spec.mem_per_node_mb) * n, t.mem_mb) +
+           tres(c.weight_tres_node, n, t.nodes) +
+           tres(c.weight_tres_gpu, static_cast<double>(spec.gpus_per_node) * n, t.gpus);
   f.nice = spec.nice;
 
   const double prio = c.weight_age * f.age + c.weight_assoc * f.assoc + c.weight_fairshare * f.fairshare +
-                      c.weight_job_size * f.job_size + c.weight_partition * f.partition + c.weight_qos * f.qos + f.tres -
-                      static_cast<double>(spec.nice);
+                      c.weight_job_size * f.job_size + c.weight_partition * f.partition + c.weight_qos * f.qos +
+                      f.tres - static_cast<double>(spec.nice);
   // 0 is reserved for held jobs; the C cast truncates toward zero.
   if (prio < 1) {
     f.priority = 1;
@@ -129,7 +131,9 @@ void PriorityEngine::tick(std::int64_t now_s, std::span<const UsageCharge> runni
   }
 }
 
-void PriorityEngine::charge_end(const UsageCharge& job, std::int64_t end_s) { charge(job, last_tick_s_, end_s); }
+void PriorityEngine::charge_end(const UsageCharge& job, std::int64_t end_s) {
+  charge(job, last_tick_s_, end_s);
+}
 
 std::int64_t next_usage_reset_s(UsageReset period, std::int64_t t_s) {
   using namespace std::chrono;

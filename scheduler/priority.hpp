@@ -16,24 +16,24 @@ namespace gputwin {
 
 /// The factors of one job's priority, each in [0, 1] (unless a NO_NORMAL_* flag is set), and the result.
 struct PriorityFactors {
-  double age = 0;        ///< min(1, (now - accrue) / PriorityMaxAge).
-  double assoc = 0;      ///< Association priority / max association priority.
-  double fairshare = 0;  ///< Fair-share factor of the job's association.
-  double job_size = 0;   ///< (n/N + c/C) / 2, or the FavorSmall / SMALL_RELATIVE_TO_TIME forms.
-  double partition = 0;  ///< PriorityJobFactor / max PriorityJobFactor.
-  double qos = 0;        ///< QOS priority / max QOS priority.
-  double tres = 0;       ///< Sum over TRES of weight x job TRES / partition TRES (already weighted).
-  std::int64_t nice = 0; ///< --nice (subtracted).
+  double age = 0;              ///< min(1, (now - accrue) / PriorityMaxAge).
+  double assoc = 0;            ///< Association priority / max association priority.
+  double fairshare = 0;        ///< Fair-share factor of the job's association.
+  double job_size = 0;         ///< (n/N + c/C) / 2, or the FavorSmall / SMALL_RELATIVE_TO_TIME forms.
+  double partition = 0;        ///< PriorityJobFactor / max PriorityJobFactor.
+  double qos = 0;              ///< QOS priority / max QOS priority.
+  double tres = 0;             ///< Sum over TRES of weight x job TRES / partition TRES (already weighted).
+  std::int64_t nice = 0;       ///< --nice (subtracted).
   std::uint32_t priority = 0;  ///< The job priority: the weighted sum, truncated, clamped to [1, 2^32 - 1].
 };
 
 /// What the priority of a job depends on besides its spec.
 struct PriorityInputs {
-  AssocId assoc = 0;             ///< The job's user association.
-  std::uint32_t qos = 0;         ///< Index into the QOS table.
-  std::uint32_t partition = 0;   ///< Partition index.
-  std::int64_t accrue_s = 0;     ///< accrue_time (age starts here).
-  std::int64_t time_limit_s = 0; ///< Effective time limit (SMALL_RELATIVE_TO_TIME).
+  AssocId assoc = 0;              ///< The job's user association.
+  std::uint32_t qos = 0;          ///< Index into the QOS table.
+  std::uint32_t partition = 0;    ///< Partition index.
+  std::int64_t accrue_s = 0;      ///< accrue_time (age starts here).
+  std::int64_t time_limit_s = 0;  ///< Effective time limit (SMALL_RELATIVE_TO_TIME).
 };
 
 /// A running job as the decay thread charges it.
@@ -55,8 +55,8 @@ class PriorityEngine {
   /// The factors and priority of `spec` at `now_s`.
   [[nodiscard]] PriorityFactors factors(const JobSpec& spec, const PriorityInputs& in, std::int64_t now_s) const;
   /// Billing TRES of an allocation in `partition` (TRESBillingWeights; allocated CPUs when unset).
-  [[nodiscard]] double billing(std::uint32_t partition, std::uint64_t cpus, std::uint64_t mem_mb,
-                               std::uint64_t nodes, std::uint64_t gpus) const;
+  [[nodiscard]] double billing(std::uint32_t partition, std::uint64_t cpus, std::uint64_t mem_mb, std::uint64_t nodes,
+                               std::uint64_t gpus) const;
 
   /// The decay thread's tick at `now_s`: usage reset, decay since the last tick, new usage of `running`, then
   /// the fair-share factors (Fair Tree or classic).

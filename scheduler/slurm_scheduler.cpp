@@ -23,7 +23,7 @@ constexpr TimerId kBackfill = 2;      // backfill_agent wake-up
 constexpr TimerId kPriorityCalc = 3;  // priority/multifactor decay thread, every PriorityCalcPeriod
 constexpr TimerId kHoldRelease = 4;   // a held job's release (scontrol release)
 
-constexpr std::int64_t kPeriodicTimeoutS = 30;       // slurmctld.h PERIODIC_TIMEOUT
+constexpr std::int64_t kPeriodicTimeoutS = 30;  // slurmctld.h PERIODIC_TIMEOUT
 
 std::int64_t floor_to(std::int64_t t, std::int64_t res) {
   return (t >= 0 ? t / res : -((-t + res - 1) / res)) * res;
@@ -316,7 +316,6 @@ class SlurmScheduler final : public Scheduler {
     const auto& parts = state_.config().partitions;
     std::fill(partition_failed_.begin(), partition_failed_.end(), 0);
     pass_avail_.assign(up_nodes());
-    std::size_t failed_count = 0;
     std::uint32_t depth = 0;
     bool started = false;
     const auto& entries = queue_.entries();
@@ -367,10 +366,9 @@ class SlurmScheduler final : public Scheduler {
       // ESLURM_NODES_BUSY: the partition fails for this pass and its nodes leave the pass's avail_node_bitmap.
       world_.annotate_job(j, rt.priority, PendingReason::kResources);
       partition_failed_[p] = 1;
-      ++failed_count;
       pass_avail_.and_not(partition_bitmaps_[p]);
-      // Shortcut: once every partition has failed, no later record can start in this pass.
-      if (params_.shortcuts && failed_count == parts.size()) break;
+      // Once every partition has failed no later record can start, but the pass still walks them (up to the
+      // depth) to set their reasons (Priority), as slurmctld does: squeue and the reason history show them.
     }
     queue_.compact();
     last_sched_time_ = world_.now();
@@ -935,7 +933,7 @@ class SlurmScheduler final : public Scheduler {
   std::uint32_t next_seq_ = 0;
   std::vector<JobIndex> running_list_;
   SchedulerStats stats_;
-  std::vector<JobIndex> conditional_;        // pending jobs with eligibility conditions
+  std::vector<JobIndex> conditional_;  // pending jobs with eligibility conditions
   std::vector<std::uint8_t> blocked_ = std::vector<std::uint8_t>(state_.job_count(), 0);
   std::vector<JobIndex> pending_scratch_;
   std::vector<NodeAllocation> planned_;

@@ -94,11 +94,14 @@ RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> all, const RunOption
   outcome.state = std::make_unique<ClusterState>(sc.cluster, std::move(jobs));
   ClusterState& state = *outcome.state;
   for (JobIndex j = 0; j < state.job_count(); ++j) state.job_mut(j).partition = partitions[j];
-  outcome.recorder = std::make_unique<RunRecorder>(options.node_history);
+  outcome.recorder = std::make_unique<RunRecorder>(options.node_history, options.reason_history);
 
-  SimWorld world(state, sc.scheduler.slurm, outcome.recorder.get());
-  std::unique_ptr<Scheduler> scheduler = make_scheduler(sc.scheduler, sc.accounting, world);
-  world.set_scheduler(scheduler.get());
+  outcome.world = std::make_unique<SimWorld>(state, sc.scheduler.slurm, outcome.recorder.get());
+  SimWorld& world = *outcome.world;
+  outcome.scheduler = make_scheduler(sc.scheduler, sc.accounting, world);
+  Scheduler* scheduler = outcome.scheduler.get();
+  world.set_scheduler(scheduler);
+  if (options.stop_at) world.set_stop_at(*options.stop_at);
   const auto sim_start = Clock::now();
   std::function<void(const SimWorld&)> progress;
   if (options.progress) {

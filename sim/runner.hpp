@@ -32,6 +32,8 @@ struct RunOptions {
   std::optional<std::uint64_t> seed;                 ///< Replaces the scenario's seed.
   std::optional<SchedulerPolicy> policy;             ///< Replaces the scenario's policy.
   bool node_history = true;                          ///< Keep node state changes for the results.
+  bool reason_history = true;                        ///< Keep pending-reason changes for the results.
+  std::optional<SimTime> stop_at;                    ///< Stop after the last event at or before this time.
   std::function<void(const RunProgress&)> progress;  ///< Called now and then during the run (may be empty).
 };
 
@@ -40,6 +42,8 @@ struct RunOutcome {
   std::unique_ptr<Scenario> scenario;     ///< The scenario as run (with overrides applied).
   std::unique_ptr<ClusterState> state;    ///< Final state: every job's times, allocation and state.
   std::unique_ptr<RunRecorder> recorder;  ///< Node history.
+  std::unique_ptr<SimWorld> world;        ///< The world (its clock is where the run stopped).
+  std::unique_ptr<Scheduler> scheduler;   ///< The policy, for views of its state (sprio, sshare).
   RunSummary summary;                     ///< Headline numbers.
   SchedulerStats scheduler_stats;         ///< Scheduler work counters.
   SimCounters counters;                   ///< Engine counters.

@@ -21,6 +21,7 @@ void SimWorld::set_timer(TimerId timer, SimTime at) {
 void SimWorld::annotate_job(JobIndex job, std::uint32_t priority, PendingReason reason) {
   JobRuntime& rt = state_.job_mut(job);
   rt.priority = priority;
+  if (rt.reason != reason && observer_ != nullptr) observer_->on_job_reason(job, reason, now_);
   rt.reason = reason;
 }
 
@@ -29,6 +30,7 @@ void SimWorld::reject_job(JobIndex job, PendingReason reason) {
   JobRuntime& rt = state_.job_mut(job);
   rt.rejected = true;
   rt.reason = reason;
+  if (observer_ != nullptr) observer_->on_job_reason(job, reason, now_);
 }
 
 void SimWorld::start_job(JobIndex job, std::span<const NodeAllocation> allocation, SimTime kill_at) {
@@ -119,6 +121,10 @@ void SimWorld::run(const std::function<void(const SimWorld&)>& progress, std::ui
     // Only the scheduler's periodic timers are left, nothing runs, and a full round of passes has already
     // looked at whatever is still pending: nothing can change any more.
     if (!have_submit && started_ == ended_ && t > std::max(last_activity_, expected_activity_) + idle_horizon_) break;
+    if (t > stop_at_) {
+      now_ = stop_at_;
+      break;
+    }
     now_ = t;
     ++counters_.instants;
     // At one instant: heap events (ends, releases, timers) in push order, then submits; repeat while any remain.

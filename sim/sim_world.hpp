@@ -42,6 +42,8 @@ class SimWorld final : public World {
   void reject_job(JobIndex job, PendingReason reason) override;
   void expect_activity(SimTime at) override { expected_activity_ = std::max(expected_activity_, at); }
 
+  /// Stops the run after the last instant at or before `at`.
+  void set_stop_at(SimTime at) { stop_at_ = at; }
   /// Counters so far.
   [[nodiscard]] const SimCounters& counters() const { return counters_; }
   /// Jobs submitted so far.
@@ -68,6 +70,7 @@ class SimWorld final : public World {
   SimTime last_activity_ = 0;
   SimTime idle_horizon_ = 0;
   SimTime expected_activity_ = 0;
+  SimTime stop_at_ = kNever;
   std::vector<std::uint32_t> timer_generation_;
   std::vector<std::uint32_t> end_generation_;
   std::vector<NodeState> node_state_;

@@ -61,7 +61,7 @@ TEST(Scenario, ErrorsNameTheFileAndJsonPointer) {
   EXPECT_EQ(error_of(with("\"nodes\": \"ALL\"", "\"nodes\": \"m[1-2]\"")),
             "s.json: /cluster/partitions/0/nodes: no node named 'm1'");
   EXPECT_EQ(error_of(with("\"format\": \"swf\"", "\"format\": \"gwf\"")),
-            "s.json: /workload/trace/format: unsupported trace format 'gwf' (supported: swf)");
+            "s.json: /workload/trace/format: unsupported trace format 'gwf' (supported: swf, sacct, sacct-json, slurmdb-json)");
   EXPECT_EQ(error_of(with("\"seed\": 1,", "")).substr(0, 8), "no error");
   EXPECT_EQ(error_of(with("\"name\": \"lublin-fcfs\",", "")), "s.json: /name: missing required key");
   EXPECT_NE(error_of(with("\"cpus\": 1,", "\"cpus\": 1, \"gpu\": 8,")).find("/cluster/nodes/0/gpu: unknown key"),

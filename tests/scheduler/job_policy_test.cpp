@@ -2,13 +2,14 @@
 // their reasons, submit rejections, arrays with a throttle, dependencies, holds and --begin. Scenarios are
 // written inline in JSON (the same keys users write). slurmctld starts at t = 0 (phase 0): background tick
 // every 1 s, batch_sched_delay 3 s, full pass every 60 s, backfill every 30 s.
+#include "scheduler/job_policy.hpp"
+
 #include <gtest/gtest.h>
 
 #include <map>
 
 #include "model/errors.hpp"
 #include "model/scenario.hpp"
-#include "scheduler/job_policy.hpp"
 #include "scheduler/priority.hpp"
 #include "sim/runner.hpp"
 #include "tests/support/test_cluster.hpp"
@@ -22,19 +23,22 @@ using testing::start_times;
 Scenario one_node(const std::string& jobs, const std::string& extra = "", const std::string& scheduler_extra = "") {
   const std::string text = R"({"name": "t", "cluster": {"nodes": [{"prefix": "n", "count": 1, "cpus": 64,
       "memory_gb": 512, "gpus": 8}], "partitions": [{"name": "gpu", "nodes": "ALL", "default": true}]},
-      "workload": {"jobs": )" + jobs + R"(}, "scheduler": {"policy": "slurm")" + scheduler_extra + "}" + extra + "}";
+      "workload": {"jobs": )" +
+                           jobs + R"(}, "scheduler": {"policy": "slurm")" + scheduler_extra + "}" + extra + "}";
   return parse_scenario(text, "inline.json", ".");
 }
 
-RunOutcome run(const Scenario& s) { return run_scenario(s, RunOptions{}); }
+RunOutcome run(const Scenario& s) {
+  return run_scenario(s, RunOptions{});
+}
 
 /// Pending reason or final state of each job, by job id.
 std::map<std::uint64_t, std::string> reasons(const RunOutcome& o) {
   std::map<std::uint64_t, std::string> out;
   for (JobIndex j = 0; j < o.state->job_count(); ++j) {
     const JobRuntime& rt = o.state->job(j);
-    out[o.state->spec(j).id] = rt.start >= 0 ? std::string(job_state_name(rt.state))
-                                             : std::string(pending_reason_name(rt.reason));
+    out[o.state->spec(j).id] =
+        rt.start >= 0 ? std::string(job_state_name(rt.state)) : std::string(pending_reason_name(rt.reason));
   }
   return out;
 }
