@@ -60,6 +60,9 @@ void print_summary(const RunOutcome& o, const std::filesystem::path& out_dir) {
   fmt::print("wait       mean {:.0f} s  p50 {:.0f} s  p95 {:.0f} s  p99 {:.0f} s  max {:.0f} s\n", s.wait_mean_s,
              s.wait_p50_s, s.wait_p95_s, s.wait_p99_s, s.wait_max_s);
   fmt::print("slowdown   mean bounded slowdown {:.2f} (tau 10 s)\n", s.bounded_slowdown_mean);
+  if (s.requeues > 0 || s.by_state.count("PREEMPTED")) {
+    fmt::print("preempted  {} requeued runs, {:.1f} GPU-hours of discarded work\n", s.requeues, s.lost_gpu_hours);
+  }
   const double events_per_s = o.sim_wall_s > 0 ? static_cast<double>(o.counters.events) / o.sim_wall_s : 0;
   const double jobs_per_s = o.sim_wall_s > 0 ? static_cast<double>(s.jobs) / o.sim_wall_s : 0;
   fmt::print(

@@ -1,10 +1,9 @@
 #include "model/cluster_state.hpp"
 
-#include <iterator>
-#include <optional>
-
 #include <algorithm>
 #include <cassert>
+#include <iterator>
+#include <optional>
 
 #include "model/run_observer.hpp"
 
@@ -191,6 +190,19 @@ void ClusterState::release(JobIndex j) {
     adjust_partition_counters(a.node, +1);
     update_free_bits(a.node);
   }
+  ++job_updates_;
+}
+
+void ClusterState::requeue(JobIndex j) {
+  JobRuntime& job = jobs_[j];
+  const double run = to_seconds_f(job.end - job.start);
+  for (std::uint32_t k = 0; k < job.alloc_count; ++k) job.lost_gpu_s += alloc_pool_[job.alloc_offset + k].gpus * run;
+  job.lost_s += run;
+  ++job.restarts;
+  job.state = JobState::kPending;
+  job.start = job.end = job.planned_end = -1;
+  job.alloc_count = 0;
+  job.reason = PendingReason::kNone;
   ++job_updates_;
 }
 

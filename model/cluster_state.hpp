@@ -83,6 +83,9 @@ struct JobRuntime {
   JobState state = JobState::kPending;          ///< Current state.
   bool submitted = false;                       ///< True once the submit event has happened.
   bool rejected = false;                        ///< Refused at submit (limits, invalid account or QOS).
+  std::uint32_t restarts = 0;                   ///< Times the job was requeued (preemption) and ran again.
+  double lost_gpu_s = 0;                        ///< GPU-seconds of runs discarded by requeues.
+  double lost_s = 0;                            ///< Run seconds discarded by requeues.
   PendingReason reason = PendingReason::kNone;  ///< Last pending reason set by the scheduler.
   std::uint32_t partition = 0;                  ///< Partition index.
   std::uint32_t priority = 0;                   ///< Priority as the scheduler sorts it.
@@ -156,6 +159,9 @@ class ClusterState {
   void finish(JobIndex j, JobState state, SimTime now);
   /// Returns the resources of finished job `j` to its nodes (epilog complete).
   void release(JobIndex j);
+  /// Returns finished and released job `j` to PENDING for another run (requeue); the discarded run is counted
+  /// in restarts, lost_s and lost_gpu_s.
+  void requeue(JobIndex j);
   /// Marks job `j` as ended without ever running (e.g. rejected at submit).
   void end_pending(JobIndex j, JobState state, SimTime now);
 

@@ -26,6 +26,8 @@ class RunObserver {
   virtual void on_job_ended(JobIndex job, SimTime now) = 0;
   /// A node changed state.
   virtual void on_node_state(NodeIndex node, NodeState state, SimTime now) = 0;
+  /// A running job was preempted by `preemptor` (it ends at `at`; requeued or not).
+  virtual void on_job_preempted(JobIndex job, JobIndex preemptor, SimTime at, bool requeue, SimTime now) = 0;
   /// A pending job's reason changed (or it was rejected at submit with this reason).
   virtual void on_job_reason(JobIndex job, PendingReason reason, SimTime now) = 0;
 };

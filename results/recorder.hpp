@@ -22,6 +22,15 @@ struct ReasonEvent {
   PendingReason reason = PendingReason::kNone;  ///< New reason.
 };
 
+/// One preemption.
+struct PreemptionEvent {
+  SimTime time = 0;        ///< When the preemption was decided.
+  JobIndex job = 0;        ///< The preempted job.
+  JobIndex preemptor = 0;  ///< The job it made room for.
+  SimTime end = 0;         ///< When the preempted job ends (time + GraceTime at most).
+  bool requeue = false;    ///< Requeued (REQUEUE) or not (CANCEL).
+};
+
 /// Collects node state history and pending-reason history during a run.
 class RunRecorder final : public RunObserver {
  public:
@@ -31,6 +40,11 @@ class RunRecorder final : public RunObserver {
   void on_job_ended(JobIndex, SimTime) override {}
   void on_node_state(NodeIndex node, NodeState state, SimTime now) override;
   void on_job_reason(JobIndex job, PendingReason reason, SimTime now) override;
+  void on_job_preempted(JobIndex job, JobIndex preemptor, SimTime at, bool requeue, SimTime now) override {
+    preemptions_.push_back(PreemptionEvent{now, job, preemptor, at, requeue});
+  }
+  /// Preemptions in time order.
+  [[nodiscard]] const std::vector<PreemptionEvent>& preemptions() const { return preemptions_; }
   /// Node state changes in time order.
   [[nodiscard]] const std::vector<NodeEvent>& node_events() const { return node_events_; }
   /// Pending-reason changes in time order.
@@ -41,6 +55,7 @@ class RunRecorder final : public RunObserver {
   bool reason_history_;
   std::vector<NodeEvent> node_events_;
   std::vector<ReasonEvent> reason_events_;
+  std::vector<PreemptionEvent> preemptions_;
 };
 
 }  // namespace gputwin

@@ -74,6 +74,8 @@ CREATE TABLE nodes (node_index INTEGER PRIMARY KEY, name TEXT NOT NULL, cpus INT
   memory_mb INTEGER NOT NULL, gpus INTEGER NOT NULL, gpu_type TEXT, weight INTEGER NOT NULL);
 CREATE TABLE node_events (time INTEGER NOT NULL, node_index INTEGER NOT NULL, state TEXT NOT NULL);
 CREATE TABLE job_reasons (time INTEGER NOT NULL, job_id INTEGER NOT NULL, reason TEXT NOT NULL);
+CREATE TABLE preemptions (time INTEGER NOT NULL, job_id INTEGER NOT NULL, preemptor_id INTEGER NOT NULL,
+  end_time INTEGER NOT NULL, mode TEXT NOT NULL);
 CREATE TABLE summary (key TEXT PRIMARY KEY, value REAL);
 )sql";
 
@@ -120,6 +122,8 @@ std::vector<std::pair<std::string, double>> summary_numbers(const RunSummary& s)
           {"cpu_utilization", s.cpu_utilization},
           {"gpu_utilization", s.gpu_utilization},
           {"gpu_hours", s.gpu_hours},
+          {"requeues", static_cast<double>(s.requeues)},
+          {"lost_gpu_hours", s.lost_gpu_hours},
           {"cpu_hours", s.cpu_hours},
           {"wait_mean_s", s.wait_mean_s},
           {"wait_p50_s", s.wait_p50_s},
@@ -236,6 +240,17 @@ void write_sqlite(const std::filesystem::path& path, const RunInfo& info, const 
       sqlite3_bind_int64(st.stmt, 1, to_seconds(e.time));
       sqlite3_bind_int64(st.stmt, 2, static_cast<sqlite3_int64>(state.spec(e.job).id));
       sqlite3_bind_text(st.stmt, 3, name.data(), static_cast<int>(name.size()), SQLITE_STATIC);
+      db.step(st.stmt);
+    }
+  }
+  {
+    Statement st{db.prepare("INSERT INTO preemptions VALUES (?,?,?,?,?)")};
+    for (const PreemptionEvent& e : recorder.preemptions()) {
+      sqlite3_bind_int64(st.stmt, 1, to_seconds(e.time));
+      sqlite3_bind_int64(st.stmt, 2, static_cast<sqlite3_int64>(state.spec(e.job).id));
+      sqlite3_bind_int64(st.stmt, 3, static_cast<sqlite3_int64>(state.spec(e.preemptor).id));
+      sqlite3_bind_int64(st.stmt, 4, to_seconds(e.end));
+      bind_text(st.stmt, 5, e.requeue ? "REQUEUE" : "CANCEL");
       db.step(st.stmt);
     }
   }

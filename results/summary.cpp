@@ -35,6 +35,8 @@ RunSummary summarize(const ClusterState& state, std::uint64_t rejected) {
     if (!any || spec.submit_s < s.first_submit_s) s.first_submit_s = static_cast<double>(spec.submit_s);
     any = true;
     s.last_submit_s = std::max(s.last_submit_s, static_cast<double>(spec.submit_s));
+    s.requeues += rt.restarts;
+    s.lost_gpu_hours += rt.lost_gpu_s / 3600.0;
     if (rt.start < 0) continue;
     ++s.started;
     const double wait = to_seconds_f(rt.start) - static_cast<double>(spec.submit_s);

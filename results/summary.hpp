@@ -23,6 +23,8 @@ struct RunSummary {
   double cpu_utilization = 0;                     ///< Allocated CPU-seconds / (CPUs x makespan).
   double gpu_utilization = 0;                     ///< Allocated GPU-seconds / (GPUs x makespan).
   double gpu_hours = 0;                           ///< Allocated GPU-hours.
+  std::uint64_t requeues = 0;                     ///< Runs discarded by requeues (preemption with REQUEUE).
+  double lost_gpu_hours = 0;                      ///< GPU-hours of those discarded runs (not in gpu_hours).
   double cpu_hours = 0;                           ///< Allocated CPU-hours.
   double wait_mean_s = 0;                         ///< Mean wait (start - submit) of started jobs.
   double wait_p50_s = 0;                          ///< Median wait (nearest rank).

@@ -29,6 +29,13 @@ JobPolicy::JobPolicy(const ClusterState& state, const AccountingConfig& accounti
     if (q.name != "normal") qos_.push_back(q);
   }
   if (enforce_limits_) limits_ = std::make_unique<LimitTracker>(tree_, qos_);
+  qos_preempts_.assign(qos_.size(), std::vector<std::uint8_t>(qos_.size(), 0));
+  for (std::size_t a = 0; a < qos_.size(); ++a) {
+    for (const std::string& name : qos_[a].preempt) {
+      const std::int64_t b = qos_index(name);
+      if (b >= 0) qos_preempts_[a][static_cast<std::size_t>(b)] = 1;
+    }
+  }
   assoc_priority_.push_back(0);  // root
   for (const AccountConfig& a : accounting_.accounts) {
     const auto parent = static_cast<AssocId>(tree_.find_account(a.parent));
@@ -264,15 +271,16 @@ PendingReason JobPolicy::eligibility(JobIndex j, std::int64_t now_s) {
   const JobSpec& spec = state_.spec(j);
   if (!a.eligible_once) {
     if (a.held) return PendingReason::kJobHeldUser;
-    if (spec.begin_s > now_s) return PendingReason::kBeginTime;
+    if (spec.begin_s > now_s || a.requeue_begin_s > now_s) return PendingReason::kBeginTime;
     if (a.dependency >= 0) {
       const DependencyStatus s = dependency_status(j, now_s);
       if (s == DependencyStatus::kWaiting) return PendingReason::kDependency;
       if (s == DependencyStatus::kNever) return PendingReason::kDependencyNeverSatisfied;
     }
     a.eligible_once = true;
-    if (!priority_.accrue_always && a.accrue_s < 0)
-      a.accrue_s = a.dependency >= 0 ? now_s : std::max(spec.submit_s, spec.begin_s);
+    if (!priority_.accrue_always && a.accrue_s < 0) {
+      a.accrue_s = a.dependency >= 0 ? now_s : std::max({spec.submit_s, spec.begin_s, a.requeue_begin_s});
+    }
   }
   if (spec.array_max_running > 0) {
     const auto it = array_running_.find(spec.array_job_id);
@@ -367,6 +375,48 @@ bool JobPolicy::release_due(std::int64_t now_s) {
     any = true;
   }
   return any;
+}
+
+bool JobPolicy::can_preempt(JobIndex a, JobIndex b, std::int64_t now_s) const {
+  if (!preemption_enabled() || a == b) return false;
+  const JobRuntime& rb = state_.job(b);
+  if (rb.state != JobState::kRunning) return false;
+  if (now_s - to_seconds(rb.start) < accounting_.preempt_exempt_time_s) return false;  // PreemptExemptTime
+  if (preempt_mode(b) == PreemptMode::kOff) return false;
+  if (accounting_.preempt_qos) return qos_preempts_[acct_[a].qos][acct_[b].qos] != 0;
+  const auto& parts = state_.config().partitions;
+  return parts[state_.job(a).partition].priority_tier > parts[rb.partition].priority_tier;
+}
+
+PreemptMode JobPolicy::preempt_mode(JobIndex b) const {
+  PreemptMode own = accounting_.preempt_qos ? qos_[acct_[b].qos].preempt_mode
+                                            : state_.config().partitions[state_.job(b).partition].preempt_mode;
+  return own != PreemptMode::kOff ? own : accounting_.preempt_mode;
+}
+
+std::int64_t JobPolicy::grace_time_s(JobIndex b) const {
+  return accounting_.preempt_qos ? qos_[acct_[b].qos].grace_time_s
+                                 : state_.config().partitions[state_.job(b).partition].grace_time_s;
+}
+
+std::uint32_t JobPolicy::preempt_rank(JobIndex b) const {
+  return accounting_.preempt_qos ? qos_[acct_[b].qos].priority
+                                 : state_.config().partitions[state_.job(b).partition].priority_tier;
+}
+
+bool JobPolicy::is_preemptor(JobIndex a) const {
+  return preemption_enabled() && accounting_.preempt_qos && !qos_[acct_[a].qos].preempt.empty();
+}
+
+void JobPolicy::requeue(JobIndex j, std::int64_t now_s) {
+  JobAcct& a = acct_[j];
+  // job_requeue_internal: begin_time = now + requeue delay (120 s) + 1; accrue_time is reset.
+  a.requeue_begin_s = now_s + 121;
+  a.conditions = true;
+  a.eligible_once = false;
+  a.accrue_s = priority_.accrue_always ? state_.spec(j).submit_s : -1;
+  if (limits_) limits_->add_submitted(subject(j));
+  if (engine_) a.priority = engine_->factors(state_.spec(j), inputs(j), now_s).priority;
 }
 
 PriorityFactors JobPolicy::factors(JobIndex j, std::int64_t now_s) const {

@@ -50,6 +50,22 @@ class JobPolicy {
   /// The job ended (its record says when and how); counters, usage and dependents update.
   void on_end(JobIndex j);
 
+  /// True when PreemptMode is not OFF (preempt/qos or preempt/partition_prio).
+  [[nodiscard]] bool preemption_enabled() const { return accounting_.preempt_mode != PreemptMode::kOff; }
+  /// True if pending job `a` may preempt running job `b` at `now_s` (QOS Preempt list, or a higher partition
+  /// PriorityTier; b's PreemptMode not OFF; b has run at least PreemptExemptTime).
+  [[nodiscard]] bool can_preempt(JobIndex a, JobIndex b, std::int64_t now_s) const;
+  /// PreemptMode that applies to running job `b` (its QOS's or partition's, else the cluster's).
+  [[nodiscard]] PreemptMode preempt_mode(JobIndex b) const;
+  /// GraceTime of running job `b` (its QOS's with preempt/qos, its partition's with partition_prio).
+  [[nodiscard]] std::int64_t grace_time_s(JobIndex b) const;
+  /// Order of preemption candidates: lower ranks are preempted first (QOS priority or partition tier).
+  [[nodiscard]] std::uint32_t preempt_rank(JobIndex b) const;
+  /// True if `a`'s QOS may preempt some QOS (preemptors sort first in the queue with preempt/qos).
+  [[nodiscard]] bool is_preemptor(JobIndex a) const;
+  /// A preempted job was requeued at `now_s`: it pends again, eligible after Slurm's requeue delay (121 s).
+  void requeue(JobIndex j, std::int64_t now_s);
+
   /// True with priority/multifactor.
   [[nodiscard]] bool multifactor() const { return engine_ != nullptr; }
   /// PriorityCalcPeriod in seconds.
@@ -86,7 +102,8 @@ class JobPolicy {
     bool held = false;
     bool eligible_once = false;  // hold/begin/dependency cleared (array throttle is rechecked)
     std::uint32_t priority = 0;
-    std::uint32_t running_pos = 0;  // position in running_ while running
+    std::uint32_t running_pos = 0;      // position in running_ while running
+    std::int64_t requeue_begin_s = -1;  // after a requeue: not eligible before this time
   };
   AssocId resolve_association(const JobSpec& spec, bool& ok);
   std::int64_t qos_index(const std::string& name) const;
@@ -115,6 +132,7 @@ class JobPolicy {
   std::unordered_map<std::string, std::vector<JobIndex>> singleton_groups_;  // user + '\n' + name
   std::vector<JobIndex> running_;
   std::vector<std::pair<std::int64_t, JobIndex>> hold_releases_;  // min-heap by time
+  std::vector<std::vector<std::uint8_t>> qos_preempts_;           // qos_preempts_[a][b]: QOS a may preempt QOS b
   std::uint32_t next_basic_priority_ = 0xffff0000u;
   std::uint64_t unknown_targets_ = 0;
 };

@@ -20,6 +20,7 @@ struct SchedulerStats {
   std::uint64_t jobs_tested = 0;       ///< Job tests (placement attempts) over all passes and cycles.
   std::uint64_t backfill_starts = 0;   ///< Jobs started by backfill.
   std::uint64_t main_starts = 0;       ///< Jobs started by the main scheduler (or the classic policy).
+  std::uint64_t preemptions = 0;       ///< Running jobs preempted.
 };
 
 /// A scheduling policy: reacts to submissions, job ends and its own timers by starting jobs through the World.
@@ -32,6 +33,8 @@ class Scheduler {
   virtual void on_submit(JobIndex job) = 0;
   /// A job's resources were released (its epilog completed).
   virtual void on_job_released(JobIndex job) = 0;
+  /// A preempted job was requeued: it is PENDING again (after on_job_released for its run).
+  virtual void on_job_requeued(JobIndex job) { (void)job; }
   /// A timer set with World::set_timer fired.
   virtual void on_timer(TimerId timer) = 0;
   /// All events of the current instant have been delivered.

@@ -5,6 +5,8 @@
 #include <cassert>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "scheduler/job_policy.hpp"
@@ -149,6 +151,20 @@ class SlurmScheduler final : public Scheduler {
     note_change();
   }
 
+  void on_job_requeued(JobIndex j) override {
+    const std::int64_t now = to_seconds(world_.now());
+    policy_.requeue(j, now);
+    JobRuntime& rt = state_mut().job_mut(j);
+    rt.priority = policy_.priority(j);
+    being_preempted_.erase(j);
+    queue_.insert(queue_key(j));
+    conditional_.push_back(j);
+    world_.expect_activity(from_seconds(now + 121));
+    ++job_sched_count_;
+    arm_batch_tick();
+    note_change();
+  }
+
   void on_job_released(JobIndex j) override {
     policy_.on_end(j);
     // Epilog complete: _slurm_rpc_epilog_complete calls schedule() at once.
@@ -209,8 +225,11 @@ class SlurmScheduler final : public Scheduler {
     const JobSpec& spec = state_.spec(j);
     const auto& part = state_.config().partitions[state_.job(j).partition];
     const std::uint64_t id = spec.array_job_id != 0 ? spec.array_job_id : spec.id;
-    return QueueKey{UINT32_MAX - part.priority_tier, UINT32_MAX - static_cast<std::uint64_t>(policy_.priority(j)),
-                    spec.submit_s, (id << 22) | static_cast<std::uint64_t>(std::max(spec.array_task_id, 0)), j};
+    // With preempt/qos, jobs that may preempt sort first (sort_job_queue2's preempt_g_job_preempt_check).
+    const std::uint64_t preemptor = policy_.is_preemptor(j) ? 0 : 1ULL << 32;
+    return QueueKey{preemptor | (UINT32_MAX - part.priority_tier),
+                    UINT32_MAX - static_cast<std::uint64_t>(policy_.priority(j)), spec.submit_s,
+                    (id << 22) | static_cast<std::uint64_t>(std::max(spec.array_task_id, 0)), j};
   }
 
   void resort_queue() {
@@ -242,6 +261,63 @@ class SlurmScheduler final : public Scheduler {
       a.cpus = spec.exclusive ? state_.config().nodes[a.node].cpus
                               : static_cast<std::uint32_t>(spec.cpus / n + (i < spec.cpus % n ? 1 : 0));
     }
+  }
+
+  // select_nodes with preemption: running jobs `j` may preempt, lowest rank (QOS priority or partition tier)
+  // and youngest first, are taken until `j` fits on its partition; then any the fit does not need are dropped
+  // (fewest preemptees). The chosen ones end PREEMPTED after their GraceTime and are requeued or cancelled.
+  void try_preempt(JobIndex j) {
+    const SimTime now_t = world_.now();
+    if (auto it = preempt_wait_.find(j); it != preempt_wait_.end() && it->second > now_t) return;  // in progress
+    const std::int64_t now = to_seconds(now_t);
+    refresh_running();
+    std::vector<JobIndex> candidates;
+    for (JobIndex b : running_list_) {
+      if (!being_preempted_.count(b) && policy_.can_preempt(j, b, now)) candidates.push_back(b);
+    }
+    if (candidates.empty()) return;
+    std::sort(candidates.begin(), candidates.end(), [&](JobIndex a, JobIndex b) {
+      const auto ra = policy_.preempt_rank(a), rb = policy_.preempt_rank(b);
+      if (ra != rb) return ra < rb;
+      if (state_.job(a).start != state_.job(b).start) return state_.job(a).start > state_.job(b).start;
+      return a > b;
+    });
+    const SelectRequest request = select_request(state_.spec(j));
+    const std::uint64_t* partition = state_.partition_bits(state_.job(j).partition);
+    auto fits_without = [&](const std::vector<JobIndex>& gone) {
+      scratch_.reset();
+      scratch_.track(request, selector_, partition);
+      for (JobIndex b : gone) scratch_.add_back(state_.allocation(b));
+      const bool fits = scratch_.fits();
+      scratch_.reset();
+      return fits;
+    };
+    std::vector<JobIndex> chosen;
+    bool fits = false;
+    scratch_.reset();
+    scratch_.track(request, selector_, partition);
+    for (JobIndex b : candidates) {
+      chosen.push_back(b);
+      scratch_.add_back(state_.allocation(b));
+      if ((fits = scratch_.fits())) break;
+    }
+    scratch_.reset();
+    if (!fits) return;
+    for (std::size_t i = chosen.size(); i-- > 0;) {  // keep only the preemptees the fit needs
+      std::vector<JobIndex> fewer = chosen;
+      fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(i));
+      if (fits_without(fewer)) chosen = std::move(fewer);
+    }
+    SimTime last_end = now_t;
+    for (JobIndex b : chosen) {
+      const bool requeue = policy_.preempt_mode(b) == PreemptMode::kRequeue && state_.spec(b).requeue;
+      const SimTime end = std::min(state_.job(b).planned_end, now_t + from_seconds(policy_.grace_time_s(b)));
+      world_.preempt_job(b, end, requeue, j);
+      being_preempted_.insert(b);
+      last_end = std::max(last_end, end);
+      ++stats_.preemptions;
+    }
+    preempt_wait_[j] = last_end + from_seconds(params_.epilog_s) + kMicrosPerSecond;
   }
 
   void arm_hold_release() {
@@ -363,7 +439,10 @@ class SlurmScheduler final : public Scheduler {
         started = true;
         continue;
       }
-      // ESLURM_NODES_BUSY: the partition fails for this pass and its nodes leave the pass's avail_node_bitmap.
+      // ESLURM_NODES_BUSY: with preemption, select_nodes first asks running preemptable jobs to leave; the job
+      // still waits (preempt_in_progress) and starts when their resources are released.
+      if (policy_.preemption_enabled()) try_preempt(j);
+      // The partition fails for this pass and its nodes leave the pass's avail_node_bitmap.
       world_.annotate_job(j, rt.priority, PendingReason::kResources);
       partition_failed_[p] = 1;
       pass_avail_.and_not(partition_bitmaps_[p]);
@@ -937,6 +1016,8 @@ class SlurmScheduler final : public Scheduler {
   std::vector<std::uint8_t> blocked_ = std::vector<std::uint8_t>(state_.job_count(), 0);
   std::vector<JobIndex> pending_scratch_;
   std::vector<NodeAllocation> planned_;
+  std::unordered_set<JobIndex> being_preempted_;        // running jobs told to leave
+  std::unordered_map<JobIndex, SimTime> preempt_wait_;  // preemptor -> when its preemptees are gone
   bool hold_armed_ = false;
   std::int64_t hold_at_ = 0;
   std::uint64_t job_sched_count_ = 0;

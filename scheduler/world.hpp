@@ -27,6 +27,9 @@ class World {
   virtual void annotate_job(JobIndex job, std::uint32_t priority, PendingReason reason) = 0;
   /// Refuses pending job `job` at submit (slurmctld rejected it) with `reason`; it never runs.
   virtual void reject_job(JobIndex job, PendingReason reason) = 0;
+  /// Preempts running job `job` for `preemptor`: it ends PREEMPTED at `at` (now + GraceTime), then is requeued
+  /// (returns to PENDING once its resources are released) if `requeue`, else stays ended.
+  virtual void preempt_job(JobIndex job, SimTime at, bool requeue, JobIndex preemptor) = 0;
   /// Something may change at `at` (a --begin time, a hold release): the run must not end as idle before it.
   virtual void expect_activity(SimTime at) = 0;
   /// Calls the controller's on_timer(timer) at `at` (>= now), replacing any pending call of the same timer.

@@ -33,6 +33,16 @@ void SimWorld::reject_job(JobIndex job, PendingReason reason) {
   if (observer_ != nullptr) observer_->on_job_reason(job, reason, now_);
 }
 
+void SimWorld::preempt_job(JobIndex job, SimTime at, bool requeue, JobIndex preemptor) {
+  JobRuntime& rt = state_.job_mut(job);
+  if (rt.state != JobState::kRunning) return;
+  if (preempting_.size() < state_.job_count()) preempting_.resize(state_.job_count(), 0);
+  preempting_[job] = requeue ? 2 : 1;
+  rt.planned_end = std::max(now_, std::min(at, rt.planned_end));
+  events_.push(rt.planned_end, kJobEnd, job, 0);
+  if (observer_) observer_->on_job_preempted(job, preemptor, rt.planned_end, requeue, now_);
+}
+
 void SimWorld::start_job(JobIndex job, std::span<const NodeAllocation> allocation, SimTime kill_at) {
   state_.allocate(job, allocation, now_);
   ++started_;
@@ -79,6 +89,16 @@ void SimWorld::release_job(JobIndex job) {
   state_.release(job);
   update_node_states(job);
   scheduler_->on_job_released(job);
+  if (!preempting_.empty() && preempting_[job] != 0) {
+    // A job that finished on its own during the grace time is not requeued.
+    const bool requeue = preempting_[job] == 2 && state_.job(job).state == JobState::kPreempted;
+    preempting_[job] = 0;
+    if (requeue) {
+      state_.requeue(job);
+      last_activity_ = now_;
+      scheduler_->on_job_requeued(job);
+    }
+  }
 }
 
 void SimWorld::dispatch(const Event& event) {
@@ -90,7 +110,8 @@ void SimWorld::dispatch(const Event& event) {
       if (rt.state != JobState::kRunning || rt.planned_end != event.time) return;  // stale
       const JobSpec& spec = state_.spec(job);
       const bool finished = rt.start + from_seconds(spec.run_time_s) <= now_;
-      end_job(job, finished ? spec.outcome : JobState::kTimeout);
+      const bool preempted = !preempting_.empty() && preempting_[job] != 0;
+      end_job(job, finished ? spec.outcome : (preempted ? JobState::kPreempted : JobState::kTimeout));
       break;
     }
     case kRelease:

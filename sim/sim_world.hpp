@@ -40,6 +40,7 @@ class SimWorld final : public World {
   void annotate_job(JobIndex job, std::uint32_t priority, PendingReason reason) override;
   void set_timer(TimerId timer, SimTime at) override;
   void reject_job(JobIndex job, PendingReason reason) override;
+  void preempt_job(JobIndex job, SimTime at, bool requeue, JobIndex preemptor) override;
   void expect_activity(SimTime at) override { expected_activity_ = std::max(expected_activity_, at); }
 
   /// Stops the run after the last instant at or before `at`.
@@ -73,6 +74,7 @@ class SimWorld final : public World {
   SimTime stop_at_ = kNever;
   std::vector<std::uint32_t> timer_generation_;
   std::vector<std::uint32_t> end_generation_;
+  std::vector<std::uint8_t> preempting_;  // per job: 0, or 1 (ends PREEMPTED) / 2 (then requeued)
   std::vector<NodeState> node_state_;
   SimCounters counters_;
 };

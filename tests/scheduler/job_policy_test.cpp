@@ -313,3 +313,72 @@ TEST(ScenarioAccounting, ErrorsNameTheField) {
 
 }  // namespace
 }  // namespace gputwin
+
+namespace gputwin {
+namespace {
+
+// One node, 8 GPUs. Job 1 (QOS low, all 8 GPUs, 1000 s) starts at 3. Job 2 (QOS high, which may preempt low;
+// 8 GPUs, 100 s) is submitted at 100; the background tick serves it at 101: it does not fit, so select_nodes
+// preempts job 1 (the only candidate) and job 2 waits for its resources.
+std::string preemption_jobs() {
+  return R"([
+    {"id": 1, "qos": "low", "submit": 0, "gpus_per_node": 8, "time_limit": 60, "run_time": 1000},
+    {"id": 2, "qos": "high", "submit": 100, "gpus_per_node": 8, "time_limit": 60, "run_time": 100}])";
+}
+std::string preemption_accounting(const std::string& mode, std::int64_t grace) {
+  return R"(, "accounting": {"PreemptType": "preempt/qos", "PreemptMode": ")" + mode + R"(", "qos": [
+      {"name": "low", "GraceTime": )" +
+         std::to_string(grace) + R"(}, {"name": "high", "Priority": 100,
+      "Preempt": ["low"]}]})";
+}
+
+TEST(Preemption, QosRequeueRunsThePreemptorAndRequeuesThePreempted) {
+  // REQUEUE, GraceTime 0: job 1 ends PREEMPTED at 101, its resources are released at once and job 2 starts at
+  // 101. Job 1 returns to PENDING, eligible after the requeue delay (101 + 121 = 222); job 2 ends at 201. The
+  // delay passing is not a job update (no scheduler run, no backfill _more_work), so job 1 restarts from
+  // scratch at the next full pass, 240; its first run (98 s x 8 GPUs = 784 GPU-seconds) is lost.
+  auto o = run(one_node(preemption_jobs(), preemption_accounting("REQUEUE", 0)));
+  const auto starts = start_times(o);
+  EXPECT_EQ(starts[1], 101);
+  EXPECT_EQ(starts[0], 240);
+  const JobRuntime& first = o.state->job(0);
+  EXPECT_EQ(first.restarts, 1u);
+  EXPECT_DOUBLE_EQ(first.lost_gpu_s, 784.0);
+  EXPECT_EQ(first.state, JobState::kCompleted);
+  EXPECT_EQ(o.summary.requeues, 1u);
+  EXPECT_EQ(o.scheduler_stats.preemptions, 1u);
+  ASSERT_EQ(o.recorder->preemptions().size(), 1u);
+  EXPECT_EQ(o.recorder->preemptions()[0].preemptor, 1u);  // job index of job 2
+}
+
+TEST(Preemption, CancelModeAndGraceTime) {
+  // CANCEL with GraceTime 30: job 1 is told to leave at 101 and ends PREEMPTED at 131; job 2 starts at 131.
+  auto o = run(one_node(preemption_jobs(), preemption_accounting("CANCEL", 30)));
+  EXPECT_EQ(start_times(o), (std::vector<std::int64_t>{3, 131}));
+  EXPECT_EQ(o.state->job(0).state, JobState::kPreempted);
+  EXPECT_EQ(to_seconds(o.state->job(0).end), 131);
+  EXPECT_EQ(o.state->job(0).restarts, 0u);
+}
+
+TEST(Preemption, PartitionPriorityTier) {
+  // Two partitions over the same node: "hi" (PriorityTier 2) may preempt "lo" (tier 1) with preempt/
+  // partition_prio, CANCEL. Job 2 in hi preempts job 1 in lo at 101; without PreemptMode it waits until 1003.
+  const std::string jobs = R"([
+    {"id": 1, "partition": "lo", "submit": 0, "gpus_per_node": 8, "time_limit": 60, "run_time": 1000},
+    {"id": 2, "partition": "hi", "submit": 100, "gpus_per_node": 8, "time_limit": 60, "run_time": 100}])";
+  auto scenario = [&](const std::string& mode) {
+    const std::string text = R"({"name": "t", "cluster": {"nodes": [{"prefix": "n", "count": 1, "cpus": 64,
+        "memory_gb": 512, "gpus": 8}], "partitions": [{"name": "lo", "nodes": "ALL", "default": true},
+        {"name": "hi", "nodes": "ALL", "priority_tier": 2}]}, "workload": {"jobs": )" +
+                             jobs +
+                             R"(}, "scheduler": {"policy": "slurm"}, "accounting": {"PreemptType":
+        "preempt/partition_prio", "PreemptMode": ")" +
+                             mode + R"("}})";
+    return parse_scenario(text, "inline.json", ".");
+  };
+  EXPECT_EQ(start_times(run(scenario("CANCEL"))), (std::vector<std::int64_t>{3, 101}));
+  EXPECT_EQ(start_times(run(scenario("OFF"))), (std::vector<std::int64_t>{3, 1003}));
+}
+
+}  // namespace
+}  // namespace gputwin
