@@ -28,24 +28,36 @@ enum class PartitionState : std::uint8_t { kUp, kDown, kDrain, kInactive };
 
 /// One partition (PartitionName=... in slurm.conf).
 struct PartitionConfig {
-  std::string name;                            ///< Partition name.
-  std::vector<NodeIndex> nodes;                ///< Member nodes, ascending node index.
-  bool is_default = false;                     ///< Default=YES.
-  std::int64_t default_time_s = -1;            ///< DefaultTime in seconds; -1 when unset.
-  std::int64_t max_time_s = -1;                ///< MaxTime in seconds; -1 means UNLIMITED.
-  PartitionState state = PartitionState::kUp;  ///< State=UP/DOWN/DRAIN/INACTIVE.
-  std::uint32_t priority_tier = 1;             ///< PriorityTier: higher tiers are scheduled first.
-  std::uint32_t priority_job_factor = 1;       ///< PriorityJobFactor (multifactor's partition factor).
-  BillingWeights billing;                      ///< TRESBillingWeights.
-  std::string qos;                             ///< QOS= (partition QOS); empty for none.
+  std::string name;                              ///< Partition name.
+  std::vector<NodeIndex> nodes;                  ///< Member nodes, ascending node index.
+  bool is_default = false;                       ///< Default=YES.
+  std::int64_t default_time_s = -1;              ///< DefaultTime in seconds; -1 when unset.
+  std::int64_t max_time_s = -1;                  ///< MaxTime in seconds; -1 means UNLIMITED.
+  PartitionState state = PartitionState::kUp;    ///< State=UP/DOWN/DRAIN/INACTIVE.
+  std::uint32_t priority_tier = 1;               ///< PriorityTier: higher tiers are scheduled first.
+  std::uint32_t priority_job_factor = 1;         ///< PriorityJobFactor (multifactor's partition factor).
+  BillingWeights billing;                        ///< TRESBillingWeights.
+  std::string qos;                               ///< QOS= (partition QOS); empty for none.
   PreemptMode preempt_mode = PreemptMode::kOff;  ///< PreemptMode= of the partition; kOff inherits the cluster's.
-  std::int64_t grace_time_s = 0;               ///< GraceTime= for preempted jobs of this partition.
+  std::int64_t grace_time_s = 0;                 ///< GraceTime= for preempted jobs of this partition.
+};
+
+/// An advance reservation (scontrol create reservation), as a scenario event.
+struct ReservationConfig {
+  std::string name;                   ///< ReservationName.
+  std::int64_t start_s = 0;           ///< StartTime, seconds since the scenario epoch.
+  std::int64_t end_s = 0;             ///< EndTime (start + Duration).
+  std::vector<NodeIndex> nodes;       ///< Reserved nodes, ascending.
+  std::vector<std::string> users;     ///< Users=: who may run in it (with accounts; empty = anyone listed there).
+  std::vector<std::string> accounts;  ///< Accounts=.
+  bool maint = false;                 ///< Flags=MAINT (a maintenance window: nobody runs in it).
 };
 
 /// Nodes and partitions of one cluster.
 struct ClusterConfig {
-  std::vector<NodeConfig> nodes;            ///< Node table in definition order.
-  std::vector<PartitionConfig> partitions;  ///< Partitions in definition order.
+  std::vector<NodeConfig> nodes;                ///< Node table in definition order.
+  std::vector<PartitionConfig> partitions;      ///< Partitions in definition order.
+  std::vector<ReservationConfig> reservations;  ///< Advance reservations.
 
   /// Index of the partition named `name`, or -1.
   [[nodiscard]] int partition_index(const std::string& name) const;

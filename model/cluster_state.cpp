@@ -54,6 +54,8 @@ std::string_view pending_reason_name(PendingReason reason) {
       "AssocGrpSubmitJobsLimit",
       "InvalidAccount",
       "InvalidQOS",
+      "Reservation",
+      "InvalidReservation",
   };
   static_assert(std::size(kNames) == static_cast<std::size_t>(PendingReason::kCount));
   const auto i = static_cast<std::size_t>(reason);

@@ -70,6 +70,8 @@ enum class PendingReason : std::uint8_t {
   kAssocGrpSubmitJobs,
   kInvalidAccount,
   kInvalidQos,
+  kReservation,         ///< Waiting for its advance reservation to start.
+  kInvalidReservation,  ///< Submit-time rejection: unknown reservation or access denied.
   kCount,  ///< Number of reasons (not a reason).
 };
 

@@ -55,6 +55,7 @@ struct JobSpec {
   std::uint64_t array_job_id = 0;            ///< ArrayJobID of an array task; 0 if not an array task.
   std::int32_t array_task_id = -1;           ///< ArrayTaskID; -1 if not an array task.
   std::uint32_t array_max_running = 0;       ///< The array's %N throttle; 0 for none.
+  std::string reservation;                   ///< --reservation: run inside this advance reservation.
   std::int64_t observed_start_s = -1;        ///< Start time in the source trace (for fidelity comparisons); -1 unknown.
 };
 

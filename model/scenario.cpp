@@ -20,8 +20,8 @@
 namespace gputwin {
 namespace {
 
-using nlohmann::json;
 using detail::Field;
+using nlohmann::json;
 
 std::string pad_index(std::uint64_t index, int digits) {
   std::string s = std::to_string(index);
@@ -111,9 +111,8 @@ void read_partitions(const Field& field, ClusterConfig& cluster) {
   if (count == 0) field.fail("expected at least one partition");
   for (std::size_t p = 0; p < count; ++p) {
     const Field part = field.at(p);
-    part.expect_object(
-        {"name", "nodes", "default", "default_time", "max_time", "state", "priority_tier", "priority_job_factor",
-         "tres_billing_weights", "qos", "preempt_mode", "grace_time"});
+    part.expect_object({"name", "nodes", "default", "default_time", "max_time", "state", "priority_tier",
+                        "priority_job_factor", "tres_billing_weights", "qos", "preempt_mode", "grace_time"});
     PartitionConfig config;
     config.name = part.at("name").non_empty_string();
     if (cluster.partition_index(config.name) >= 0)
@@ -157,6 +156,48 @@ void read_partitions(const Field& field, ClusterConfig& cluster) {
     }
     if (part.has("grace_time")) config.grace_time_s = static_cast<std::int64_t>(part.at("grace_time").non_negative());
     cluster.partitions.push_back(std::move(config));
+  }
+}
+
+/// Reads /reservations: advance reservations (scontrol create reservation) as scenario events.
+void read_reservations(const Field& field, ClusterConfig& cluster) {
+  for (std::size_t i = 0; i < field.array_size(); ++i) {
+    const Field r = field.at(i);
+    r.expect_object({"name", "start", "duration", "end", "nodes", "users", "accounts", "flags"});
+    ReservationConfig resv;
+    resv.name = r.at("name").non_empty_string();
+    for (const ReservationConfig& other : cluster.reservations) {
+      if (other.name == resv.name) r.at("name").fail("reservation '" + resv.name + "' defined twice");
+    }
+    resv.start_s = static_cast<std::int64_t>(r.at("start").non_negative());
+    if (r.has("duration") == r.has("end")) r.fail("expected exactly one of \"duration\" or \"end\"");
+    if (r.has("duration")) {
+      const std::int64_t d = r.at("duration").slurm_time();
+      if (d <= 0) r.at("duration").fail("expected a positive duration");
+      resv.end_s = resv.start_s + d;
+    } else {
+      resv.end_s = static_cast<std::int64_t>(r.at("end").non_negative());
+      if (resv.end_s <= resv.start_s) r.at("end").fail("expected an end after the start");
+    }
+    resv.nodes = resolve_partition_nodes(r.at("nodes"), cluster);
+    auto names = [&](const char* key, std::vector<std::string>& out) {
+      if (!r.has(key)) return;
+      const Field list = r.at(key);
+      for (std::size_t k = 0; k < list.array_size(); ++k) out.push_back(list.at(k).non_empty_string());
+    };
+    names("users", resv.users);
+    names("accounts", resv.accounts);
+    if (r.has("flags")) {
+      const std::string flags = r.at("flags").string();
+      if (flags == "MAINT") {
+        resv.maint = true;
+      } else if (!flags.empty()) {
+        r.at("flags").fail("supported flags: MAINT");
+      }
+    }
+    if (!resv.maint && resv.users.empty() && resv.accounts.empty())
+      r.fail("a reservation needs users or accounts (or Flags=MAINT for a maintenance window)");
+    cluster.reservations.push_back(std::move(resv));
   }
 }
 
@@ -347,7 +388,7 @@ Scenario parse_scenario(const std::string& text, const std::string& file, const 
   }
   Scenario scenario;
   const Field root(doc, "", file);
-  root.expect_object({"name", "description", "seed", "cluster", "workload", "scheduler", "accounting"});
+  root.expect_object({"name", "description", "seed", "cluster", "workload", "scheduler", "accounting", "reservations"});
   scenario.name = root.at("name").non_empty_string();
   if (root.has("description")) scenario.description = root.at("description").string();
   if (root.has("seed")) scenario.seed = root.at("seed").non_negative();
@@ -356,6 +397,7 @@ Scenario parse_scenario(const std::string& text, const std::string& file, const 
   cluster.expect_object({"nodes", "partitions"});
   read_nodes(cluster.at("nodes"), scenario.cluster);
   read_partitions(cluster.at("partitions"), scenario.cluster);
+  if (root.has("reservations")) read_reservations(root.at("reservations"), scenario.cluster);
 
   const Field workload = root.at("workload");
   workload.expect_object({"trace", "synthetic", "jobs"});
@@ -367,8 +409,14 @@ Scenario parse_scenario(const std::string& text, const std::string& file, const 
     for (std::size_t i = 0; i < scenario.inline_jobs.size(); ++i) {
       const std::string& part = scenario.inline_jobs[i].partition;
       if (!part.empty() && scenario.cluster.partition_index(part) < 0)
-        workload.at("jobs").fail("job " + std::to_string(scenario.inline_jobs[i].id) + ": no partition named '" +
-                                 part + "'");
+        workload.at("jobs").fail("job " + std::to_string(scenario.inline_jobs[i].id) + ": no partition named '" + part +
+                                 "'");
+      const std::string& resv = scenario.inline_jobs[i].reservation;
+      const auto& all = scenario.cluster.reservations;
+      if (!resv.empty() &&
+          std::none_of(all.begin(), all.end(), [&](const ReservationConfig& r) { return r.name == resv; }))
+        workload.at("jobs").fail("job " + std::to_string(scenario.inline_jobs[i].id) + ": no reservation named '" +
+                                 resv + "'");
     }
   } else if (workload.has("trace")) {
     read_trace(workload.at("trace"), base_dir, scenario);

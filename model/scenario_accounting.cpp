@@ -315,9 +315,10 @@ std::vector<JobSpec> read_inline_jobs(const Field& field) {
   const std::size_t count = field.array_size();
   for (std::size_t i = 0; i < count; ++i) {
     const Field f = field.at(i);
-    f.expect_object({"id",      "name", "user",          "account",         "partition",  "qos",        "submit",
-                     "nodes",   "cpus", "gpus_per_node", "mem_per_node_mb", "exclusive",  "time_limit", "run_time",
-                     "outcome", "nice", "begin",         "hold_until",      "dependency", "requeue",    "array"});
+    f.expect_object({"id",         "name",     "user",    "account",       "partition",       "qos",
+                     "submit",     "nodes",    "cpus",    "gpus_per_node", "mem_per_node_mb", "exclusive",
+                     "time_limit", "run_time", "outcome", "nice",          "begin",           "hold_until",
+                     "dependency", "requeue",  "array",   "reservation"});
     JobSpec j;
     j.id = f.has("id") ? f.at("id").positive() : (jobs.empty() ? 1 : jobs.back().id + 1);
     if (f.has("name")) j.name = f.at("name").string();
@@ -361,6 +362,7 @@ std::vector<JobSpec> read_inline_jobs(const Field& field) {
       if (!parse_dependency(j.dependency, parsed, error)) f.at("dependency").fail(error);
     }
     if (f.has("requeue")) j.requeue = f.at("requeue").boolean();
+    if (f.has("reservation")) j.reservation = f.at("reservation").non_empty_string();
     if (f.has("array")) {
       std::vector<std::int32_t> tasks;
       std::uint32_t throttle = 0;

@@ -24,6 +24,7 @@ constexpr TimerId kFullSchedule = 1;  // full-queue pass every sched_interval
 constexpr TimerId kBackfill = 2;      // backfill_agent wake-up
 constexpr TimerId kPriorityCalc = 3;  // priority/multifactor decay thread, every PriorityCalcPeriod
 constexpr TimerId kHoldRelease = 4;   // a held job's release (scontrol release)
+constexpr TimerId kReservation = 5;   // an advance reservation starts or ends
 
 constexpr std::int64_t kPeriodicTimeoutS = 30;  // slurmctld.h PERIODIC_TIMEOUT
 
@@ -97,6 +98,12 @@ class SlurmScheduler final : public Scheduler {
         pass_avail_(state_.node_count()),
         partition_failed_(state_.config().partitions.size(), 0),
         releases_(state_) {
+    for (const ReservationConfig& r : state_.config().reservations) {
+      NodeBitmap b(state_.node_count());
+      for (NodeIndex n : r.nodes) b.set(n);
+      resv_bits_.push_back(std::move(b));
+    }
+    if (!resv_bits_.empty()) job_resv_.assign(state_.job_count(), -1);
     const auto& parts = state_.config().partitions;
     partition_bitmaps_.reserve(parts.size());
     for (const auto& p : parts) {
@@ -119,6 +126,11 @@ class SlurmScheduler final : public Scheduler {
       world_.set_timer(kBackfill, next_tick_at_or_after(world_.now(), origin + from_seconds(params_.bf_interval_s),
                                                         from_seconds(params_.bf_interval_s)));
     }
+    for (const ReservationConfig& r : state_.config().reservations) {
+      world_.expect_activity(from_seconds(r.start_s));
+      world_.expect_activity(from_seconds(r.end_s));
+    }
+    arm_reservation_timer();
     if (policy_.multifactor()) {
       // _decay_thread: absolute cadence from slurmctld start.
       policy_.start_clock(to_seconds(origin));
@@ -132,6 +144,10 @@ class SlurmScheduler final : public Scheduler {
     const JobSpec& spec = state_.spec(j);
     const auto& part = state_.config().partitions[rt.partition];
     rt.time_limit_s = effective_time_limit_s(spec, part);
+    if (!spec.reservation.empty() && !admit_to_reservation(j)) {
+      world_.reject_job(j, PendingReason::kInvalidReservation);  // "Access denied to requested reservation"
+      return;
+    }
     if (const PendingReason r = policy_.submit(j, to_seconds(world_.now())); r != PendingReason::kNone) {
       world_.reject_job(j, r);  // slurmctld refuses the submission; no job record, no scheduling
       return;
@@ -196,6 +212,14 @@ class SlurmScheduler final : public Scheduler {
         recalculate_priorities();
         world_.set_timer(kPriorityCalc, world_.now() + from_seconds(policy_.calc_period_s()));
         break;
+      case kReservation:
+        // A reservation starting or ending changes which nodes jobs may use: a node update.
+        state_mut().note_job_update();
+        ++job_sched_count_;
+        arm_batch_tick();
+        note_change();
+        arm_reservation_timer();
+        break;
       case kHoldRelease:
         hold_armed_ = false;
         if (policy_.release_due(to_seconds(world_.now()))) {
@@ -225,9 +249,11 @@ class SlurmScheduler final : public Scheduler {
     const JobSpec& spec = state_.spec(j);
     const auto& part = state_.config().partitions[state_.job(j).partition];
     const std::uint64_t id = spec.array_job_id != 0 ? spec.array_job_id : spec.id;
-    // With preempt/qos, jobs that may preempt sort first (sort_job_queue2's preempt_g_job_preempt_check).
-    const std::uint64_t preemptor = policy_.is_preemptor(j) ? 0 : 1ULL << 32;
-    return QueueKey{preemptor | (UINT32_MAX - part.priority_tier),
+    // With preempt/qos, jobs that may preempt sort first (sort_job_queue2's preempt_g_job_preempt_check), then
+    // jobs in a reservation.
+    const std::uint64_t preemptor = policy_.is_preemptor(j) ? 0 : 1ULL << 33;
+    const std::uint64_t in_resv = spec.reservation.empty() ? 1ULL << 32 : 0;
+    return QueueKey{preemptor | in_resv | (UINT32_MAX - part.priority_tier),
                     UINT32_MAX - static_cast<std::uint64_t>(policy_.priority(j)), spec.submit_s,
                     (id << 22) | static_cast<std::uint64_t>(std::max(spec.array_task_id, 0)), j};
   }
@@ -318,6 +344,65 @@ class SlurmScheduler final : public Scheduler {
       ++stats_.preemptions;
     }
     preempt_wait_[j] = last_end + from_seconds(params_.epilog_s) + kMicrosPerSecond;
+  }
+
+  // Users=/Accounts= of the requested reservation admit the job (job_mgr.c: "Access denied").
+  bool admit_to_reservation(JobIndex j) {
+    const JobSpec& spec = state_.spec(j);
+    const auto& all = state_.config().reservations;
+    for (std::size_t r = 0; r < all.size(); ++r) {
+      if (all[r].name != spec.reservation) continue;
+      const auto& users = all[r].users;
+      const auto& accounts = all[r].accounts;
+      if (std::find(users.begin(), users.end(), spec.user) == users.end() &&
+          std::find(accounts.begin(), accounts.end(), spec.account) == accounts.end())
+        return false;
+      job_resv_[j] = static_cast<std::int32_t>(r);
+      return true;
+    }
+    return false;
+  }
+
+  void arm_reservation_timer() {
+    const SimTime now = world_.now();
+    SimTime next = kNever;
+    for (const ReservationConfig& r : state_.config().reservations) {
+      for (std::int64_t t : {r.start_s, r.end_s}) {
+        if (from_seconds(t) > now) next = std::min(next, from_seconds(t));
+      }
+    }
+    if (next != kNever) world_.set_timer(kReservation, next);
+  }
+
+  // job_test_resv: the nodes job `j` may use now. A job in a reservation uses only its nodes while it is active
+  // (false before it starts or after it ends: reason Reservation); any other job avoids the nodes of every
+  // reservation its run [now, now + limit) would overlap. Returns the mask to select within.
+  bool reservation_mask(JobIndex j, const NodeBitmap& avail, const std::uint64_t*& mask) {
+    mask = avail.words().data();
+    if (resv_bits_.empty()) return true;
+    const auto& all = state_.config().reservations;
+    const std::int64_t now = to_seconds(world_.now());
+    const std::int32_t own = job_resv_[j];
+    if (own >= 0) {
+      const ReservationConfig& r = all[static_cast<std::size_t>(own)];
+      if (now < r.start_s || now >= r.end_s) return false;
+      job_avail_.assign(avail);
+      job_avail_.and_with(resv_bits_[static_cast<std::size_t>(own)]);
+      mask = job_avail_.words().data();
+      return true;
+    }
+    const std::int64_t end = now + state_.job(j).time_limit_s;
+    bool copied = false;
+    for (std::size_t r = 0; r < all.size(); ++r) {
+      if (all[r].start_s >= end || all[r].end_s <= now) continue;
+      if (!copied) {
+        job_avail_.assign(avail);
+        copied = true;
+      }
+      job_avail_.and_not(resv_bits_[r]);
+    }
+    if (copied) mask = job_avail_.words().data();
+    return true;
   }
 
   void arm_hold_release() {
@@ -426,9 +511,14 @@ class SlurmScheduler final : public Scheduler {
         world_.annotate_job(j, rt.priority, r);
         continue;
       }
+      const std::uint64_t* mask = nullptr;
+      if (!reservation_mask(j, pass_avail_, mask)) {  // its reservation is not active: only that is flagged
+        world_.annotate_job(j, rt.priority, PendingReason::kReservation);
+        continue;
+      }
       ++stats_.jobs_tested;
-      if (may_fit_now(spec, p) && selector_.select(select_request(spec), partition_nodes(state_, p),
-                                                   pass_avail_.words().data(), live_resources(state_), allocation_)) {
+      if (may_fit_now(spec, p) && selector_.select(select_request(spec), partition_nodes(state_, p), mask,
+                                                   live_resources(state_), allocation_)) {
         if (const PendingReason r = policy_.post_select(j, allocation_); r != PendingReason::kNone) {
           world_.annotate_job(j, rt.priority, r);
           continue;
@@ -487,7 +577,11 @@ class SlurmScheduler final : public Scheduler {
   }
 
   // Backfill tests a record only if it is eligible, its partition is UP and its limit fits the partition's MaxTime.
-  bool backfill_testable(JobIndex j) { return ineligible(j) == PendingReason::kNone && partition_admits(state_, j); }
+  // Jobs in an advance reservation are left to the main scheduler (which runs when the reservation starts).
+  bool backfill_testable(JobIndex j) {
+    if (!resv_bits_.empty() && job_resv_[j] >= 0) return false;
+    return ineligible(j) == PendingReason::kNone && partition_admits(state_, j);
+  }
 
   void attempt_backfill() {
     ++stats_.backfill_cycles;
@@ -518,6 +612,13 @@ class SlurmScheduler final : public Scheduler {
       if (state_.node_schedulable(n)) first.avail.set(n);
     }
     slices_.push_back(std::move(first));
+    // Advance reservations: their nodes are not available to backfilled jobs while they last.
+    const auto& reservations = state_.config().reservations;
+    for (std::size_t r = 0; r < reservations.size(); ++r) {
+      if (reservations[r].end_s <= now || reservations[r].start_s >= window_end) continue;
+      chosen_ = resv_bits_[r];
+      add_reservation(std::max(reservations[r].start_s, slices_.front().begin), reservations[r].end_s, 1);
+    }
 
     // Running jobs by expected end (start + limit); _cr_job_list_sort.
     running_.clear();
@@ -1016,6 +1117,9 @@ class SlurmScheduler final : public Scheduler {
   std::vector<std::uint8_t> blocked_ = std::vector<std::uint8_t>(state_.job_count(), 0);
   std::vector<JobIndex> pending_scratch_;
   std::vector<NodeAllocation> planned_;
+  std::vector<NodeBitmap> resv_bits_;   // nodes of each advance reservation
+  std::vector<std::int32_t> job_resv_;  // per job: its reservation's index, or -1 (empty without reservations)
+  NodeBitmap job_avail_ = NodeBitmap(state_.node_count());
   std::unordered_set<JobIndex> being_preempted_;        // running jobs told to leave
   std::unordered_map<JobIndex, SimTime> preempt_wait_;  // preemptor -> when its preemptees are gone
   bool hold_armed_ = false;

@@ -382,3 +382,54 @@ TEST(Preemption, PartitionPriorityTier) {
 
 }  // namespace
 }  // namespace gputwin
+
+namespace gputwin {
+namespace {
+
+Scenario with_reservations(std::uint32_t nodes, const std::string& reservations, const std::string& jobs) {
+  const std::string text = R"({"name": "t", "cluster": {"nodes": [{"prefix": "n", "count": )" + std::to_string(nodes) +
+                           R"(, "cpus": 64, "memory_gb": 512, "gpus": 8}], "partitions": [{"name": "gpu",
+      "nodes": "ALL", "default": true}]}, "reservations": )" +
+                           reservations + R"(, "workload": {"jobs": )" + jobs +
+                           R"(}, "scheduler": {"policy": "slurm"}})";
+  return parse_scenario(text, "inline.json", ".");
+}
+
+TEST(Reservations, MaintenanceWindowKeepsOffJobsThatWouldOverlapIt) {
+  // One node, MAINT reservation [1000, 2000). At 3, job 1 (limit 30 min: [3, 1803) overlaps) finds no usable
+  // node: NODES_BUSY fails the partition, so job 2 waits for backfill at 30 ([30, 630) ends before 1000). Job 3
+  // (submitted at 500, limit 10 min: [501, 1101) overlaps) waits too. The window ending is a node update; the
+  // main scheduler's tick at 2001 starts job 1 (8 GPUs), and job 3 follows when it ends at 2101.
+  const Scenario s = with_reservations(
+      1, R"([{"name": "maint", "start": 1000, "duration": "00:16:40", "nodes": "ALL", "flags": "MAINT"}])", R"([
+    {"id": 1, "submit": 0, "gpus_per_node": 8, "time_limit": 30, "run_time": 100},
+    {"id": 2, "submit": 0, "gpus_per_node": 1, "time_limit": 10, "run_time": 100},
+    {"id": 3, "submit": 500, "gpus_per_node": 1, "time_limit": 10, "run_time": 100}])");
+  EXPECT_EQ(start_times(run(s)), (std::vector<std::int64_t>{2001, 30, 2101}));
+}
+
+TEST(Reservations, TeamReservationAdmitsOnlyItsAccountsAndOnlyWhileActive) {
+  // n001 is reserved for account "team" over [0, 400), and again ("later") over [500, 1000). Job 1 (team, in
+  // "team") runs on n001 at 3. Job 2 (other account) gets n002 at 3; job 3 (other) must wait for n002 (n001 is
+  // reserved for the whole of its run) until job 2 ends at 103. Job 4 asks for "team" from the wrong account:
+  // rejected at submit. Job 5 (team, in "later") pends with reason Reservation until the reservation starts at
+  // 500, a node update served by the background tick at 501.
+  const Scenario s = with_reservations(2, R"([
+    {"name": "team", "start": 0, "duration": 400, "nodes": "n001", "accounts": ["team"]},
+    {"name": "later", "start": 500, "duration": 500, "nodes": "n001", "accounts": ["team"]}])",
+                                       R"([
+    {"id": 1, "account": "team", "reservation": "team", "submit": 0, "gpus_per_node": 8, "time_limit": 5, "run_time": 100},
+    {"id": 2, "account": "other", "submit": 0, "gpus_per_node": 8, "time_limit": 5, "run_time": 100},
+    {"id": 3, "account": "other", "submit": 0, "gpus_per_node": 8, "time_limit": 5, "run_time": 100},
+    {"id": 4, "account": "other", "reservation": "team", "submit": 0, "gpus_per_node": 8, "time_limit": 5, "run_time": 100},
+    {"id": 5, "account": "team", "reservation": "later", "submit": 0, "gpus_per_node": 8, "time_limit": 5, "run_time": 100}])");
+  auto o = run(s);
+  EXPECT_EQ(start_times(o), (std::vector<std::int64_t>{3, 3, 103, -1, 501}));
+  EXPECT_EQ(testing::node_lists(o)[0], "n001");
+  EXPECT_EQ(testing::node_lists(o)[2], "n002");
+  EXPECT_EQ(testing::node_lists(o)[4], "n001");
+  EXPECT_EQ(reasons(o).at(4), "InvalidReservation");
+}
+
+}  // namespace
+}  // namespace gputwin
