@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "cli/compare.hpp"
 #include "cli/import_command.hpp"
 #include "cli/views.hpp"
 #include "model/errors.hpp"
@@ -79,8 +80,9 @@ void print_summary(const RunOutcome& o, const std::filesystem::path& out_dir) {
 }
 
 int run_command(const std::string& scenario_path, const std::string& out, std::optional<std::uint64_t> seed,
-                const std::string& policy, bool quiet, bool no_results, bool no_node_history) {
-  Scenario scenario = load_scenario(scenario_path);
+                const std::string& policy, bool quiet, bool no_results, bool no_node_history,
+                const std::vector<std::string>& overrides) {
+  Scenario scenario = load_scenario(scenario_path, overrides);
   RunOptions options;
   options.seed = seed;
   options.node_history = !no_node_history && !no_results;  // nobody reads the history without results
@@ -106,8 +108,8 @@ int run_command(const std::string& scenario_path, const std::string& out, std::o
   return 0;
 }
 
-int validate_command(const std::string& scenario_path) {
-  Scenario scenario = load_scenario(scenario_path);
+int validate_command(const std::string& scenario_path, const std::vector<std::string>& overrides) {
+  Scenario scenario = load_scenario(scenario_path, overrides);
   const std::vector<JobSpec> jobs = load_workload(scenario);
   fmt::print("{}: OK: scenario '{}', {} nodes, {} partitions, {} jobs, policy {}\n", scenario_path, scenario.name,
              scenario.cluster.nodes.size(), scenario.cluster.partitions.size(), jobs.size(),
@@ -133,10 +135,14 @@ int main(int argc, char** argv) {
   run->add_flag("--quiet", quiet, "No progress bar and no summary");
   run->add_flag("--no-results", no_results, "Do not write the results folder (benchmarks)");
   run->add_flag("--no-node-history", no_node_history, "Do not record node state changes");
+  std::vector<std::string> overrides;
+  const char* set_help = "What-if override of a scenario value: /json/pointer=value (repeatable)";
+  run->add_option("--set", overrides, set_help);
 
   std::string validate_path;
   CLI::App* validate = app.add_subcommand("validate", "Check a scenario and its workload without running it");
   validate->add_option("scenario", validate_path, "Scenario file (JSON)")->required();
+  validate->add_option("--set", overrides, set_help);
 
   gputwin::ImportRequest import_request;
   CLI::App* import = app.add_subcommand("import",
@@ -165,16 +171,24 @@ int main(int argc, char** argv) {
   CLI::App* sprio =
       add_view("sprio", "Priority factors of pending jobs at a simulated time (re-runs the scenario)", "scenario");
   CLI::App* sshare = add_view("sshare", "Fair-share tree at a simulated time (re-runs the scenario)", "scenario");
+  sprio->add_option("--set", overrides, set_help);
+  sshare->add_option("--set", overrides, set_help);
   sshare->add_flag("-l,--long", view_long, "Long format (NormUsage, LevelFS)");
+
+  std::string compare_a, compare_b;
+  CLI::App* compare = app.add_subcommand("compare", "Two runs' results side by side (what-if studies)");
+  compare->add_option("a", compare_a, "Results folder A")->required();
+  compare->add_option("b", compare_b, "Results folder B")->required();
 
   CLI11_PARSE(app, argc, argv);
   try {
     if (*run) {
       return run_command(scenario_path, out, seed_opt->count() ? std::optional<std::uint64_t>(seed) : std::nullopt,
-                         policy, quiet, no_results, no_node_history);
+                         policy, quiet, no_results, no_node_history, overrides);
     }
-    if (*validate) return validate_command(validate_path);
+    if (*validate) return validate_command(validate_path, overrides);
     if (*import) return gputwin::run_import(import_request, std::cout, std::cerr);
+    if (*compare) return gputwin::print_comparison(compare_a, compare_b);
     if (*squeue || *sprio || *sshare) {
       std::int64_t at = 0;
       if (!gputwin::parse_sim_time(view_at, at)) {
@@ -182,7 +196,7 @@ int main(int argc, char** argv) {
         return 2;
       }
       if (*squeue) return gputwin::print_squeue(view_path, at, view_user);
-      const Scenario scenario = load_scenario(view_path);
+      const Scenario scenario = load_scenario(view_path, overrides);
       return *sprio ? gputwin::print_sprio(scenario, at) : gputwin::print_sshare(scenario, at, view_long);
     }
   } catch (const gputwin::InputError& e) {

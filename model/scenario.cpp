@@ -376,7 +376,8 @@ bool parse_slurm_time(std::string_view text, std::int64_t& seconds) {
   return true;
 }
 
-Scenario parse_scenario(const std::string& text, const std::string& file, const std::filesystem::path& base_dir) {
+Scenario parse_scenario(const std::string& text, const std::string& file, const std::filesystem::path& base_dir,
+                        const std::vector<std::string>& overrides) {
   json doc;
   try {
     doc = json::parse(text);
@@ -385,6 +386,25 @@ Scenario parse_scenario(const std::string& text, const std::string& file, const 
     std::string msg = e.what();
     const auto pos = msg.find("parse error");
     throw ScenarioError(file, "", "invalid JSON: " + (pos == std::string::npos ? msg : msg.substr(pos)));
+  }
+  for (const std::string& o : overrides) {
+    const auto eq = o.find('=');
+    if (eq == std::string::npos || o.empty() || o[0] != '/')
+      throw ScenarioError(file, "", "override '" + o + "': expected /json/pointer=value");
+    const std::string pointer = o.substr(0, eq);
+    const std::string value = o.substr(eq + 1);
+    json parsed = json::parse(value, nullptr, false);
+    if (parsed.is_discarded()) parsed = value;  // a bare word is a string
+    try {
+      const json::json_pointer ptr(pointer);
+      if (!doc.contains(ptr.parent_pointer()))
+        throw ScenarioError(
+            file, pointer,
+            "override: no such place in the scenario (" + ptr.parent_pointer().to_string() + " is missing)");
+      doc[ptr] = parsed;
+    } catch (const json::exception& e) {
+      throw ScenarioError(file, pointer, std::string("override: ") + e.what());
+    }
   }
   Scenario scenario;
   const Field root(doc, "", file);
@@ -441,12 +461,12 @@ Scenario parse_scenario(const std::string& text, const std::string& file, const 
   return scenario;
 }
 
-Scenario load_scenario(const std::filesystem::path& path) {
+Scenario load_scenario(const std::filesystem::path& path, const std::vector<std::string>& overrides) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ScenarioError(path.string(), "", std::string("cannot open: ") + std::strerror(errno));
   std::ostringstream buffer;
   buffer << in.rdbuf();
-  Scenario s = parse_scenario(buffer.str(), path.filename().string(), path.parent_path());
+  Scenario s = parse_scenario(buffer.str(), path.filename().string(), path.parent_path(), overrides);
   s.file = path;
   return s;
 }

@@ -73,10 +73,13 @@ struct Scenario {
   SchedulerConfig scheduler;    ///< Scheduling policy and parameters.
 };
 
-/// Loads and checks a scenario file; throws ScenarioError naming the file and JSON pointer.
-Scenario load_scenario(const std::filesystem::path& path);
+/// Loads and checks a scenario file; throws ScenarioError naming the file and JSON pointer. Each override is
+/// "JSON-pointer=value" (`/scheduler/priority/PriorityWeightFairshare=20000`): the value (JSON, else a string)
+/// replaces or adds that member before the scenario is checked, for what-if runs.
+Scenario load_scenario(const std::filesystem::path& path, const std::vector<std::string>& overrides = {});
 /// Parses scenario JSON text; `file` names it in errors, relative paths resolve against `base_dir`.
-Scenario parse_scenario(const std::string& text, const std::string& file, const std::filesystem::path& base_dir);
+Scenario parse_scenario(const std::string& text, const std::string& file, const std::filesystem::path& base_dir,
+                        const std::vector<std::string>& overrides = {});
 /// Materialises the scenario's jobs (reads the trace or runs the generator), checked against the cluster.
 /// Throws TraceError / ScenarioError on bad input.
 std::vector<JobSpec> load_workload(const Scenario& scenario);
