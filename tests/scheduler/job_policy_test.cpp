@@ -136,6 +136,13 @@ TEST(MultifactorPriority, FairShareLetsTheLightUserGoFirst) {
   }
   const Scenario basic = one_node(jobs, accounts);
   EXPECT_EQ(start_times(run(basic)), (std::vector<std::int64_t>{3, 3603, 7203}));
+  // fcfs ordered by multifactor priority: the same fair-share order, at the classic policy's instants (job 1
+  // starts at 0 and ends at 3600).
+  Scenario fcfs = mf;
+  fcfs.scheduler.policy = SchedulerPolicy::kFcfs;
+  EXPECT_EQ(start_times(run(fcfs)), (std::vector<std::int64_t>{0, 7200, 3600}));
+  fcfs.scheduler.priority.multifactor = false;
+  EXPECT_EQ(start_times(run(fcfs)), (std::vector<std::int64_t>{0, 3600, 7200}));
 }
 
 TEST(Limits, QosMaxJobsPerUserHoldsTheSecondJobWithItsReason) {
