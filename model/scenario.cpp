@@ -3,6 +3,7 @@
 #include "model/scenario.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstring>
 #include <fstream>
@@ -143,7 +144,8 @@ void read_partitions(const Field& field, ClusterConfig& cluster) {
     }
     if (part.has("qos")) config.qos = part.at("qos").non_empty_string();
     if (part.has("preempt_mode")) {
-      const std::string mode = part.at("preempt_mode").string();
+      std::string mode = part.at("preempt_mode").string();
+      for (char& c : mode) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
       if (mode == "OFF") {
         config.preempt_mode = PreemptMode::kOff;
       } else if (mode == "CANCEL") {
