@@ -48,6 +48,7 @@ JobPolicy::JobPolicy(const ClusterState& state, const AccountingConfig& accounti
     const AssocId id = tree_.add_user(u.user, account, u.fairshare, u.fairshare_parent);
     assoc_priority_.push_back(u.priority != 0 ? u.priority : assoc_priority_[account]);
     if (limits_) limits_->set_assoc_limits(id, u.limits);
+    if (!u.default_qos.empty()) default_qos_[id] = u.default_qos;
   }
   if (priority_.multifactor) {
     engine_ = std::make_unique<PriorityEngine>(priority_, state_.config(), qos_, tree_, assoc_priority_);
@@ -100,9 +101,7 @@ PendingReason JobPolicy::submit(JobIndex j, std::int64_t now_s) {
 
   std::string qos_name = spec.qos;
   if (qos_name.empty()) {
-    for (const UserAssocConfig& u : accounting_.users) {
-      if (u.user == spec.user && u.account == spec.account && !u.default_qos.empty()) qos_name = u.default_qos;
-    }
+    if (const auto it = default_qos_.find(a.assoc); it != default_qos_.end()) qos_name = it->second;
   }
   if (qos_name.empty()) qos_name = "normal";
   std::int64_t qos = qos_index(qos_name);

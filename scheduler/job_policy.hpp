@@ -126,6 +126,7 @@ class JobPolicy {
   std::vector<JobAcct> acct_;
   std::vector<Dependency> dependencies_;
   std::unordered_map<std::string, std::uint32_t> user_ids_;
+  std::unordered_map<AssocId, std::string> default_qos_;  // DefaultQOS of user associations that set one
   std::unordered_map<std::uint64_t, JobIndex> job_by_id_;
   std::unordered_map<std::uint64_t, std::vector<JobIndex>> array_tasks_;
   std::unordered_map<std::uint64_t, std::uint32_t> array_running_;

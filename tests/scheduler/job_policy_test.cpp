@@ -216,6 +216,13 @@ TEST(Limits, SubmitRejectionsAndPendingForeverWithoutDenyOnLimit) {
   EXPECT_EQ(r.at(5), "QOSMaxGRESPerJob");
   EXPECT_EQ(o.summary.rejected, 2u);
   EXPECT_EQ(o.state->job(4).state, JobState::kPending);  // job 5 (index 4): never rejected, never started
+  // A user's DefaultQOS applies when the job names none: user d's default is "big", so an 8-GPU job is rejected.
+  const std::string dflt = R"([{"id": 1, "user": "d", "account": "acct", "submit": 0, "gpus_per_node": 8,
+      "time_limit": 10, "run_time": 10}])";
+  const std::string acc_d = R"(, "accounting": {"AccountingStorageEnforce": "limits,qos", "qos": [
+      {"name": "big", "MaxTRES": "gres/gpu=4", "Flags": "DenyOnLimit"}], "accounts": [{"name": "acct"}],
+      "users": [{"user": "d", "account": "acct", "DefaultQOS": "big"}]})";
+  EXPECT_EQ(reasons(run(one_node(dflt, acc_d))).at(1), "QOSMaxGRESPerJob");
   // An unknown QOS with AccountingStorageEnforce=qos is rejected (InvalidQOS).
   const std::string bad = R"([{"id": 1, "qos": "nope", "submit": 0, "time_limit": 10, "run_time": 10}])";
   EXPECT_EQ(reasons(run(one_node(bad, acc))).at(1), "InvalidQOS");
