@@ -27,11 +27,15 @@ void ReleaseIndex::rebuild(std::span<const RunningJob> running) {
       releases_[a.node].push_back(Release{r.key(), a.cpus, a.gpus, a.mem_mb});
     }
   }
+  running_.assign(running.begin(), running.end());
   shapes_.clear();
 }
 
 void ReleaseIndex::add_started(const RunningJob& job) {
   const std::int64_t key = job.key();
+  running_.insert(std::upper_bound(running_.begin(), running_.end(), key,
+                                   [](std::int64_t k, const RunningJob& r) { return k < r.key(); }),
+                  job);
   for (const NodeAllocation& a : state_.allocation(job.job)) {
     auto& list = releases_[a.node];
     if (list.empty()) used_nodes_.push_back(a.node);
@@ -43,6 +47,10 @@ void ReleaseIndex::add_started(const RunningJob& job) {
       if (!s.changed_flag[a.node]) {
         s.changed_flag[a.node] = 1;
         s.changed.push_back(a.node);
+        // Its `sorted` entry is stale from now on: it leaves every prefix that holds it.
+        if (s.rank[a.node] != kNoRank) {
+          for (std::size_t c = s.rank[a.node] / kBlock; c < s.prefix.size(); ++c) s.prefix[c].clear(a.node);
+        }
       }
     }
   }
@@ -80,9 +88,31 @@ ReleaseIndex::Shape& ReleaseIndex::shape_for(const SelectRequest& request) {
   shape.changed_flag.assign(state_.node_count(), 0);
   for (NodeIndex n = 0; n < state_.node_count(); ++n) {
     shape.keys[n] = compute_key(request, n);
-    if (shape.keys[n] != kNeverUsable) shape.sorted.emplace_back(shape.keys[n], n);
+    if (shape.keys[n] == kUsableNow) shape.sorted.emplace_back(kUsableNow, n);
   }
-  std::sort(shape.sorted.begin(), shape.sorted.end());
+  // Every other usable key is the key of the running job whose release makes the node usable: reading the jobs
+  // in key order gives `sorted` without sorting all nodes (only each job's nodes, which are usually in order).
+  for (const RunningJob& r : running_) {
+    const std::int64_t key = r.key();
+    const std::size_t from = shape.sorted.size();
+    for (const NodeAllocation& a : state_.allocation(r.job)) {
+      if (shape.keys[a.node] == key) shape.sorted.emplace_back(key, a.node);
+    }
+    if (!std::is_sorted(shape.sorted.begin() + static_cast<std::ptrdiff_t>(from), shape.sorted.end())) {
+      std::sort(shape.sorted.begin() + static_cast<std::ptrdiff_t>(from), shape.sorted.end());
+    }
+  }
+  shape.rank.assign(state_.node_count(), kNoRank);
+  const std::size_t blocks = (shape.sorted.size() + kBlock - 1) / kBlock;
+  shape.prefix.resize(blocks);
+  for (std::size_t c = 0; c < blocks; ++c) {
+    shape.prefix[c] = c > 0 ? shape.prefix[c - 1] : NodeBitmap(state_.node_count());
+    for (std::size_t i = c * kBlock; i < std::min(shape.sorted.size(), (c + 1) * kBlock); ++i) {
+      const NodeIndex n = shape.sorted[i].second;
+      shape.rank[n] = static_cast<std::uint32_t>(i);
+      shape.prefix[c].set(n);
+    }
+  }
   shapes_.push_back(std::move(shape));
   return shapes_.back();
 }
@@ -101,8 +131,32 @@ std::int64_t ReleaseIndex::kth_usable_key(const SelectRequest& request, const No
     if (nodes.test(n) && shape.keys[n] != kNeverUsable) merge_buffer_.emplace_back(shape.keys[n], n);
   }
   std::sort(merge_buffer_.begin(), merge_buffer_.end());
-  std::size_t i = 0, j = 0;
-  std::uint32_t seen = 0;
+  // Entries of the merged order up to and including sorted[end - 1]: the prefix's nodes in `nodes`, plus the
+  // changed nodes ordered before it. Non-decreasing in the block, so the first block reaching `count` holds the key.
+  std::size_t below = 0;  // merge entries up to the last block boundary below the answer
+  auto merged_through = [&](std::size_t c, std::size_t& merged) {
+    const auto& last = shape.sorted[std::min(shape.sorted.size(), (c + 1) * kBlock) - 1];
+    merged = static_cast<std::size_t>(std::upper_bound(merge_buffer_.begin(), merge_buffer_.end(), last) -
+                                      merge_buffer_.begin());
+    return shape.prefix[c].count_and(nodes) + merged;
+  };
+  std::size_t lo = 0, hi = shape.prefix.size();  // the answer's block is in [lo, hi]; blocks before lo are short
+  std::size_t seen_before = 0;
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    std::size_t merged = 0;
+    const std::size_t through = merged_through(mid, merged);
+    if (through >= count) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+      seen_before = through;
+      below = merged;
+    }
+  }
+  // Walk the merged order from the start of block lo, as if every entry before it had been seen.
+  std::size_t i = lo * kBlock, j = below;
+  auto seen = static_cast<std::uint32_t>(seen_before);
   while (true) {
     while (i < shape.sorted.size() &&
            (shape.changed_flag[shape.sorted[i].second] || !nodes.test(shape.sorted[i].second))) {
@@ -119,6 +173,27 @@ std::int64_t ReleaseIndex::kth_usable_key(const SelectRequest& request, const No
     }
     if (++seen == count) return key;
   }
+}
+
+bool ReleaseIndex::usable_by(const SelectRequest& request, const NodeBitmap& nodes, std::uint32_t count,
+                             std::int64_t key) {
+  if (count == 0) return true;
+  const Shape& shape = shape_for(request);
+  // sorted[0, end) holds the entries with keys <= key; whole blocks are counted from their prefix bitmap.
+  const auto end = static_cast<std::size_t>(
+      std::upper_bound(shape.sorted.begin(), shape.sorted.end(), key,
+                       [](std::int64_t k, const std::pair<std::int64_t, NodeIndex>& e) { return k < e.first; }) -
+      shape.sorted.begin());
+  const std::size_t blocks = end / kBlock;
+  std::size_t usable = blocks > 0 ? shape.prefix[blocks - 1].count_and(nodes) : 0;
+  for (std::size_t i = blocks * kBlock; i < end; ++i) {
+    const NodeIndex n = shape.sorted[i].second;
+    if (!shape.changed_flag[n] && nodes.test(n)) ++usable;
+  }
+  for (NodeIndex n : shape.changed) {
+    if (shape.keys[n] <= key && nodes.test(n)) ++usable;
+  }
+  return usable >= count;
 }
 
 void ReleaseIndex::apply(ResourceScratch& scratch, const SelectRequest& request, const NodeBitmap& nodes,

@@ -1008,6 +1008,20 @@ class SlurmScheduler final : public Scheduler {
   std::int64_t will_run_indexed(const SelectRequest& request, std::uint32_t partition, const NodeBitmap& avail,
                                 std::int64_t start_res, std::int64_t bound_end, std::int64_t now) {
     const std::uint64_t* allowed = avail.words().data();
+    const auto by_end = [](const RunningJob& r, std::int64_t e) { return r.end_s < e; };
+    const auto end_after = [](std::int64_t e, const RunningJob& r) { return e < r.end_s; };
+    const std::size_t size = running_.size();
+    const std::size_t bound_pos =
+        bound_end != 0
+            ? static_cast<std::size_t>(std::upper_bound(running_.begin(), running_.end(), bound_end, end_after) -
+                                       running_.begin())
+            : size;
+    // The walk below only succeeds at a removal before bound_pos, i.e. when K* <= the key of the last of them: with
+    // too few nodes usable by then (the common TRY_LATER step) it fails, which one bitmap count tells.
+    if (bound_end != 0 && !releases_.usable_by(request, avail, request.nodes,
+                                               bound_pos > 0 ? running_[bound_pos - 1].key() : kUsableNow)) {
+      return -1;
+    }
     const std::int64_t kstar = releases_.kth_usable_key(request, avail, request.nodes);
     if (kstar == kNeverUsable) return -1;
     if (start_res <= now && kstar == kUsableNow) {
@@ -1023,9 +1037,6 @@ class SlurmScheduler final : public Scheduler {
       }
       return false;
     };
-    const auto by_end = [](const RunningJob& r, std::int64_t e) { return r.end_s < e; };
-    const auto end_after = [](std::int64_t e, const RunningJob& r) { return e < r.end_s; };
-    const std::size_t size = running_.size();
     // 24.11: jobs expected to end before start_res are removed first.
     std::size_t idx = static_cast<std::size_t>(std::lower_bound(running_.begin(), running_.end(), start_res, by_end) -
                                                running_.begin());
@@ -1035,11 +1046,6 @@ class SlurmScheduler final : public Scheduler {
       result = now;
       applied_key = idx > 0 ? running_[idx - 1].key() : kUsableNow;
     } else {
-      const std::size_t bound_pos =
-          bound_end != 0
-              ? static_cast<std::size_t>(std::upper_bound(running_.begin(), running_.end(), bound_end, end_after) -
-                                         running_.begin())
-              : size;
       std::int64_t time_window = 30;
       std::int64_t anchor = 0;
       while (true) {
