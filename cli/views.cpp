@@ -142,9 +142,27 @@ int print_sshare(const Scenario& scenario, std::int64_t at_s, bool long_format) 
   fmt::print(" {:>13} {:>10}", "EffectvUsage", "FairShare");
   if (long_format) fmt::print(" {:>10}", "LevelFS");
   fmt::print("\n");
+  // sshare's order (sshare's _sort_childern_list): depth-first; within a level users first, then by name.
+  std::vector<std::vector<AssocId>> children(tree.size());
+  for (AssocId id = 1; id < tree.size(); ++id) children[tree.parent(id)].push_back(id);
+  std::vector<AssocId> order;
+  std::vector<AssocId> stack{0};
+  while (!stack.empty()) {
+    const AssocId id = stack.back();
+    stack.pop_back();
+    order.push_back(id);
+    std::vector<AssocId>& kids = children[id];
+    std::sort(kids.begin(), kids.end(), [&](AssocId a, AssocId b) {
+      const AssociationView va = tree.view(a), vb = tree.view(b);
+      const bool ua = !va.user.empty(), ub = !vb.user.empty();
+      if (ua != ub) return ua;
+      return (ua ? va.user : va.account) < (ub ? vb.user : vb.account);
+    });
+    for (auto it = kids.rbegin(); it != kids.rend(); ++it) stack.push_back(*it);
+  }
   // Depth of each association for sshare's indentation of accounts.
   std::vector<int> depth(tree.size(), 0);
-  for (AssocId id : tree.display_order()) {
+  for (AssocId id : order) {
     if (id != 0) depth[id] = depth[tree.parent(id)] + 1;
     const AssociationView v = tree.view(id);
     const std::string name = id == 0 ? "root" : std::string(static_cast<std::size_t>(depth[id] - 1), ' ') + v.account;
