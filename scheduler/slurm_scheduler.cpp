@@ -953,12 +953,16 @@ class SlurmScheduler final : public Scheduler {
         return false;
       };
       std::size_t idx = 0;
-      // 24.11: jobs expected to end before start_res are removed up front.
+      // _future_run_test (24.11+): jobs expected to end before start_res (will_run->start) are removed up front
+      // in _build_cr_job_list, then the job is tested ("all preemptable jobs gone" test, taken whenever
+      // will_run->start is set, i.e. also when start_res <= now): a fit gives start = now. On the first step
+      // (start_res = now) that is jobs already past their expected end; the caller then fails to start the job
+      // on the live resources and reserves from now.
       while (idx < running_.size() && running_[idx].end_s < start_res) {
         if (overlaps(running_[idx].job)) scratch_.add_back(state_.allocation(running_[idx].job));
         ++idx;
       }
-      if (start_res > now && scratch_.fits()) {
+      if ((start_res > now || idx > 0) && scratch_.fits()) {
         result = now;
       } else {
         std::int64_t time_window = 30;
@@ -1042,7 +1046,7 @@ class SlurmScheduler final : public Scheduler {
                                                running_.begin());
     std::int64_t result = -1;
     std::int64_t applied_key = kUsableNow;
-    if (start_res > now && (kstar == kUsableNow || (idx > 0 && kstar <= running_[idx - 1].key()))) {
+    if ((start_res > now || idx > 0) && (kstar == kUsableNow || (idx > 0 && kstar <= running_[idx - 1].key()))) {
       result = now;
       applied_key = idx > 0 ? running_[idx - 1].key() : kUsableNow;
     } else {

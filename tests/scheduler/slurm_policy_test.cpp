@@ -147,3 +147,25 @@ TEST(SlurmPolicy, SubmitsWaitForTheBackgroundTickAndBatchSchedDelay) {
 
 }  // namespace
 }  // namespace gputwin
+
+namespace gputwin {
+namespace {
+
+TEST(SlurmPolicy, AJobPastItsLimitStillBlocksBackfillForTheHeadJob) {
+  // One node, 8 GPUs. J1 (4 GPUs, limit 60 s, would run 1000 s) starts at 3; its expected end 63 passes, and
+  // the 30 s time-limit check kills it at 90. J2 (all 8 GPUs) waits from 1. J3 (4 GPUs, limit 600 s) arrives at
+  // 65. In the backfill cycles after 63, J2's will-run (_future_run_test) removes J1 up front (it ends before
+  // start_res = now), the test fits, so J2's start is "now"; it cannot start on the live resources and reserves
+  // the node from now, so J3 cannot backfill. J1 dies at 90, J2 starts at 90 and ends at 190, then J3 starts.
+  // bf_interval 5 (as on the dev-1 recording's Slurm): cycles run at 65, 70, ... while J1 is overdue.
+  Scenario s = make_scenario(1, 64, 8, SchedulerPolicy::kSlurm);
+  s.scheduler.slurm.bf_interval_s = 5;
+  std::vector<JobSpec> jobs{make_job(1, 0, 1, 4, 4, 60, 1000), make_job(2, 1, 1, 8, 8, 600, 100),
+                            make_job(3, 65, 1, 4, 4, 600, 100)};
+  auto o = run_jobs(s, jobs, RunOptions{});
+  EXPECT_EQ(start_times(o), (std::vector<std::int64_t>{3, 90, 190}));
+  EXPECT_EQ(o.state->job(0).state, JobState::kTimeout);
+}
+
+}  // namespace
+}  // namespace gputwin
