@@ -111,6 +111,17 @@ class NodeBitmap {
     const std::size_t n = words_.size();
     for (std::size_t i = 0; i < n; ++i) a[i] &= b[i] & c[i];
   }
+  /// Calls f(n) for every node n in both this set and `o` (same size), ascending.
+  template <class F>
+  void for_each_and(const NodeBitmap& o, F&& f) const {
+    for (std::size_t w = 0; w < words_.size(); ++w) {
+      std::uint64_t bits = words_[w] & o.words_[w];
+      while (bits) {
+        f(static_cast<NodeIndex>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
+        bits &= bits - 1;
+      }
+    }
+  }
   /// Sets every bit of every word (bits past the last node too: AND with a real set before counting).
   void fill() { std::fill(words_.begin(), words_.end(), ~0ULL); }
   /// Number of nodes in both this set and `o` (same size).
