@@ -10,18 +10,31 @@
 
 namespace gputwin {
 
-/// Bits set in one word. Without -mpopcnt, std::popcount is a call into libgcc per word; this form inlines (and
-/// vectorises in counting loops), which matters when will-run counts bitmaps millions of times.
-inline std::size_t popcount_word(std::uint64_t x) {
-#if defined(__POPCNT__)
-  return static_cast<std::size_t>(std::popcount(x));
-#else
-  x -= (x >> 1) & 0x5555555555555555ULL;
-  x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
-  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
-  return static_cast<std::size_t>((x * 0x0101010101010101ULL) >> 56);
-#endif
-}
+/// Bits set in a[0, n) (node_bitmap.cpp: uses the POPCNT instruction where the CPU has it).
+std::size_t count_words(const std::uint64_t* a, std::size_t n);
+/// Bits set in both a[0, n) and b[0, n).
+std::size_t count_and_words(const std::uint64_t* a, const std::uint64_t* b, std::size_t n);
+/// True if a[0, n) has at least `k` bits set (stops counting early).
+bool at_least_words(const std::uint64_t* a, std::size_t n, std::size_t k);
+
+/// A small set of nodes (a job's) as the nonzero words of its bitmap, (word index, bits): testing it against or
+/// removing it from a NodeBitmap touches only those words.
+class SparseNodeSet {
+ public:
+  /// Empties the set.
+  void clear() { words_.clear(); }
+  /// Adds a node (cheapest in ascending order).
+  void add(NodeIndex n) {
+    const auto w = static_cast<std::uint32_t>(n >> 6);
+    if (words_.empty() || words_.back().first != w) words_.emplace_back(w, 0);
+    words_.back().second |= 1ULL << (n & 63);
+  }
+  /// The (word index, bits) pairs; a word index may repeat when nodes were not added in order.
+  [[nodiscard]] const std::vector<std::pair<std::uint32_t, std::uint64_t>>& words() const { return words_; }
+
+ private:
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> words_;
+};
 
 /// Set of nodes as bits.
 class NodeBitmap {
@@ -46,12 +59,24 @@ class NodeBitmap {
   void and_not(const NodeBitmap& o) {
     for (std::size_t i = 0; i < words_.size(); ++i) words_[i] &= ~o.words_[i];
   }
-  /// True if every node of this set is in `o`.
-  [[nodiscard]] bool subset_of(const NodeBitmap& o) const {
-    for (std::size_t i = 0; i < words_.size(); ++i) {
-      if (words_[i] & ~o.words_[i]) return false;
+  /// True if every node of `o` is in this set.
+  [[nodiscard]] bool contains_all(const SparseNodeSet& o) const {
+    for (const auto& [w, bits] : o.words()) {
+      if (bits & ~words_[w]) return false;
     }
     return true;
+  }
+  /// Removes every node of `o`.
+  void remove_all(const SparseNodeSet& o) {
+    for (const auto& [w, bits] : o.words()) words_[w] &= ~bits;
+  }
+  /// this = x & y (all the same size), in one pass.
+  void assign_and(const NodeBitmap& x, const NodeBitmap& y) {
+    std::uint64_t* __restrict a = words_.data();
+    const std::uint64_t* __restrict b = x.words_.data();
+    const std::uint64_t* __restrict c = y.words_.data();
+    const std::size_t n = words_.size();
+    for (std::size_t i = 0; i < n; ++i) a[i] = b[i] & c[i];
   }
   /// True if (base AND next) has a node outside (this AND slice): backfill's "more candidate nodes become free
   /// after this slice" test, in one pass.
@@ -77,31 +102,34 @@ class NodeBitmap {
     return grows != 0;
   }
   /// True if at least `n` nodes are in the set (stops counting early).
-  [[nodiscard]] bool has_at_least(std::size_t n) const {
-    std::size_t c = 0;
-    for (auto w : words_) {
-      c += popcount_word(w);
-      if (c >= n) return true;
+  [[nodiscard]] bool has_at_least(std::size_t n) const { return at_least_words(words_.data(), words_.size(), n); }
+  /// this &= x & y (all the same size), in one pass.
+  void and_with_both(const NodeBitmap& x, const NodeBitmap& y) {
+    std::uint64_t* __restrict a = words_.data();
+    const std::uint64_t* __restrict b = x.words_.data();
+    const std::uint64_t* __restrict c = y.words_.data();
+    const std::size_t n = words_.size();
+    for (std::size_t i = 0; i < n; ++i) a[i] &= b[i] & c[i];
+  }
+  /// Calls f(n) for every node n in both this set and `o` (same size), ascending.
+  template <class F>
+  void for_each_and(const NodeBitmap& o, F&& f) const {
+    for (std::size_t w = 0; w < words_.size(); ++w) {
+      std::uint64_t bits = words_[w] & o.words_[w];
+      while (bits) {
+        f(static_cast<NodeIndex>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
+        bits &= bits - 1;
+      }
     }
-    return c >= n;
   }
   /// Sets every bit of every word (bits past the last node too: AND with a real set before counting).
   void fill() { std::fill(words_.begin(), words_.end(), ~0ULL); }
   /// Number of nodes in both this set and `o` (same size).
   [[nodiscard]] std::size_t count_and(const NodeBitmap& o) const {
-    const std::uint64_t* __restrict a = words_.data();
-    const std::uint64_t* __restrict b = o.words_.data();
-    const std::size_t n = words_.size();
-    std::size_t c = 0;
-    for (std::size_t i = 0; i < n; ++i) c += popcount_word(a[i] & b[i]);
-    return c;
+    return count_and_words(words_.data(), o.words_.data(), words_.size());
   }
   /// Number of nodes in the set.
-  [[nodiscard]] std::size_t count() const {
-    std::size_t c = 0;
-    for (auto w : words_) c += popcount_word(w);
-    return c;
-  }
+  [[nodiscard]] std::size_t count() const { return count_words(words_.data(), words_.size()); }
   /// Equality.
   friend bool operator==(const NodeBitmap& a, const NodeBitmap& b) { return a.words_ == b.words_; }
   /// Raw words (64 nodes each).

@@ -175,15 +175,19 @@ std::int64_t ReleaseIndex::kth_usable_key(const SelectRequest& request, const No
   }
 }
 
+std::size_t ReleaseIndex::sorted_end(const Shape& shape, std::int64_t key) {
+  return static_cast<std::size_t>(
+      std::upper_bound(shape.sorted.begin(), shape.sorted.end(), key,
+                       [](std::int64_t k, const std::pair<std::int64_t, NodeIndex>& e) { return k < e.first; }) -
+      shape.sorted.begin());
+}
+
 bool ReleaseIndex::usable_by(const SelectRequest& request, const NodeBitmap& nodes, std::uint32_t count,
                              std::int64_t key) {
   if (count == 0) return true;
   const Shape& shape = shape_for(request);
   // sorted[0, end) holds the entries with keys <= key; whole blocks are counted from their prefix bitmap.
-  const auto end = static_cast<std::size_t>(
-      std::upper_bound(shape.sorted.begin(), shape.sorted.end(), key,
-                       [](std::int64_t k, const std::pair<std::int64_t, NodeIndex>& e) { return k < e.first; }) -
-      shape.sorted.begin());
+  const std::size_t end = sorted_end(shape, key);
   const std::size_t blocks = end / kBlock;
   std::size_t usable = blocks > 0 ? shape.prefix[blocks - 1].count_and(nodes) : 0;
   for (std::size_t i = blocks * kBlock; i < end; ++i) {
@@ -206,9 +210,13 @@ void ReleaseIndex::apply(ResourceScratch& scratch, const SelectRequest& request,
       scratch.add_back(std::span<const NodeAllocation>(&one, 1));
     }
   };
-  // Nodes usable by `key`, in key order (those whose key changed this cycle are taken from `changed`).
-  for (const auto& [node_key, n] : shape.sorted) {
-    if (node_key > key) break;
+  // Nodes usable by `key` (the scratch sums releases, so their order does not matter): whole blocks from their
+  // prefix bitmap, then the rest of the last block, then the nodes whose key changed this cycle.
+  const std::size_t end = sorted_end(shape, key);
+  const std::size_t blocks = end / kBlock;
+  if (blocks > 0) shape.prefix[blocks - 1].for_each_and(nodes, give_back);
+  for (std::size_t i = blocks * kBlock; i < end; ++i) {
+    const NodeIndex n = shape.sorted[i].second;
     if (!shape.changed_flag[n] && nodes.test(n)) give_back(n);
   }
   for (NodeIndex n : shape.changed) {

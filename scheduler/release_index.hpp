@@ -68,9 +68,11 @@ class ReleaseIndex {
     std::vector<NodeBitmap> prefix;
     std::vector<std::uint32_t> rank;  // position of each node in `sorted` (kNoRank if absent)
   };
-  static constexpr std::size_t kBlock = 64;
+  static constexpr std::size_t kBlock = 32;
   static constexpr std::uint32_t kNoRank = UINT32_MAX;
   static bool same_shape(const SelectRequest& a, const SelectRequest& b);
+  /// Number of entries of `shape.sorted` with keys <= `key`.
+  static std::size_t sorted_end(const Shape& shape, std::int64_t key);
   Shape& shape_for(const SelectRequest& request);
   std::int64_t compute_key(const SelectRequest& request, NodeIndex n) const;
 

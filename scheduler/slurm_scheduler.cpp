@@ -46,14 +46,11 @@ class SlidingAnd {
  public:
   /// Forgets the window (the map changed).
   void reset() { valid_ = false; }
-  /// AND of slices[a..b], a <= b.
-  const NodeBitmap& query(const std::vector<Slice>& slices, std::size_t a, std::size_t b) {
+  /// avail &= the AND of slices[a..b], a <= b.
+  void and_into(const std::vector<Slice>& slices, std::size_t a, std::size_t b, NodeBitmap& avail) {
     const std::size_t nodes = slices.front().avail.words().size() * 64;
     if (!valid_ || a < lo_ || b + 1 < hi_) {
-      if (back_.words().size() * 64 != nodes) {
-        back_ = NodeBitmap(nodes);
-        result_ = NodeBitmap(nodes);
-      }
+      if (back_.words().size() * 64 != nodes) back_ = NodeBitmap(nodes);
       lo_ = front_lo_ = mid_ = hi_ = a;
       back_.fill();
       valid_ = true;
@@ -65,17 +62,22 @@ class SlidingAnd {
       for (std::size_t i = hi_; i-- > a;) {
         NodeBitmap& f = front_[i - a];
         if (f.words().size() * 64 != nodes) f = NodeBitmap(nodes);
-        f.assign(slices[i].avail);
-        if (i + 1 < hi_) f.and_with(front_[i + 1 - a]);
+        if (i + 1 < hi_) {
+          f.assign_and(slices[i].avail, front_[i + 1 - a]);
+        } else {
+          f.assign(slices[i].avail);
+        }
       }
       front_lo_ = a;
       mid_ = hi_;
       back_.fill();
     }
     lo_ = a;
-    result_.assign(front_[a - front_lo_]);
-    result_.and_with(back_);
-    return result_;
+    if (mid_ == hi_) {
+      avail.and_with(front_[a - front_lo_]);  // the back part is empty (all ones)
+    } else {
+      avail.and_with_both(front_[a - front_lo_], back_);
+    }
   }
 
  private:
@@ -83,7 +85,6 @@ class SlidingAnd {
   std::size_t lo_ = 0, front_lo_ = 0, mid_ = 0, hi_ = 0;  // front covers [front_lo_, mid_), back [mid_, hi_)
   std::vector<NodeBitmap> front_;                         // front_[i - front_lo_] = AND of slices[i .. mid_ - 1]
   NodeBitmap back_;                                       // AND of slices[mid_ .. hi_ - 1] (all ones when empty)
-  NodeBitmap result_;
 };
 
 class SlurmScheduler final : public Scheduler {
@@ -824,7 +825,7 @@ class SlurmScheduler final : public Scheduler {
       }
     }
     if (later_start != 0) {
-      if (s <= last) avail.and_with(window_and_.query(slices_, s, last));
+      if (s <= last) window_and_.and_into(slices_, s, last, avail);
       return;
     }
     // No growth inside the window: the first slice after it decides, as in the plain walk's else branch.
@@ -848,7 +849,7 @@ class SlurmScheduler final : public Scheduler {
   // _test_resv_overlap: the chosen nodes are not all free in some slice overlapping [start, end).
   bool reservation_overlaps(std::int64_t start, std::int64_t end) const {
     for (const Slice& s : slices_) {
-      if (s.end > start && s.begin < end && !chosen_.subset_of(s.avail)) return true;
+      if (s.end > start && s.begin < end && !s.avail.contains_all(chosen_)) return true;
     }
     return false;
   }
@@ -881,7 +882,7 @@ class SlurmScheduler final : public Scheduler {
           slices_[k].end = end;
           slices_.insert(slices_.begin() + static_cast<std::ptrdiff_t>(k) + 1, std::move(copy));
         }
-        slices_[k].avail.and_not(chosen_);
+        slices_[k].avail.remove_all(chosen_);
         if (end == slices_[k].end) {
           one_after = k + 1;
           break;
@@ -912,8 +913,8 @@ class SlurmScheduler final : public Scheduler {
       cross_check(request, partition, avail, start_res, bound_end, now, result);
     }
     if (result >= 0) {
-      chosen_ = NodeBitmap(state_.node_count());
-      for (const NodeAllocation& a : allocation_) chosen_.set(a.node);
+      chosen_.clear();
+      for (const NodeAllocation& a : allocation_) chosen_.add(a.node);
     }
     return result;
   }
@@ -1115,7 +1116,7 @@ class SlurmScheduler final : public Scheduler {
   std::vector<std::uint8_t> partition_failed_;
   std::vector<NodeBitmap> partition_bitmaps_;
   NodeBitmap up_nodes_;
-  NodeBitmap chosen_;
+  SparseNodeSet chosen_;  // the nodes will-run chose, to test and reserve
   std::vector<Slice> slices_;
   SlidingAnd window_and_;  // AND over the current job's windows (reset per job: the map changes only between jobs)
   std::vector<RunningJob> running_;
