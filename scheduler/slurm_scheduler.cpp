@@ -617,7 +617,10 @@ class SlurmScheduler final : public Scheduler {
     const auto& reservations = state_.config().reservations;
     for (std::size_t r = 0; r < reservations.size(); ++r) {
       if (reservations[r].end_s <= now || reservations[r].start_s >= window_end) continue;
-      chosen_ = resv_bits_[r];
+      chosen_.clear();
+      for (NodeIndex n = 0; n < node_count; ++n) {
+        if (resv_bits_[r].test(n)) chosen_.add(n);
+      }
       add_reservation(std::max(reservations[r].start_s, slices_.front().begin), reservations[r].end_s, 1);
     }
 
@@ -776,8 +779,11 @@ class SlurmScheduler final : public Scheduler {
       }
       if (policy_.limits_enforced()) {  // acct_policy_job_runnable_post_select with the planned nodes
         planned_.clear();
-        for (NodeIndex n = 0; n < node_count; ++n) {
-          if (chosen_.test(n)) planned_.push_back(NodeAllocation{n, 0, 0, 0});
+        for (const auto& [word, bits] : chosen_.words()) {
+          for (std::uint64_t b = bits; b != 0; b &= b - 1) {
+            const auto n = static_cast<NodeIndex>(word * 64U + static_cast<unsigned>(std::countr_zero(b)));
+            planned_.push_back(NodeAllocation{n, 0, 0, 0});
+          }
         }
         fill_planned_tres(spec);
         if (const PendingReason r = policy_.post_select(j, planned_); r != PendingReason::kNone) {
