@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "model/accounting.hpp"
+#include "model/topology.hpp"
 
 namespace gputwin {
 
@@ -58,6 +59,7 @@ struct ClusterConfig {
   std::vector<NodeConfig> nodes;                ///< Node table in definition order.
   std::vector<PartitionConfig> partitions;      ///< Partitions in definition order.
   std::vector<ReservationConfig> reservations;  ///< Advance reservations.
+  Topology topology;                            ///< Network topology (Slurm's view and the fabric).
 
   /// Index of the partition named `name`, or -1.
   [[nodiscard]] int partition_index(const std::string& name) const;

@@ -56,6 +56,8 @@ struct JobSpec {
   std::int32_t array_task_id = -1;           ///< ArrayTaskID; -1 if not an array task.
   std::uint32_t array_max_running = 0;       ///< The array's %N throttle; 0 for none.
   std::string reservation;                   ///< --reservation: run inside this advance reservation.
+  std::uint32_t switches = 0;                ///< --switches=count: most leaf switches wanted; 0 for any.
+  std::int64_t switch_wait_s = -1;           ///< --switches=...@max-time in seconds; -1 = max_switch_wait.
   std::int64_t observed_start_s = -1;        ///< Start time in the source trace (for fidelity comparisons); -1 unknown.
 };
 

@@ -13,8 +13,13 @@ std::uint32_t cpus_per_node(const SelectRequest& r) {
 }  // namespace
 
 SelectRequest select_request(const JobSpec& spec) {
-  return SelectRequest{spec.nodes, std::max<std::uint32_t>(spec.cpus, 1), spec.gpus_per_node, spec.mem_per_node_mb,
-                       spec.exclusive};
+  return SelectRequest{spec.nodes,
+                       std::max<std::uint32_t>(spec.cpus, 1),
+                       spec.gpus_per_node,
+                       spec.mem_per_node_mb,
+                       spec.exclusive,
+                       spec.switches,
+                       true};
 }
 
 FreeResources live_resources(const ClusterState& state) {
@@ -107,6 +112,30 @@ bool NodeSelector::select(const SelectRequest& r, const NodeSet& candidates, con
     rem_cpus -= fixed ? static_cast<std::int64_t>(cpn) : static_cast<std::int64_t>(cpus);
   };
   auto done = [&] { return rem_nodes <= 0 && rem_cpus <= 0; };
+
+  if (uses_topology(r)) {
+    usable_.clear();
+    for (const Run& run : runs_) {
+      for (NodeIndex n = run.first; n < run.first + run.count; ++n) usable_.push_back({n, node_cpus(n), run.weight});
+    }
+    const TopologyNeed need{static_cast<std::uint32_t>(rem_nodes), static_cast<std::uint64_t>(rem_cpus), fixed, cpn};
+    std::uint32_t leaves = 0;
+    if (!topology_.choose(usable_, need, topo_order_, leaves) ||
+        (r.switches > 0 && leaves > r.switches && !r.switch_wait_over)) {
+      return false;
+    }
+    for (NodeIndex n : topo_order_) {
+      if (done()) break;
+      take(n);
+    }
+    if (!done()) {
+      out.clear();
+      return false;
+    }
+    last_leaves_ = leaves;
+    std::sort(out.begin(), out.end(), [](const NodeAllocation& a, const NodeAllocation& b) { return a.node < b.node; });
+    return true;
+  }
 
   while (!done()) {
     // Pick the best remaining run: lowest weight; then first sufficient with fewest CPUs; else most CPUs.

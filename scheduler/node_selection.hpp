@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/cluster_state.hpp"
+#include "scheduler/topology_selection.hpp"
 
 namespace gputwin {
 
@@ -20,6 +21,8 @@ struct SelectRequest {
   std::uint32_t gpus_per_node = 0;    ///< GPUs on every allocated node.
   std::uint64_t mem_per_node_mb = 0;  ///< Memory on every allocated node.
   bool exclusive = false;             ///< Whole nodes only.
+  std::uint32_t switches = 0;         ///< --switches count: most leaf switches the job may span; 0 = any.
+  bool switch_wait_over = true;       ///< The job has waited its --switches max-time (any spread is accepted).
 };
 
 /// The request of a job specification.
@@ -59,7 +62,7 @@ FreeResources live_resources(const ClusterState& state);
 class NodeSelector {
  public:
   /// Selector for `config` (kept by reference).
-  explicit NodeSelector(const ClusterConfig& config) : config_(config) {}
+  explicit NodeSelector(const ClusterConfig& config) : config_(config), topology_(config.topology.slurm) {}
 
   /// True if `node` could host the request on `free` right now.
   [[nodiscard]] bool usable(const SelectRequest& r, const FreeResources& free, NodeIndex n) const {
@@ -79,6 +82,16 @@ class NodeSelector {
   bool select(const SelectRequest& request, const NodeSet& candidates, const std::uint64_t* allowed,
               const FreeResources& free, std::vector<NodeAllocation>& out);
 
+  /// True if the request goes through the topology plugin (tree or block; with TopoOptional only --switches).
+  [[nodiscard]] bool uses_topology(const SelectRequest& request) const {
+    const SlurmTopology& t = config_.topology.slurm;
+    return t.kind != TopologyKind::kFlat && (!t.topo_optional || request.switches > 0);
+  }
+  /// True if whether a request fits depends only on how many nodes are usable (flat, or a single-rooted tree).
+  [[nodiscard]] bool feasibility_is_count_based() const { return topology_.feasibility_is_count_based(); }
+  /// Leaf switches (tree) or base blocks (block) of the last successful topology selection; 0 without one.
+  [[nodiscard]] std::uint32_t last_leaves_used() const { return last_leaves_; }
+
  private:
   struct Run {
     NodeIndex first = 0;         // first node of the run; the run is [first, first + count)
@@ -89,8 +102,12 @@ class NodeSelector {
     bool used = false;
   };
   const ClusterConfig& config_;
+  TopologySelector topology_;
   std::vector<std::uint32_t> weights_;  // node weights, flat
   std::vector<Run> runs_;
+  std::vector<UsableNode> usable_;     // usable nodes for the topology choice
+  std::vector<NodeIndex> topo_order_;  // the topology's choice, in taking order
+  std::uint32_t last_leaves_ = 0;
 };
 
 }  // namespace gputwin

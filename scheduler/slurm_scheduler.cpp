@@ -518,8 +518,9 @@ class SlurmScheduler final : public Scheduler {
         continue;
       }
       ++stats_.jobs_tested;
-      if (may_fit_now(spec, p) && selector_.select(select_request(spec), partition_nodes(state_, p), mask,
-                                                   live_resources(state_), allocation_)) {
+      if (may_fit_now(spec, p) &&
+          selector_.select(run_now_request(j, to_seconds(world_.now())), partition_nodes(state_, p), mask,
+                           live_resources(state_), allocation_)) {
         if (const PendingReason r = policy_.post_select(j, allocation_); r != PendingReason::kNone) {
           world_.annotate_job(j, rt.priority, r);
           continue;
@@ -750,8 +751,8 @@ class SlurmScheduler final : public Scheduler {
       }
       if (start_time <= now) {
         // _start_job: select_nodes among the pre-will-run avail_bitmap (others excluded).
-        const bool ok = selector_.select(request, partition_nodes(state_, rt.partition), avail.words().data(),
-                                         live_resources(state_), allocation_);
+        const bool ok = selector_.select(run_now_request(j, now), partition_nodes(state_, rt.partition),
+                                         avail.words().data(), live_resources(state_), allocation_);
         if (ok && policy_.post_select(j, allocation_) != PendingReason::kNone) {
           world_.annotate_job(j, policy_.priority(j), policy_.post_select(j, allocation_));
           return BackfillOutcome::kNotPlaced;  // limits: skipped, no reservation
@@ -912,10 +913,11 @@ class SlurmScheduler final : public Scheduler {
   // ending at start + limit, removed in 30 s-aligned, doubling groups. -1 if it never fits. Sets chosen_.
   std::int64_t will_run(const SelectRequest& request, std::uint32_t partition, const NodeBitmap& avail,
                         std::int64_t start_res, std::int64_t bound_end, std::int64_t now) {
-    const std::int64_t result = params_.shortcuts && request.nodes > 0
-                                    ? will_run_indexed(request, partition, avail, start_res, bound_end, now)
-                                    : will_run_replay(request, partition, avail, start_res, bound_end, now);
-    if (params_.cross_check_will_run && params_.shortcuts && request.nodes > 0) {
+    const bool indexed = params_.shortcuts && request.nodes > 0 &&
+                         (!selector_.uses_topology(request) || selector_.feasibility_is_count_based());
+    const std::int64_t result = indexed ? will_run_indexed(request, partition, avail, start_res, bound_end, now)
+                                        : will_run_replay(request, partition, avail, start_res, bound_end, now);
+    if (params_.cross_check_will_run && indexed) {
       cross_check(request, partition, avail, start_res, bound_end, now, result);
     }
     if (result >= 0) {
@@ -1102,6 +1104,20 @@ class SlurmScheduler final : public Scheduler {
     return result;
   }
 
+  // The request of job `j` for starting now: with --switches on a topology, the leaf count is enforced until the
+  // job has waited its max-time (capped by max_switch_wait) since it was first evaluated (wait4switch_start).
+  SelectRequest run_now_request(JobIndex j, std::int64_t now) {
+    const JobSpec& spec = state_.spec(j);
+    SelectRequest request = select_request(spec);
+    if (spec.switches == 0 || !selector_.uses_topology(request)) return request;
+    if (wait4switch_start_.empty()) wait4switch_start_.assign(state_.job_count(), -1);
+    if (wait4switch_start_[j] < 0) wait4switch_start_[j] = now;
+    const std::int64_t cap = state_.config().topology.slurm.max_switch_wait_s;
+    const std::int64_t max_wait = spec.switch_wait_s < 0 ? cap : std::min(spec.switch_wait_s, cap);
+    request.switch_wait_over = now - wait4switch_start_[j] >= max_wait;
+    return request;
+  }
+
   // _guess_job_end: a job past its expected end is assumed to end after KillWait (+ OverTimeLimit).
   std::int64_t guess_job_end(const RunningJob& r, std::int64_t now) const {
     std::int64_t end = r.end_s + params_.kill_wait_s + params_.over_time_limit_min * 60;
@@ -1115,6 +1131,7 @@ class SlurmScheduler final : public Scheduler {
   const ClusterState& state_;
   JobPolicy policy_;
   NodeSelector selector_;
+  std::vector<std::int64_t> wait4switch_start_;  // per job: first evaluation with --switches, -1 before
   ResourceScratch scratch_;
   JobQueue queue_;
   std::vector<NodeAllocation> allocation_;

@@ -1,0 +1,454 @@
+#include "scheduler/topology_selection.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace gputwin {
+namespace {
+
+constexpr std::uint32_t kInfinite = std::numeric_limits<std::uint32_t>::max();
+
+}  // namespace
+
+bool TopologySelector::feasibility_is_count_based() const {
+  switch (topology_.kind) {
+    case TopologyKind::kFlat:
+      return true;
+    case TopologyKind::kBlock:
+      return false;
+    case TopologyKind::kTree: {
+      int roots = 0;
+      std::size_t covered = 0;
+      for (const TopologySwitch& s : topology_.switches) {
+        if (s.parent < 0) {
+          ++roots;
+          covered = s.nodes.size();
+        }
+      }
+      const auto in_tree = static_cast<std::size_t>(
+          std::count_if(topology_.leaf_of_node.begin(), topology_.leaf_of_node.end(), [](int l) { return l >= 0; }));
+      return roots == 1 && covered == topology_.leaf_of_node.size() && in_tree == covered;
+    }
+  }
+  return true;
+}
+
+bool TopologySelector::choose(std::span<const UsableNode> usable, const TopologyNeed& need, std::vector<NodeIndex>& out,
+                              std::uint32_t& leaves_used) {
+  out.clear();
+  leaves_used = 0;
+  const std::size_t nodes =
+      topology_.kind == TopologyKind::kBlock ? topology_.block_of_node.size() : topology_.leaf_of_node.size();
+  cpus_of_.assign(nodes, 0);
+  weight_of_.assign(nodes, 0);
+  in_best_.assign(nodes, 0);
+  taken_.assign(nodes, 0);
+  for (const UsableNode& u : usable) {
+    if (u.node >= nodes) continue;  // not in the topology: Slurm cannot reach it
+    cpus_of_[u.node] = std::max<std::uint32_t>(u.cpus, 1);
+    weight_of_[u.node] = u.weight;
+  }
+  return topology_.kind == TopologyKind::kBlock ? choose_block(usable, need, out, leaves_used)
+                                                : choose_tree(usable, need, out, leaves_used);
+}
+
+namespace {
+
+// What is still to cover while nodes are taken (eval_nodes_cpus_to_use, simplified to our request forms).
+struct Remaining {
+  std::int64_t nodes;
+  std::int64_t cpus;
+  std::int64_t max_nodes;
+  const TopologyNeed& need;
+  std::vector<NodeIndex>& out;
+  std::vector<std::uint8_t>& taken;
+
+  [[nodiscard]] bool done() const { return nodes <= 0 && cpus <= 0; }
+  void take(NodeIndex n, std::uint32_t avail) {
+    const std::int64_t give = need.fixed ? need.cpus_per_node : std::min<std::int64_t>(avail, cpus);
+    out.push_back(n);
+    taken[n] = 1;
+    --nodes;
+    --max_nodes;
+    cpus -= give;
+  }
+};
+
+// The distinct weights of the usable nodes, ascending (the node weight list, sorted).
+std::vector<std::uint32_t> weight_groups(std::span<const UsableNode> usable) {
+  std::vector<std::uint32_t> weights;
+  for (const UsableNode& u : usable) weights.push_back(u.weight);
+  std::sort(weights.begin(), weights.end());
+  weights.erase(std::unique(weights.begin(), weights.end()), weights.end());
+  return weights;
+}
+
+}  // namespace
+
+bool TopologySelector::choose_tree(std::span<const UsableNode> usable, const TopologyNeed& need,
+                                   std::vector<NodeIndex>& out, std::uint32_t& leaves_used) {
+  const auto& sw = topology_.switches;
+  const std::size_t count = sw.size();
+  if (count == 0) return false;
+  Remaining rem{need.nodes,
+                static_cast<std::int64_t>(need.cpus),
+                need.fixed ? static_cast<std::int64_t>(need.nodes) : std::numeric_limits<std::int64_t>::max(),
+                need,
+                out,
+                taken_};
+  const std::vector<std::uint32_t> weights = weight_groups(usable);
+
+  // Usable nodes and CPUs under each switch; the top switch: the highest level switch with enough of both that
+  // holds nodes of the lowest weight it can (a later switch of the same level and no higher weight wins).
+  switch_nodes_.assign(count, 0);
+  switch_cpus_.assign(count, 0);
+  switch_required_.assign(count, 0);
+  int top = -1;
+  std::uint32_t top_weight = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    std::uint32_t lowest = kInfinite;
+    for (NodeIndex n : sw[i].nodes) {
+      if (n >= cpus_of_.size() || cpus_of_[n] == 0) continue;
+      ++switch_nodes_[i];
+      switch_cpus_[i] += cpus_of_[n];
+      lowest = std::min(lowest, weight_of_[n]);
+    }
+    if (switch_nodes_[i] < rem.nodes || static_cast<std::int64_t>(switch_cpus_[i]) < rem.cpus) continue;
+    if (top == -1 || (sw[i].level >= sw[static_cast<std::size_t>(top)].level && lowest <= top_weight)) {
+      top = static_cast<int>(i);
+      top_weight = lowest;
+    }
+  }
+  if (top == -1) return false;
+  const TopologySwitch& top_switch = sw[static_cast<std::size_t>(top)];
+  std::vector<std::uint8_t> under_top(cpus_of_.size(), 0);
+  for (NodeIndex n : top_switch.nodes) {
+    if (n < under_top.size()) under_top[n] = 1;
+  }
+
+  // Best nodes: whole weight groups under the top switch until the request is covered; every group before the
+  // last is required (req2), the last is drawn from as needed.
+  std::int64_t best_nodes = 0;
+  std::int64_t best_cpus = 0;
+  bool sufficient = false;
+  bool requested = false;
+  std::vector<NodeIndex> required;
+  for (std::uint32_t w : weights) {
+    if (requested) break;
+    if (best_nodes > 0) {
+      required.clear();
+      for (const UsableNode& u : usable) {
+        if (u.node < in_best_.size() && in_best_[u.node]) required.push_back(u.node);
+      }
+    }
+    for (const UsableNode& u : usable) {
+      if (u.weight != w || u.node >= under_top.size() || !under_top[u.node]) continue;
+      in_best_[u.node] = 1;
+      ++best_nodes;
+      best_cpus += cpus_of_[u.node];
+    }
+    sufficient = sufficient || (best_cpus >= rem.cpus && best_nodes >= rem.nodes);
+    requested = best_nodes >= rem.nodes && best_cpus >= rem.cpus;
+  }
+  if (!sufficient) return false;
+  for (NodeIndex n : required) {
+    if (rem.max_nodes <= 0) break;
+    rem.take(n, cpus_of_[n]);
+  }
+  for (std::size_t i = 0; i < count && !required.empty(); ++i) {
+    for (NodeIndex n : sw[i].nodes) {
+      if (n < taken_.size() && taken_[n]) {
+        switch_required_[i] = 1;
+        break;
+      }
+    }
+  }
+  auto count_leaves = [&] {
+    std::uint32_t leaves = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      if (sw[i].level != 0) continue;
+      for (NodeIndex n : sw[i].nodes) {
+        if (n < taken_.size() && taken_[n]) {
+          ++leaves;
+          break;
+        }
+      }
+    }
+    return leaves;
+  };
+  if (!required.empty() && rem.done()) {
+    leaves_used = count_leaves();
+    return true;
+  }
+  if (!required.empty() && rem.max_nodes <= 0) return false;
+
+  // Switch node counts over the best nodes only (their CPU counts stay as first computed, as in Slurm).
+  for (std::size_t i = 0; i < count; ++i) {
+    switch_nodes_[i] = 0;
+    for (NodeIndex n : sw[i].nodes) {
+      if (n < in_best_.size() && in_best_[n] && under_top[n]) ++switch_nodes_[i];
+    }
+  }
+  auto decrement = [&](std::int64_t taken, std::size_t from) {
+    for (int i = static_cast<int>(from); i >= 0; i = sw[static_cast<std::size_t>(i)].parent) {
+      auto& c = switch_nodes_[static_cast<std::size_t>(i)];
+      c = c <= taken ? 0 : c - taken;
+    }
+  };
+  // Take from one switch's best nodes in index order; true once the request is covered.
+  auto fill_from = [&](std::size_t i, std::int64_t& taken_here) {
+    for (NodeIndex n : sw[i].nodes) {
+      if (rem.max_nodes <= 0) break;
+      if (n >= in_best_.size() || !in_best_[n] || !under_top[n] || taken_[n]) continue;
+      rem.take(n, cpus_of_[n]);
+      ++taken_here;
+      if (rem.done()) return true;
+    }
+    return false;
+  };
+
+  // Leaves that already hold required nodes are filled first (the count taken is cumulative, as in Slurm).
+  std::int64_t taken_so_far = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!switch_required_[i] || sw[i].level != 0) continue;
+    if (fill_from(i, taken_so_far)) {
+      leaves_used = count_leaves();
+      return true;
+    }
+    decrement(taken_so_far, i);
+  }
+
+  // Further leaves: the closest to those in use (summed switch distance); at equal distance the tightest fit.
+  dist_.assign(count, 0);
+  auto add_distance = [&](std::size_t from) {
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::uint32_t d = from < topology_.switch_distance.size() && i < topology_.switch_distance[from].size()
+                                  ? topology_.switch_distance[from][i]
+                                  : kInfinite;
+      dist_[i] = (d == kInfinite || dist_[i] == kInfinite) ? kInfinite : dist_[i] + d;
+    }
+  };
+  for (std::size_t i = 0; i < count; ++i) {
+    if (switch_required_[i]) add_distance(i);
+  }
+  auto fits = [&](std::size_t i) {
+    return switch_nodes_[i] >= rem.nodes && static_cast<std::int64_t>(switch_cpus_[i]) >= rem.cpus;
+  };
+  // _topo_compare_switches: 1 if i is the better fit, -1 if j is, 0 if neither; i_fit as Slurm leaves it.
+  auto compare = [&](std::size_t i, std::size_t j, bool& i_fit) {
+    while (true) {
+      i_fit = fits(i);
+      const bool j_fit = fits(j);
+      if (i_fit && j_fit) {
+        if (switch_nodes_[i] < switch_nodes_[j]) return 1;
+        if (switch_nodes_[i] > switch_nodes_[j]) return -1;
+        break;
+      }
+      if (i_fit) return 1;
+      if (j_fit) return -1;
+      const int pi = sw[i].parent;
+      const int pj = sw[j].parent;
+      if (pi >= 0 && pj >= 0 && pi != pj) {
+        i = static_cast<std::size_t>(pi);
+        j = static_cast<std::size_t>(pj);
+        continue;
+      }
+      break;
+    }
+    if (switch_nodes_[i] > switch_nodes_[j]) return 1;
+    if (switch_nodes_[i] < switch_nodes_[j]) return -1;
+    if (sw[i].level < sw[j].level) return 1;
+    if (sw[i].level > sw[j].level) return -1;
+    return 0;
+  };
+  std::int64_t previous = rem.nodes + 1;
+  while (previous != rem.nodes) {
+    previous = rem.nodes;
+    int best = -1;
+    for (std::size_t i = 0; i < count; ++i) {
+      if (switch_required_[i] || sw[i].level != 0) continue;
+      if (best == -1 || dist_[i] == kInfinite || switch_nodes_[i] == 0) {
+        if (switch_nodes_[i] != 0 && dist_[i] != kInfinite) best = static_cast<int>(i);
+        continue;
+      }
+      const auto b = static_cast<std::size_t>(best);
+      bool i_fit = false;
+      const int better = compare(i, b, i_fit);
+      if ((dist_[i] < dist_[b] && i_fit) || (dist_[i] == dist_[b] && better > 0)) best = static_cast<int>(i);
+    }
+    if (best == -1) break;
+    const auto b = static_cast<std::size_t>(best);
+    add_distance(b);
+    std::int64_t taken_here = 0;
+    if (fill_from(b, taken_here)) {
+      leaves_used = count_leaves();
+      return true;
+    }
+    decrement(switch_nodes_[b], b);
+    switch_nodes_[b] = 0;
+  }
+  if (rem.done()) {
+    leaves_used = count_leaves();
+    return true;
+  }
+  return false;
+}
+
+bool TopologySelector::choose_block(std::span<const UsableNode> usable, const TopologyNeed& need,
+                                    std::vector<NodeIndex>& out, std::uint32_t& leaves_used) {
+  const auto& blocks = topology_.blocks;
+  const std::size_t bblocks = blocks.size();
+  if (bblocks == 0) return false;
+  Remaining rem{need.nodes,
+                static_cast<std::int64_t>(need.cpus),
+                need.fixed ? static_cast<std::int64_t>(need.nodes) : std::numeric_limits<std::int64_t>::max(),
+                need,
+                out,
+                taken_};
+  const std::uint32_t base = topology_.block_sizes.empty() ? static_cast<std::uint32_t>(blocks.front().nodes.size())
+                                                           : topology_.block_sizes.front();
+  // Enabled levels: BlockSizes as powers of two of the base size (levels 0-4 when none are given).
+  std::vector<std::uint32_t> levels;
+  if (topology_.block_sizes.empty()) {
+    levels = {0, 1, 2, 3, 4};
+  } else {
+    for (std::uint32_t size : topology_.block_sizes) {
+      std::uint32_t level = 0;
+      while ((base << level) < size) ++level;
+      levels.push_back(level);
+    }
+  }
+  // _get_block_level: the smallest enabled level with 2^level base blocks >= ceil(nodes / base).
+  const std::uint32_t wanted = (static_cast<std::uint32_t>(std::max<std::int64_t>(rem.nodes, 1)) + base - 1) / base;
+  std::uint32_t need_level = 0;
+  while ((1U << need_level) < wanted) ++need_level;
+  int level = -1;
+  for (std::uint32_t l : levels) {
+    if (l >= need_level && (level == -1 || l < static_cast<std::uint32_t>(level))) level = static_cast<int>(l);
+  }
+  const std::size_t per_block = level < 0 ? bblocks : (std::size_t{1} << level);
+  const std::size_t block_count = (bblocks + per_block - 1) / per_block;
+
+  // Usable nodes, CPUs and lowest weight per base block.
+  std::vector<std::int64_t> bb_nodes(bblocks, 0);
+  std::vector<std::uint64_t> bb_cpus(bblocks, 0);
+  std::vector<std::uint32_t> bb_lowest(bblocks, kInfinite);
+  for (std::size_t b = 0; b < bblocks; ++b) {
+    for (NodeIndex n : blocks[b].nodes) {
+      if (n >= cpus_of_.size() || cpus_of_[n] == 0) continue;
+      ++bb_nodes[b];
+      bb_cpus[b] += cpus_of_[n];
+      bb_lowest[b] = std::min(bb_lowest[b], weight_of_[n]);
+    }
+  }
+  // One block at that level: sufficient, lowest weight, then fewest available nodes; ties to the later block.
+  int chosen = -1;
+  std::int64_t chosen_nodes = 0;
+  std::uint32_t chosen_weight = kInfinite;
+  for (std::size_t k = 0; k < block_count; ++k) {
+    std::int64_t nodes = 0;
+    std::uint64_t cpus = 0;
+    std::uint32_t lowest = kInfinite;
+    for (std::size_t b = k * per_block; b < std::min(bblocks, (k + 1) * per_block); ++b) {
+      nodes += bb_nodes[b];
+      cpus += bb_cpus[b];
+      lowest = std::min(lowest, bb_lowest[b]);
+    }
+    if (nodes < rem.nodes || static_cast<std::int64_t>(cpus) < rem.cpus) continue;
+    if (chosen == -1 || lowest < chosen_weight || (lowest == chosen_weight && nodes <= chosen_nodes)) {
+      chosen = static_cast<int>(k);
+      chosen_nodes = nodes;
+      chosen_weight = lowest;
+    }
+  }
+  if (chosen == -1) return false;
+  const std::size_t first = static_cast<std::size_t>(chosen) * per_block;
+  const std::size_t last = std::min(bblocks, first + per_block);
+
+  // Best nodes inside the block by weight groups, as in the tree plugin; lower groups are required.
+  std::vector<std::uint8_t> in_block(cpus_of_.size(), 0);
+  for (std::size_t b = first; b < last; ++b) {
+    for (NodeIndex n : blocks[b].nodes) {
+      if (n < in_block.size()) in_block[n] = 1;
+    }
+  }
+  std::int64_t best_nodes = 0;
+  std::int64_t best_cpus = 0;
+  std::vector<NodeIndex> required;
+  for (std::uint32_t w : weight_groups(usable)) {
+    if (best_nodes >= rem.nodes && best_cpus >= rem.cpus) break;
+    if (best_nodes > 0) {
+      required.clear();
+      for (const UsableNode& u : usable) {
+        if (u.node < in_best_.size() && in_best_[u.node]) required.push_back(u.node);
+      }
+    }
+    for (const UsableNode& u : usable) {
+      if (u.weight != w || u.node >= in_block.size() || !in_block[u.node]) continue;
+      in_best_[u.node] = 1;
+      ++best_nodes;
+      best_cpus += cpus_of_[u.node];
+    }
+  }
+  if (best_nodes < rem.nodes || best_cpus < rem.cpus) return false;
+  for (NodeIndex n : required) {
+    if (rem.max_nodes <= 0) break;
+    rem.take(n, cpus_of_[n]);
+  }
+  // Base blocks: those holding required nodes first, then the fewest that cover the rest (a block that holds
+  // the remainder with the fewest nodes, else the one with the most), nodes within in index order.
+  std::vector<std::uint8_t> used(bblocks, 0);
+  auto available = [&](std::size_t b) {
+    std::int64_t c = 0;
+    for (NodeIndex n : blocks[b].nodes) {
+      if (n < in_best_.size() && in_best_[n] && !taken_[n]) ++c;
+    }
+    return c;
+  };
+  auto fill = [&](std::size_t b) {
+    used[b] = 1;
+    for (NodeIndex n : blocks[b].nodes) {
+      if (rem.done() || rem.max_nodes <= 0) break;
+      if (n < in_best_.size() && in_best_[n] && !taken_[n]) rem.take(n, cpus_of_[n]);
+    }
+  };
+  for (std::size_t b = first; b < last; ++b) {
+    for (NodeIndex n : blocks[b].nodes) {
+      if (n < taken_.size() && taken_[n]) {
+        used[b] = 1;
+        break;
+      }
+    }
+    if (used[b] && !rem.done()) fill(b);
+  }
+  while (!rem.done() && rem.max_nodes > 0) {
+    int best = -1;
+    bool best_fit = false;
+    std::int64_t best_count = 0;
+    for (std::size_t b = first; b < last; ++b) {
+      if (used[b]) continue;
+      const std::int64_t c = available(b);
+      if (c == 0) continue;
+      const bool fit = c >= rem.nodes;
+      if (best == -1 || (fit && !best_fit) || (!fit && !best_fit && c >= best_count) ||
+          (fit && best_fit && c <= best_count)) {
+        best = static_cast<int>(b);
+        best_fit = fit;
+        best_count = c;
+      }
+    }
+    if (best == -1) break;
+    fill(static_cast<std::size_t>(best));
+  }
+  for (std::size_t b = first; b < last; ++b) {
+    for (NodeIndex n : blocks[b].nodes) {
+      if (n < taken_.size() && taken_[n]) {
+        ++leaves_used;
+        break;
+      }
+    }
+  }
+  return rem.done();
+}
+
+}  // namespace gputwin
