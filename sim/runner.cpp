@@ -101,6 +101,7 @@ RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> all, const RunOption
   outcome.scheduler = make_scheduler(sc.scheduler, sc.accounting, world);
   Scheduler* scheduler = outcome.scheduler.get();
   world.set_scheduler(scheduler);
+  if (options.speed_model != nullptr) world.set_speed_model(options.speed_model);
   if (options.stop_at) world.set_stop_at(*options.stop_at);
   const auto sim_start = Clock::now();
   std::function<void(const SimWorld&)> progress;

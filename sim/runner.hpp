@@ -35,6 +35,7 @@ struct RunOptions {
   bool reason_history = true;                        ///< Keep pending-reason changes for the results.
   std::optional<SimTime> stop_at;                    ///< Stop after the last event at or before this time.
   std::function<void(const RunProgress&)> progress;  ///< Called now and then during the run (may be empty).
+  JobSpeedModel* speed_model = nullptr;              ///< Replaces the scenario's speed model (tests); not owned.
 };
 
 /// Everything a finished run produced.

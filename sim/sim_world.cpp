@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 
 namespace gputwin {
 
@@ -39,6 +40,7 @@ void SimWorld::preempt_job(JobIndex job, SimTime at, bool requeue, JobIndex pree
   if (preempting_.size() < state_.job_count()) preempting_.resize(state_.job_count(), 0);
   preempting_[job] = requeue ? 2 : 1;
   rt.planned_end = std::max(now_, std::min(at, rt.planned_end));
+  if (speed_model_ != nullptr) progress_[job].kill_at = std::min(progress_[job].kill_at, rt.planned_end);
   events_.push(rt.planned_end, kJobEnd, job, 0);
   if (observer_) observer_->on_job_preempted(job, preemptor, rt.planned_end, requeue, now_);
 }
@@ -50,11 +52,51 @@ void SimWorld::start_job(JobIndex job, std::span<const NodeAllocation> allocatio
   JobRuntime& rt = state_.job_mut(job);
   const JobSpec& spec = state_.spec(job);
   rt.reason = PendingReason::kNone;
-  const SimTime natural_end = now_ + from_seconds(spec.run_time_s);
-  rt.planned_end = natural_end <= kill_at ? natural_end : kill_at;
-  events_.push(rt.planned_end, kJobEnd, job, 0);
+  if (speed_model_ != nullptr) {
+    if (progress_.size() < state_.job_count()) progress_.resize(state_.job_count());
+    Progress& p = progress_[job];
+    p.work_left_us = static_cast<double>(from_seconds(spec.run_time_s));
+    p.speed = speed_model_->start(job, allocation);
+    p.since = now_;
+    p.kill_at = kill_at;
+    plan_end(job);
+    apply_speed_changes();
+  } else {
+    const SimTime natural_end = now_ + from_seconds(spec.run_time_s);
+    rt.planned_end = natural_end <= kill_at ? natural_end : kill_at;
+    events_.push(rt.planned_end, kJobEnd, job, 0);
+  }
   update_node_states(job);
   if (observer_) observer_->on_job_started(job, now_);
+}
+
+void SimWorld::plan_end(JobIndex job) {
+  Progress& p = progress_[job];
+  const double us = p.work_left_us / p.speed;
+  p.natural_end = now_ + static_cast<SimTime>(std::ceil(us));
+  JobRuntime& rt = state_.job_mut(job);
+  rt.planned_end = std::max(now_, std::min(p.natural_end, p.kill_at));
+  events_.push(rt.planned_end, kJobEnd, job, 0);
+}
+
+void SimWorld::apply_speed_changes() {
+  speed_changes_.clear();
+  speed_model_->take_changes(speed_changes_);
+  for (const auto& [job, speed] : speed_changes_) {
+    if (state_.job(job).state != JobState::kRunning) continue;
+    Progress& p = progress_[job];
+    if (speed == p.speed) continue;
+    p.work_left_us = std::max(0.0, p.work_left_us - static_cast<double>(now_ - p.since) * p.speed);
+    p.since = now_;
+    p.speed = speed;
+    plan_end(job);
+  }
+}
+
+void SimWorld::stop_speed(JobIndex job) {
+  if (speed_model_ == nullptr) return;
+  speed_model_->stop(job);
+  apply_speed_changes();
 }
 
 void SimWorld::update_node_states(JobIndex job) {
@@ -75,6 +117,7 @@ void SimWorld::update_node_states(JobIndex job) {
 
 void SimWorld::end_job(JobIndex job, JobState state) {
   state_.finish(job, state, now_);
+  stop_speed(job);
   ++ended_;
   last_activity_ = now_;
   if (observer_) observer_->on_job_ended(job, now_);
@@ -109,7 +152,8 @@ void SimWorld::dispatch(const Event& event) {
       const JobRuntime& rt = state_.job(job);
       if (rt.state != JobState::kRunning || rt.planned_end != event.time) return;  // stale
       const JobSpec& spec = state_.spec(job);
-      const bool finished = rt.start + from_seconds(spec.run_time_s) <= now_;
+      const bool finished = speed_model_ != nullptr ? progress_[job].natural_end <= now_
+                                                    : rt.start + from_seconds(spec.run_time_s) <= now_;
       const bool preempted = !preempting_.empty() && preempting_[job] != 0;
       end_job(job, finished ? spec.outcome : (preempted ? JobState::kPreempted : JobState::kTimeout));
       break;

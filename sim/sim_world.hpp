@@ -14,6 +14,7 @@
 #include "scheduler/scheduler.hpp"
 #include "scheduler/world.hpp"
 #include "sim/engine/event_queue.hpp"
+#include "sim/job_speed_model.hpp"
 
 namespace gputwin {
 
@@ -31,6 +32,8 @@ class SimWorld final : public World {
 
   /// Sets the controller that reacts to events (must be set before run()).
   void set_scheduler(Scheduler* scheduler) { scheduler_ = scheduler; }
+  /// Sets the placement-aware speed model (may be null: every job runs its trace run time).
+  void set_speed_model(JobSpeedModel* model) { speed_model_ = model; }
   /// Runs until no event is left. `progress` (may be empty) is called every `progress_every` events.
   void run(const std::function<void(const SimWorld&)>& progress, std::uint64_t progress_every = 1u << 16);
 
@@ -58,11 +61,26 @@ class SimWorld final : public World {
   void end_job(JobIndex job, JobState state);
   void release_job(JobIndex job);
   void update_node_states(JobIndex job);
+  void stop_speed(JobIndex job);
+  void apply_speed_changes();
+  void plan_end(JobIndex job);
+
+  /// A running job's progress under a speed model.
+  struct Progress {
+    double work_left_us = 0;   ///< Run time still to go at reference speed, µs.
+    double speed = 1;          ///< Current speed.
+    SimTime since = 0;         ///< When work_left_us was last brought up to date.
+    SimTime kill_at = kNever;  ///< Time limit (or preemption) end.
+    SimTime natural_end = 0;   ///< When the work runs out at the current speed.
+  };
 
   ClusterState& state_;
   SlurmParameters slurm_;
   RunObserver* observer_;
   Scheduler* scheduler_ = nullptr;
+  JobSpeedModel* speed_model_ = nullptr;
+  std::vector<Progress> progress_;                          // per job, with a speed model
+  std::vector<std::pair<JobIndex, double>> speed_changes_;  // scratch
   EventQueue events_;
   SimTime now_ = 0;
   std::uint64_t next_submit_ = 0;
