@@ -6,6 +6,8 @@
 #include <charconv>
 
 namespace gputwin {
+
+bool parse_slurm_time(std::string_view text, std::int64_t& seconds);
 namespace {
 
 struct StateName {
@@ -90,6 +92,18 @@ bool parse_array_spec(std::string_view text, std::vector<std::int32_t>& tasks, s
   std::sort(tasks.begin(), tasks.end());
   tasks.erase(std::unique(tasks.begin(), tasks.end()), tasks.end());
   return !tasks.empty();
+}
+
+bool parse_switches_spec(std::string_view text, std::uint32_t& count, std::int64_t& wait_s) {
+  const std::size_t at = text.find('@');
+  const std::string_view number = text.substr(0, at);
+  if (number.empty() || number.size() > 6 ||
+      !std::all_of(number.begin(), number.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return false;
+  count = static_cast<std::uint32_t>(std::stoul(std::string(number)));
+  wait_s = -1;
+  if (at == std::string_view::npos) return true;
+  return parse_slurm_time(text.substr(at + 1), wait_s);
 }
 
 }  // namespace gputwin

@@ -65,6 +65,10 @@ struct JobSpec {
 /// (0 if none); false if malformed.
 bool parse_array_spec(std::string_view text, std::vector<std::int32_t>& tasks, std::uint32_t& max_running);
 
+/// Parses a --switches value ("2", "2@10:00", "1@600"): the leaf count and the max-time in seconds (-1 when no
+/// time is given); false if malformed.
+bool parse_switches_spec(std::string_view text, std::uint32_t& count, std::int64_t& wait_s);
+
 /// hold_until_s value of a job that stays held for the whole run.
 inline constexpr std::int64_t kHeldForever = INT64_MAX;
 

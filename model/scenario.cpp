@@ -422,8 +422,11 @@ Scenario parse_scenario(const std::string& text, const std::string& file, const 
   if (root.has("reservations")) read_reservations(root.at("reservations"), scenario.cluster);
 
   const Field workload = root.at("workload");
-  workload.expect_object({"trace", "synthetic", "jobs"});
-  if (int(workload.has("trace")) + int(workload.has("synthetic")) + int(workload.has("jobs")) != 1)
+  workload.expect_object({"trace", "synthetic", "jobs", "switches"});
+  if (workload.has("switches") && !parse_switches_spec(workload.at("switches").string(), scenario.workload_switches,
+                                                       scenario.workload_switch_wait_s))
+    workload.at("switches").fail("expected --switches syntax: count[@max-time], e.g. \"1@10:00\"");
+  if (int(workload.has("trace")) + int(workload.has("synthetic")) + int(workload.has("jobs")) != 1)  // one source
     workload.fail("expected exactly one of \"trace\", \"synthetic\" or \"jobs\"");
   if (workload.has("jobs")) {
     scenario.has_inline_jobs = true;

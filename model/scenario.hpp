@@ -59,18 +59,20 @@ struct TraceWorkload {
 
 /// One loaded scenario.
 struct Scenario {
-  std::filesystem::path file;   ///< Where it was loaded from (empty when parsed from a string).
-  std::string name;             ///< Scenario name.
-  std::string description;      ///< Free text.
-  std::uint64_t seed = 1;       ///< Seed of every random stream.
-  ClusterConfig cluster;        ///< Nodes and partitions.
-  bool has_trace = false;       ///< True for a trace workload, false for a synthetic one.
-  TraceWorkload trace;          ///< The trace workload, when has_trace.
-  SyntheticWorkload synthetic;  ///< The synthetic workload, when neither has_trace nor has_inline_jobs.
-  bool has_inline_jobs = false; ///< True when the jobs are written in the scenario (/workload/jobs).
-  std::vector<JobSpec> inline_jobs;  ///< The inline jobs, when has_inline_jobs.
-  AccountingConfig accounting;  ///< Accounts, users, QOS, limits and their enforcement.
-  SchedulerConfig scheduler;    ///< Scheduling policy and parameters.
+  std::filesystem::path file;                ///< Where it was loaded from (empty when parsed from a string).
+  std::string name;                          ///< Scenario name.
+  std::string description;                   ///< Free text.
+  std::uint64_t seed = 1;                    ///< Seed of every random stream.
+  ClusterConfig cluster;                     ///< Nodes and partitions.
+  bool has_trace = false;                    ///< True for a trace workload, false for a synthetic one.
+  TraceWorkload trace;                       ///< The trace workload, when has_trace.
+  SyntheticWorkload synthetic;               ///< The synthetic workload, when neither has_trace nor has_inline_jobs.
+  bool has_inline_jobs = false;              ///< True when the jobs are written in the scenario (/workload/jobs).
+  std::vector<JobSpec> inline_jobs;          ///< The inline jobs, when has_inline_jobs.
+  std::uint32_t workload_switches = 0;       ///< /workload/switches: --switches count given to every multi-node job.
+  std::int64_t workload_switch_wait_s = -1;  ///< Its max-time (-1: max_switch_wait).
+  AccountingConfig accounting;               ///< Accounts, users, QOS, limits and their enforcement.
+  SchedulerConfig scheduler;                 ///< Scheduling policy and parameters.
 };
 
 /// Loads and checks a scenario file; throws ScenarioError naming the file and JSON pointer. Each override is

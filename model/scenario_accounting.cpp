@@ -318,7 +318,7 @@ std::vector<JobSpec> read_inline_jobs(const Field& field) {
     f.expect_object({"id",         "name",     "user",    "account",       "partition",       "qos",
                      "submit",     "nodes",    "cpus",    "gpus_per_node", "mem_per_node_mb", "exclusive",
                      "time_limit", "run_time", "outcome", "nice",          "begin",           "hold_until",
-                     "dependency", "requeue",  "array",   "reservation"});
+                     "dependency", "requeue",  "array",   "reservation",   "switches"});
     JobSpec j;
     j.id = f.has("id") ? f.at("id").positive() : (jobs.empty() ? 1 : jobs.back().id + 1);
     if (f.has("name")) j.name = f.at("name").string();
@@ -345,6 +345,8 @@ std::vector<JobSpec> read_inline_jobs(const Field& field) {
       if (nice < -2147483645 || nice > 2147483645) f.at("nice").fail("out of Slurm's nice range");
       j.nice = static_cast<std::int32_t>(nice);
     }
+    if (f.has("switches") && !parse_switches_spec(f.at("switches").string(), j.switches, j.switch_wait_s))
+      f.at("switches").fail("expected --switches syntax: count[@max-time], e.g. \"1@10:00\"");
     if (f.has("begin")) j.begin_s = static_cast<std::int64_t>(f.at("begin").non_negative());
     if (f.has("hold_until")) {
       const Field h = f.at("hold_until");

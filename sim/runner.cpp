@@ -67,6 +67,10 @@ RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> all, const RunOption
   // Jobs of the same shape share the answer of can_ever_fit (an O(nodes) question).
   std::map<std::tuple<int, std::uint32_t, std::uint32_t, std::uint32_t, std::uint64_t>, bool> fits_cache;
   for (JobSpec& spec : all) {
+    if (sc.workload_switches > 0 && spec.switches == 0 && spec.nodes >= 2) {  // /workload/switches
+      spec.switches = sc.workload_switches;
+      spec.switch_wait_s = sc.workload_switch_wait_s;
+    }
     int p = spec.partition.empty() ? sc.cluster.default_partition() : sc.cluster.partition_index(spec.partition);
     if (p < 0) {
       throw ScenarioError(file, "/workload",
