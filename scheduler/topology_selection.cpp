@@ -39,17 +39,33 @@ bool TopologySelector::choose(std::span<const UsableNode> usable, const Topology
   leaves_used = 0;
   const std::size_t nodes =
       topology_.kind == TopologyKind::kBlock ? topology_.block_of_node.size() : topology_.leaf_of_node.size();
-  cpus_of_.assign(nodes, 0);
-  weight_of_.assign(nodes, 0);
-  in_best_.assign(nodes, 0);
-  taken_.assign(nodes, 0);
+  // Per-node scratch stays sized to the cluster; only the usable nodes' entries are set and cleared again, so a
+  // call costs O(usable nodes x tree depth), not O(cluster).
+  if (cpus_of_.size() != nodes) {
+    cpus_of_.assign(nodes, 0);
+    weight_of_.assign(nodes, 0);
+    in_best_.assign(nodes, 0);
+    taken_.assign(nodes, 0);
+  }
+  usable_.clear();
   for (const UsableNode& u : usable) {
     if (u.node >= nodes) continue;  // not in the topology: Slurm cannot reach it
+    const int place =
+        topology_.kind == TopologyKind::kBlock ? topology_.block_of_node[u.node] : topology_.leaf_of_node[u.node];
+    if (place < 0) continue;
     cpus_of_[u.node] = std::max<std::uint32_t>(u.cpus, 1);
     weight_of_[u.node] = u.weight;
+    usable_.push_back(u);
   }
-  return topology_.kind == TopologyKind::kBlock ? choose_block(usable, need, out, leaves_used)
-                                                : choose_tree(usable, need, out, leaves_used);
+  const bool ok = topology_.kind == TopologyKind::kBlock ? choose_block(usable_, need, out, leaves_used)
+                                                         : choose_tree(usable_, need, out, leaves_used);
+  for (const UsableNode& u : usable_) {
+    cpus_of_[u.node] = 0;
+    in_best_[u.node] = 0;
+    taken_[u.node] = 0;
+  }
+  if (!ok) out.clear();
+  return ok;
 }
 
 namespace {
@@ -77,7 +93,9 @@ struct Remaining {
 // The distinct weights of the usable nodes, ascending (the node weight list, sorted).
 std::vector<std::uint32_t> weight_groups(std::span<const UsableNode> usable) {
   std::vector<std::uint32_t> weights;
-  for (const UsableNode& u : usable) weights.push_back(u.weight);
+  for (const UsableNode& u : usable) {
+    if (weights.empty() || weights.back() != u.weight) weights.push_back(u.weight);
+  }
   std::sort(weights.begin(), weights.end());
   weights.erase(std::unique(weights.begin(), weights.end()), weights.end());
   return weights;
@@ -97,34 +115,48 @@ bool TopologySelector::choose_tree(std::span<const UsableNode> usable, const Top
                 out,
                 taken_};
   const std::vector<std::uint32_t> weights = weight_groups(usable);
+  auto leaf_of = [&](NodeIndex n) { return static_cast<std::size_t>(topology_.leaf_of_node[n]); };
+  // Calls f(switch) for the leaf of node n and each switch above it.
+  auto up_from = [&](NodeIndex n, auto&& f) {
+    for (int i = static_cast<int>(leaf_of(n)); i >= 0; i = sw[static_cast<std::size_t>(i)].parent) {
+      f(static_cast<std::size_t>(i));
+    }
+  };
 
   // Usable nodes and CPUs under each switch; the top switch: the highest level switch with enough of both that
   // holds nodes of the lowest weight it can (a later switch of the same level and no higher weight wins).
   switch_nodes_.assign(count, 0);
   switch_cpus_.assign(count, 0);
   switch_required_.assign(count, 0);
+  lowest_weight_.assign(count, kInfinite);
+  for (const UsableNode& u : usable) {
+    up_from(u.node, [&](std::size_t i) {
+      ++switch_nodes_[i];
+      switch_cpus_[i] += cpus_of_[u.node];
+      lowest_weight_[i] = std::min(lowest_weight_[i], u.weight);
+    });
+  }
   int top = -1;
   std::uint32_t top_weight = 0;
   for (std::size_t i = 0; i < count; ++i) {
-    std::uint32_t lowest = kInfinite;
-    for (NodeIndex n : sw[i].nodes) {
-      if (n >= cpus_of_.size() || cpus_of_[n] == 0) continue;
-      ++switch_nodes_[i];
-      switch_cpus_[i] += cpus_of_[n];
-      lowest = std::min(lowest, weight_of_[n]);
-    }
     if (switch_nodes_[i] < rem.nodes || static_cast<std::int64_t>(switch_cpus_[i]) < rem.cpus) continue;
-    if (top == -1 || (sw[i].level >= sw[static_cast<std::size_t>(top)].level && lowest <= top_weight)) {
+    if (top == -1 || (sw[i].level >= sw[static_cast<std::size_t>(top)].level && lowest_weight_[i] <= top_weight)) {
       top = static_cast<int>(i);
-      top_weight = lowest;
+      top_weight = lowest_weight_[i];
     }
   }
   if (top == -1) return false;
-  const TopologySwitch& top_switch = sw[static_cast<std::size_t>(top)];
-  std::vector<std::uint8_t> under_top(cpus_of_.size(), 0);
-  for (NodeIndex n : top_switch.nodes) {
-    if (n < under_top.size()) under_top[n] = 1;
+  // Switches under (or equal to) the top switch.
+  under_top_.assign(count, 0);
+  for (std::size_t i = 0; i < count; ++i) {
+    for (int a = static_cast<int>(i); a >= 0; a = sw[static_cast<std::size_t>(a)].parent) {
+      if (a == top) {
+        under_top_[i] = 1;
+        break;
+      }
+    }
   }
+  auto node_under_top = [&](NodeIndex n) { return under_top_[leaf_of(n)] != 0; };
 
   // Best nodes: whole weight groups under the top switch until the request is covered; every group before the
   // last is required (req2), the last is drawn from as needed.
@@ -138,11 +170,11 @@ bool TopologySelector::choose_tree(std::span<const UsableNode> usable, const Top
     if (best_nodes > 0) {
       required.clear();
       for (const UsableNode& u : usable) {
-        if (u.node < in_best_.size() && in_best_[u.node]) required.push_back(u.node);
+        if (in_best_[u.node]) required.push_back(u.node);
       }
     }
     for (const UsableNode& u : usable) {
-      if (u.weight != w || u.node >= under_top.size() || !under_top[u.node]) continue;
+      if (u.weight != w || !node_under_top(u.node)) continue;
       in_best_[u.node] = 1;
       ++best_nodes;
       best_cpus += cpus_of_[u.node];
@@ -154,27 +186,13 @@ bool TopologySelector::choose_tree(std::span<const UsableNode> usable, const Top
   for (NodeIndex n : required) {
     if (rem.max_nodes <= 0) break;
     rem.take(n, cpus_of_[n]);
-  }
-  for (std::size_t i = 0; i < count && !required.empty(); ++i) {
-    for (NodeIndex n : sw[i].nodes) {
-      if (n < taken_.size() && taken_[n]) {
-        switch_required_[i] = 1;
-        break;
-      }
-    }
+    up_from(n, [&](std::size_t i) { switch_required_[i] = 1; });
   }
   auto count_leaves = [&] {
-    std::uint32_t leaves = 0;
-    for (std::size_t i = 0; i < count; ++i) {
-      if (sw[i].level != 0) continue;
-      for (NodeIndex n : sw[i].nodes) {
-        if (n < taken_.size() && taken_[n]) {
-          ++leaves;
-          break;
-        }
-      }
-    }
-    return leaves;
+    std::vector<std::size_t> distinct;
+    for (NodeIndex n : out) distinct.push_back(leaf_of(n));
+    std::sort(distinct.begin(), distinct.end());
+    return static_cast<std::uint32_t>(std::unique(distinct.begin(), distinct.end()) - distinct.begin());
   };
   if (!required.empty() && rem.done()) {
     leaves_used = count_leaves();
@@ -183,11 +201,9 @@ bool TopologySelector::choose_tree(std::span<const UsableNode> usable, const Top
   if (!required.empty() && rem.max_nodes <= 0) return false;
 
   // Switch node counts over the best nodes only (their CPU counts stay as first computed, as in Slurm).
-  for (std::size_t i = 0; i < count; ++i) {
-    switch_nodes_[i] = 0;
-    for (NodeIndex n : sw[i].nodes) {
-      if (n < in_best_.size() && in_best_[n] && under_top[n]) ++switch_nodes_[i];
-    }
+  std::fill(switch_nodes_.begin(), switch_nodes_.end(), 0);
+  for (const UsableNode& u : usable) {
+    if (in_best_[u.node]) up_from(u.node, [&](std::size_t i) { ++switch_nodes_[i]; });
   }
   auto decrement = [&](std::int64_t taken, std::size_t from) {
     for (int i = static_cast<int>(from); i >= 0; i = sw[static_cast<std::size_t>(i)].parent) {
@@ -195,11 +211,11 @@ bool TopologySelector::choose_tree(std::span<const UsableNode> usable, const Top
       c = c <= taken ? 0 : c - taken;
     }
   };
-  // Take from one switch's best nodes in index order; true once the request is covered.
+  // Take from one leaf's best nodes in index order; true once the request is covered.
   auto fill_from = [&](std::size_t i, std::int64_t& taken_here) {
     for (NodeIndex n : sw[i].nodes) {
       if (rem.max_nodes <= 0) break;
-      if (n >= in_best_.size() || !in_best_[n] || !under_top[n] || taken_[n]) continue;
+      if (n >= in_best_.size() || !in_best_[n] || taken_[n]) continue;
       rem.take(n, cpus_of_[n]);
       ++taken_here;
       if (rem.done()) return true;
@@ -333,13 +349,12 @@ bool TopologySelector::choose_block(std::span<const UsableNode> usable, const To
   std::vector<std::int64_t> bb_nodes(bblocks, 0);
   std::vector<std::uint64_t> bb_cpus(bblocks, 0);
   std::vector<std::uint32_t> bb_lowest(bblocks, kInfinite);
-  for (std::size_t b = 0; b < bblocks; ++b) {
-    for (NodeIndex n : blocks[b].nodes) {
-      if (n >= cpus_of_.size() || cpus_of_[n] == 0) continue;
-      ++bb_nodes[b];
-      bb_cpus[b] += cpus_of_[n];
-      bb_lowest[b] = std::min(bb_lowest[b], weight_of_[n]);
-    }
+  auto block_of = [&](NodeIndex n) { return static_cast<std::size_t>(topology_.block_of_node[n]); };
+  for (const UsableNode& u : usable) {
+    const std::size_t b = block_of(u.node);
+    ++bb_nodes[b];
+    bb_cpus[b] += cpus_of_[u.node];
+    bb_lowest[b] = std::min(bb_lowest[b], u.weight);
   }
   // One block at that level: sufficient, lowest weight, then fewest available nodes; ties to the later block.
   int chosen = -1;
@@ -366,12 +381,7 @@ bool TopologySelector::choose_block(std::span<const UsableNode> usable, const To
   const std::size_t last = std::min(bblocks, first + per_block);
 
   // Best nodes inside the block by weight groups, as in the tree plugin; lower groups are required.
-  std::vector<std::uint8_t> in_block(cpus_of_.size(), 0);
-  for (std::size_t b = first; b < last; ++b) {
-    for (NodeIndex n : blocks[b].nodes) {
-      if (n < in_block.size()) in_block[n] = 1;
-    }
-  }
+  auto in_block = [&](NodeIndex n) { return block_of(n) >= first && block_of(n) < last; };
   std::int64_t best_nodes = 0;
   std::int64_t best_cpus = 0;
   std::vector<NodeIndex> required;
@@ -384,7 +394,7 @@ bool TopologySelector::choose_block(std::span<const UsableNode> usable, const To
       }
     }
     for (const UsableNode& u : usable) {
-      if (u.weight != w || u.node >= in_block.size() || !in_block[u.node]) continue;
+      if (u.weight != w || !in_block(u.node)) continue;
       in_best_[u.node] = 1;
       ++best_nodes;
       best_cpus += cpus_of_[u.node];

@@ -63,6 +63,9 @@ class TopologySelector {
   std::vector<std::uint64_t> switch_cpus_;  // per switch: their CPUs
   std::vector<std::uint8_t> switch_required_;
   std::vector<std::uint64_t> dist_;
+  std::vector<std::uint32_t> lowest_weight_;  // per switch: lowest weight of its usable nodes
+  std::vector<std::uint8_t> under_top_;       // per switch: under (or equal to) the top switch
+  std::vector<UsableNode> usable_;            // the usable nodes inside the topology
 };
 
 }  // namespace gputwin
