@@ -180,6 +180,8 @@ double algo_latency(Collective c, Algorithm a, Protocol p, const Shape& s) {
         return lat + n * hop;
       }
       const double nsteps = c == Collective::kAllReduce ? 2 * (n - 1) : n - 1;
+      // NCCL counts 2 x nNodes network steps for all-reduce (one more per direction than the ring has node
+      // boundaries), so with one GPU per node nsteps - nInterSteps is -2; we keep NCCL's arithmetic.
       const double inter_steps = c == Collective::kAllReduce ? (nodes > 1 ? 2 * nodes : 0) : nodes - 1;
       // "Inter-node rings still have to launch nsteps * net overhead."
       const double overhead = nodes > 1 ? kNetOverheadUs * (p == Protocol::kSimple ? 3 : 1) : 0;

@@ -10,7 +10,7 @@
 //
 //   CommPath node8{.nodes = 1, .gpus_per_node = 8, .intra_node_gbps = 450};
 //   CollectiveCost c = nccl_collective(Collective::kAllReduce, 1 << 30, node8, {.nvls = true});
-//   double bus = busbw_gbps(Collective::kAllReduce, 1 << 30, c.time_s, 8);  // ~525 GB/s (NVLS)
+//   double bus = busbw_gbps(Collective::kAllReduce, 1 << 30, c.time_s, 8);  // ~522 GB/s (NVLS)
 #pragma once
 
 #include <cstdint>
