@@ -410,7 +410,8 @@ Scenario parse_scenario(const std::string& text, const std::string& file, const 
   }
   Scenario scenario;
   const Field root(doc, "", file);
-  root.expect_object({"name", "description", "seed", "cluster", "workload", "scheduler", "accounting", "reservations"});
+  root.expect_object({"name", "description", "seed", "cluster", "workload", "scheduler", "accounting", "reservations",
+                      "performance"});
   scenario.name = root.at("name").non_empty_string();
   if (root.has("description")) scenario.description = root.at("description").string();
   if (root.has("seed")) scenario.seed = root.at("seed").non_negative();
@@ -455,6 +456,7 @@ Scenario parse_scenario(const std::string& text, const std::string& file, const 
   }
   read_scheduler(root.at("scheduler"), scenario.scheduler);
   if (root.has("accounting")) detail::read_accounting(root.at("accounting"), scenario.accounting);
+  if (root.has("performance")) detail::read_performance(root.at("performance"), scenario.performance);
   for (std::size_t p = 0; p < scenario.cluster.partitions.size(); ++p) {
     const std::string& qos = scenario.cluster.partitions[p].qos;
     const auto& defined = scenario.accounting.qos;

@@ -10,6 +10,7 @@
 #include "model/accounting.hpp"
 #include "model/cluster.hpp"
 #include "model/job.hpp"
+#include "model/performance.hpp"
 #include "model/swf.hpp"
 #include "model/synthetic.hpp"
 
@@ -73,6 +74,7 @@ struct Scenario {
   std::int64_t workload_switch_wait_s = -1;  ///< Its max-time (-1: max_switch_wait).
   AccountingConfig accounting;               ///< Accounts, users, QOS, limits and their enforcement.
   SchedulerConfig scheduler;                 ///< Scheduling policy and parameters.
+  PerformanceConfig performance;             ///< Placement-aware job speed (/performance).
 };
 
 /// Loads and checks a scenario file; throws ScenarioError naming the file and JSON pointer. Each override is

@@ -13,6 +13,7 @@
 #include "model/accounting.hpp"
 #include "model/errors.hpp"
 #include "model/job.hpp"
+#include "model/performance.hpp"
 
 namespace gputwin {
 
@@ -123,6 +124,8 @@ namespace gputwin::detail {
 void read_accounting(const Field& field, AccountingConfig& config);
 /// Reads /scheduler/priority.
 void read_priority(const Field& field, PriorityConfig& config);
+/// Reads /performance.
+void read_performance(const Field& field, PerformanceConfig& config);
 /// Reads /workload/jobs (array tasks expanded, ids checked unique).
 std::vector<JobSpec> read_inline_jobs(const Field& field);
 

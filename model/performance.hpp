@@ -1,0 +1,39 @@
+// Placement-aware job speed as a scenario configures it (/performance): which communication profile each job
+// has, and how jobs that share links slow each other. The models themselves are in gpu/ (job_speed, contention).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpu/job_speed.hpp"
+
+namespace gputwin {
+
+/// How contention between jobs on shared links is modelled (/performance/contention).
+enum class ContentionKind : std::uint8_t {
+  kNone,      ///< Each job sees its placement's bandwidth alone.
+  kAnalytic,  ///< Fast per-link equal split.
+  kSimGrid,   ///< Max-min fair sharing solved by SimGrid's flow model.
+};
+
+/// A communication profile and the jobs it applies to (/performance/profiles/N).
+struct ProfileRule {
+  std::string name;                   ///< Profile name (for results and errors).
+  std::uint32_t min_gpus = 0;         ///< Applies to jobs with at least this many GPUs.
+  std::uint32_t max_gpus = UINT32_MAX;  ///< ... and at most this many.
+  std::string name_prefix;            ///< ... whose name starts with this (empty: any).
+  JobProfile profile;                 ///< The profile. A hybrid profile with dp = 0 takes dp = GPUs / (tp x pp).
+};
+
+/// The /performance section.
+struct PerformanceConfig {
+  bool enabled = false;                               ///< True when the scenario has a /performance section.
+  ContentionKind contention = ContentionKind::kNone;  ///< Contention model.
+  std::vector<ProfileRule> profiles;                  ///< Rules, first match wins; unmatched jobs keep their time.
+};
+
+/// The first rule matching a job with `gpus` GPUs named `name`, or null.
+const ProfileRule* match_profile(const PerformanceConfig& config, std::uint32_t gpus, const std::string& name);
+
+}  // namespace gputwin
