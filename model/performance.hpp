@@ -26,10 +26,17 @@ struct ProfileRule {
   JobProfile profile;                 ///< The profile. A hybrid profile with dp = 0 takes dp = GPUs / (tp x pp).
 };
 
+/// The physical network over Slurm's topology (/performance/network): capacities the tree's switches add.
+struct NetworkConfig {
+  std::vector<double> oversubscription;  ///< Per switch level L: downlink / uplink capacity of level-L switches (1).
+  double switch_latency_us = 0.6;        ///< Latency per switch traversed (HDR's 0.6 µs, gpu-domain.md 4.2).
+};
+
 /// The /performance section.
 struct PerformanceConfig {
   bool enabled = false;                               ///< True when the scenario has a /performance section.
   ContentionKind contention = ContentionKind::kNone;  ///< Contention model.
+  NetworkConfig network;                              ///< Oversubscription and latency of the fabric.
   std::vector<ProfileRule> profiles;                  ///< Rules, first match wins; unmatched jobs keep their time.
 };
 

@@ -98,8 +98,21 @@ FittedProfile read_fitted(const Field& f) {
 }  // namespace
 
 void read_performance(const Field& field, PerformanceConfig& config) {
-  field.expect_object({"contention", "profiles"});
+  field.expect_object({"contention", "profiles", "network"});
   config.enabled = true;
+  if (field.has("network")) {
+    const Field net = field.at("network");
+    net.expect_object({"oversubscription", "switch_latency_us"});
+    if (net.has("oversubscription")) {
+      const Field o = net.at("oversubscription");
+      for (std::size_t i = 0; i < o.array_size(); ++i) {
+        const double ratio = o.at(i).number();
+        if (!(ratio >= 1)) o.at(i).fail("expected a ratio >= 1 (downlink : uplink capacity)");
+        config.network.oversubscription.push_back(ratio);
+      }
+    }
+    if (net.has("switch_latency_us")) config.network.switch_latency_us = non_negative_number(net.at("switch_latency_us"));
+  }
   if (field.has("contention")) {
     const std::string c = field.at("contention").string();
     if (c == "none")
