@@ -8,16 +8,17 @@
 // and runs as a communication from that host to the sink: route = exactly the flow's links.
 //
 // Model. CM02 with latency 0, no cross traffic (network/crosstraffic:0) and its own factors (latency and bandwidth
-// factor 1, weight-S 0) makes every flow one max-min variable of weight 1 bounded only by its demand (set_rate):
-// plain max-min fairness. LV08, SimGrid's default, would scale bandwidth by 0.97 and share by RTT, which suits
-// TCP on a WAN rather than a lossless fabric.
+// factor 1, weight-S 0) makes every flow one max-min variable of weight 1: plain max-min fairness. A flow's demand
+// is a private link of that bandwidth on its route (SimGrid 3.32 ignores Comm::set_rate on one-sided
+// communications), which bounds it exactly as a rate bound would. LV08, SimGrid's default, would scale bandwidth by
+// 0.97 and share by RTT, which suits TCP on a WAN rather than a lossless fabric.
 //
 // Reading rates. The public API does not expose a communication's rate, so a change runs the engine for
 // kStepS seconds of its clock and reads each flow's progress (get_remaining before and after). Only flows in
 // the connected component (flows linked through shared links) of the changed job can change rate under max-min,
 // so only those are read. Each flow's payload is flow_life_steps at its bottleneck capacity: the rate reads
-// to ~1e-16 x flow_life_steps relative and the flow is restarted (cancel + new communication) when half of it is
-// used, or, if it was not read for that long and finished, when it is next read.
+// to ~1e-16 x flow_life_steps relative, and a flow about to be measured is restarted (new communication) if half
+// of it is used or if it ran out while its component was not read.
 #include <xbt/log.h>
 
 #include <algorithm>
@@ -61,6 +62,7 @@ class Platform {
     free_links_.insert(free_links_.end(), links.begin(), links.end());
   }
   [[nodiscard]] std::size_t free_hosts() const { return free_hosts_.size(); }
+  [[nodiscard]] std::size_t free_links() const { return free_links_.size(); }
   sg::Host* take_host() {
     sg::Host* h = free_hosts_.back();
     free_hosts_.pop_back();
@@ -113,7 +115,7 @@ class SimGridContention final : public contention_detail::TableModel {
  public:
   SimGridContention(FlowNetwork net, const SimGridOptions& sizes)
       : TableModel(std::move(net)), platform_(Platform::get(sizes)), life_steps_(sizes.flow_life_steps) {
-    if (!(life_steps_ >= 2)) throw FlowNetworkError("SimGrid model: flow_life_steps must be >= 2");
+    if (!(life_steps_ >= 4)) throw FlowNetworkError("SimGrid model: flow_life_steps must be >= 4");
     links_ = platform_.take_links(table_.network().links.size());
     for (std::size_t i = 0; i < links_.size(); ++i)
       links_[i]->set_bandwidth(table_.network().links[i].capacity_gbps * kBytesPerGB);
@@ -125,6 +127,7 @@ class SimGridContention final : public contention_detail::TableModel {
       if (s.comm) {
         cancel(s);
         platform_.give_host(s.host);
+        if (s.demand_link) platform_.give_links({s.demand_link});
       }
     platform_.run_until(platform_.now());  // let the engine drop the cancelled communications
     cancelled_.clear();
@@ -139,12 +142,24 @@ class SimGridContention final : public contention_detail::TableModel {
       throw FlowNetworkError("job " + std::to_string(job) + ": SimGrid model: " + std::to_string(flows.size()) +
                              " flows but the flow pool has " + std::to_string(platform_.free_hosts()) +
                              " left (size it with SimGridOptions on the first SimGrid model)");
+    std::size_t capped = 0;
+    for (const Flow& f : flows) capped += f.demand_gbps > 0 ? 1 : 0;
+    if (capped > platform_.free_links())
+      throw FlowNetworkError("job " + std::to_string(job) + ": SimGrid model: " + std::to_string(capped) +
+                             " flows with a demand need as many links but the link pool has " +
+                             std::to_string(platform_.free_links()) + " left");
     JobRec& rec = table_.insert_job(job, flows);
     std::vector<double> alone = contention_detail::max_min_rates(table_.network(), flows);
     rec.alone_gbps = alone.empty() ? 0 : *std::min_element(alone.begin(), alone.end());
     for (FlowId id : rec.flows) {
       if (id >= slots_.size()) slots_.resize(id + 1);
-      slots_[id].host = platform_.take_host();
+      Slot& s = slots_[id];
+      s.host = platform_.take_host();
+      double demand = table_.flow(id).demand_gbps;
+      if (demand > 0) {
+        s.demand_link = platform_.take_links(1).front();
+        s.demand_link->set_bandwidth(demand * kBytesPerGB);
+      }
       start(id);
     }
     touched_.clear();
@@ -159,9 +174,10 @@ class SimGridContention final : public contention_detail::TableModel {
     for (FlowId id : rec.flows) {
       Slot& s = slots_[id];
       cancel(s);
-      s.refresh = false;
       platform_.give_host(s.host);
       s.host = nullptr;
+      if (s.demand_link) platform_.give_links({s.demand_link});
+      s.demand_link = nullptr;
     }
     table_.erase_job(job);
     step(job);
@@ -170,10 +186,10 @@ class SimGridContention final : public contention_detail::TableModel {
  private:
   struct Slot {
     sg::Host* host = nullptr;
+    sg::Link* demand_link = nullptr;  // a private link of the flow's demand, if it has one
     sg::CommPtr comm;
-    double payload = 0;    // bytes the communication started with
-    double before = 0;     // remaining bytes at the start of the measuring step
-    bool refresh = false;  // half used: restart at the next step
+    double payload = 0;  // bytes the communication started with
+    double before = 0;   // remaining bytes at the start of the measuring step
     std::uint32_t stamp = 0;
   };
 
@@ -187,14 +203,15 @@ class SimGridContention final : public contention_detail::TableModel {
       route_.emplace_back(links_[l]);
       bottleneck = std::min(bottleneck, table_.network().links[l].capacity_gbps);
     }
+    if (s.demand_link) route_.emplace_back(s.demand_link);
     platform_.set_route(s.host, route_);
     s.payload = std::min(kMaxPayload, std::floor(bottleneck * kBytesPerGB * kStepS * life_steps_));
-    sg::CommPtr comm = sg::Comm::sendto_init(s.host, platform_.sink());
+    sg::CommPtr comm = sg::Comm::sendto_init();  // starts once it has both ends
     comm->set_payload_size(static_cast<std::uint64_t>(s.payload));
-    if (f.demand_gbps > 0) comm->set_rate(f.demand_gbps * kBytesPerGB);
-    comm->start();
+    comm->set_source(s.host);
+    comm->set_destination(platform_.sink());
+    if (comm->get_state() == sg::Activity::State::INITED) comm->start();
     s.comm = std::move(comm);
-    s.refresh = false;
   }
 
   // Cancels the slot's communication. Suspending first takes it out of the max-min system at once (weight 0);
@@ -213,29 +230,25 @@ class SimGridContention final : public contention_detail::TableModel {
       table_.refresh_marked(job, kShareTolerance);
       return;
     }
-    for (FlowId id : refresh_)
-      if (slots_[id].refresh && slots_[id].comm) {
-        cancel(slots_[id]);
-        start(id);
-      }
-    refresh_.clear();
     collect_component();
     for (FlowId id : component_) {
-      // A flow left unread for flow_life_steps changes has run out: its component changed without it, and is
-      // read again now with a new communication.
-      if (slots_[id].comm->get_state() == sg::Activity::State::FINISHED) start(id);
-      slots_[id].before = slots_[id].comm->get_remaining();
+      // Restart a communication that is half used (so it cannot run out during the step) or that ran out while
+      // its component was not read (the component changed without it then, and is read again now with it).
+      Slot& slot = slots_[id];
+      if (slot.comm->get_state() == sg::Activity::State::FINISHED) {
+        slot.comm = nullptr;
+        start(id);
+      } else if (slot.comm->get_remaining() < slot.payload / 2) {
+        cancel(slot);
+        start(id);
+      }
+      slot.before = slot.comm->get_remaining();
     }
     platform_.run_until(platform_.now() + kStepS);
     cancelled_.clear();  // processed by that run
     for (FlowId id : component_) {
-      Slot& s = slots_[id];
-      double after = s.comm->get_remaining();
-      table_.flow(id).rate_gbps = (s.before - after) / kStepS / kBytesPerGB;
-      if (after < s.payload / 2 && !s.refresh) {
-        s.refresh = true;
-        refresh_.push_back(id);
-      }
+      Slot& slot = slots_[id];
+      table_.flow(id).rate_gbps = (slot.before - slot.comm->get_remaining()) / kStepS / kBytesPerGB;
     }
     for (FlowId id : component_) table_.mark(*table_.flow(id).owner);
     if (table_.contains(job)) table_.mark_job(job);
@@ -269,7 +282,7 @@ class SimGridContention final : public contention_detail::TableModel {
   std::vector<sg::Link*> links_;  // our pool links, by LinkId
   std::vector<Slot> slots_;       // by FlowId
   std::vector<LinkId> touched_, frontier_;
-  std::vector<FlowId> component_, refresh_;
+  std::vector<FlowId> component_;
   std::vector<sg::LinkInRoute> route_;
   std::vector<sg::CommPtr> cancelled_;
   std::vector<std::uint32_t> link_stamp_;
