@@ -26,15 +26,15 @@ struct GpuModel {
 
 /// One node type: a server or compute tray as a Slurm node.
 struct NodeType {
-  std::string_view name;               ///< Scenario name ("hgx-h100", "gb200-tray", ...).
-  std::string_view description;        ///< Product name.
-  std::string_view gpu;                ///< GPU model name in the catalogue.
-  std::uint32_t gpus;                  ///< GPUs per node.
-  std::uint32_t cpus;                  ///< CPU cores per node.
-  std::uint32_t memory_gb;             ///< System memory per node, GB.
-  std::uint32_t nics;                  ///< Scale-out NICs (compute fabric) per node.
-  double nic_gbit;                     ///< Line rate per NIC, Gb/s (400 for NDR / ConnectX-7).
-  double nic_effective_gbps;           ///< What NCCL gets from one NIC, GB/s (46-48 for NDR 400G, nccl-tests#290).
+  std::string_view name;            ///< Scenario name ("hgx-h100", "gb200-tray", ...).
+  std::string_view description;     ///< Product name.
+  std::string_view gpu;             ///< GPU model name in the catalogue.
+  std::uint32_t gpus;               ///< GPUs per node.
+  std::uint32_t cpus;               ///< CPU cores per node.
+  std::uint32_t memory_gb;          ///< System memory per node, GB.
+  std::uint32_t nics;               ///< Scale-out NICs (compute fabric) per node.
+  double nic_gbit;                  ///< Line rate per NIC, Gb/s (400 for NDR / ConnectX-7).
+  double nic_effective_gbps;        ///< What NCCL gets from one NIC, GB/s (46-48 for NDR 400G, nccl-tests#290).
   std::uint32_t scale_up_domain_gpus;  ///< GPUs in one NVLink domain (8 for HGX, 72 for an NVL72 rack).
 };
 
