@@ -217,8 +217,10 @@ class SimGridContention final : public contention_detail::TableModel {
   // Cancels the slot's communication. Suspending first takes it out of the max-min system at once (weight 0);
   // the cancellation itself is processed at the next engine run, which needs the handle alive until then.
   void cancel(Slot& s) {
-    s.comm->suspend();
-    s.comm->cancel();
+    if (s.comm->get_state() != sg::Activity::State::FINISHED) {  // it may have run out unread
+      s.comm->suspend();
+      s.comm->cancel();
+    }
     cancelled_.push_back(std::move(s.comm));
     s.comm = nullptr;
   }

@@ -243,23 +243,31 @@ TEST(ContentionModels, DemandCapsAFlowAndMaxMinHandsOnTheRest) {
 }
 
 // SimGrid communications that run out while their component is not read are restarted when it is read again:
-// flow life 4 steps; jobs 1 and 2 share link a; 20 changes on the separate link b (jobs 3.. added and removed)
-// run the engine 20 steps, long enough for jobs 1 and 2's communications to finish unread. Adding job 9 on link
-// a must then read all three at 400 / 3 = 133.3 (share 1/3 each).
+// flow life 4 steps; jobs 1 and 2 share link a (200 each); 10 jobs added and removed on the separate link b run
+// the engine 20 steps, long enough for both communications to run out unread. Removing job 1 then gives job 2
+// the whole link (share 1); after 20 more steps job 2 has run out again, and adding job 20 on link a must read
+// both at 400 / 2 = 200 (share 0.5 each).
 TEST(ContentionModels, SimGridRestartsFlowsThatRanOutUnread) {
   FlowNetwork net;
   LinkId a = net.add_link(400), b = net.add_link(400);
   auto m = make_simgrid_contention(net, SimGridOptions{.flow_life_steps = 4});
   m->add_job(1, std::vector<Flow>{{{a}}});
   m->add_job(2, std::vector<Flow>{{{a}}});
-  for (JobKey j = 3; j < 13; ++j) {
-    m->add_job(j, std::vector<Flow>{{{b}}});
-    EXPECT_EQ(changed(*m), Keys{});
-    m->remove_job(j);
-  }
+  auto churn_elsewhere = [&] {
+    for (JobKey j = 3; j < 13; ++j) {
+      m->add_job(j, std::vector<Flow>{{{b}}});
+      EXPECT_EQ(changed(*m), Keys{});
+      m->remove_job(j);
+    }
+  };
+  churn_elsewhere();
+  m->remove_job(1);
+  EXPECT_EQ(changed(*m), Keys{2});
+  EXPECT_NEAR(m->share(2), 1.0, kEps);
+  churn_elsewhere();
   m->add_job(20, std::vector<Flow>{{{a}}});
-  EXPECT_EQ(changed(*m), (Keys{1, 2}));
-  for (JobKey j : {1, 2, 20}) EXPECT_NEAR(m->share(j), 1.0 / 3, kEps) << j;
+  EXPECT_EQ(changed(*m), Keys{2});
+  for (JobKey j : {2, 20}) EXPECT_NEAR(m->share(j), 0.5, kEps) << j;
 }
 
 TEST(ContentionModels, SimGridModelsCoexistOnTheSharedEngine) {
