@@ -19,11 +19,11 @@ enum class ContentionKind : std::uint8_t {
 
 /// A communication profile and the jobs it applies to (/performance/profiles/N).
 struct ProfileRule {
-  std::string name;                   ///< Profile name (for results and errors).
-  std::uint32_t min_gpus = 0;         ///< Applies to jobs with at least this many GPUs.
+  std::string name;                     ///< Profile name (for results and errors).
+  std::uint32_t min_gpus = 0;           ///< Applies to jobs with at least this many GPUs.
   std::uint32_t max_gpus = UINT32_MAX;  ///< ... and at most this many.
-  std::string name_prefix;            ///< ... whose name starts with this (empty: any).
-  JobProfile profile;                 ///< The profile. A hybrid profile with dp = 0 takes dp = GPUs / (tp x pp).
+  std::string name_prefix;              ///< ... whose name starts with this (empty: any).
+  JobProfile profile;                   ///< The profile. A hybrid profile with dp = 0 takes dp = GPUs / (tp x pp).
 };
 
 /// The physical network over Slurm's topology (/performance/network): capacities the tree's switches add.

@@ -38,8 +38,8 @@ double non_negative_number(const Field& f) {
 }
 
 DataParallelProfile read_data_parallel(const Field& f) {
-  f.expect_object({"parameters_billion", "gradient_bytes_per_parameter", "compute_s", "overlap", "sharding",
-                   "bucket_mib"});
+  f.expect_object(
+      {"parameters_billion", "gradient_bytes_per_parameter", "compute_s", "overlap", "sharding", "bucket_mib"});
   DataParallelProfile p;
   p.parameters_billion = positive_number(f.at("parameters_billion"));
   p.compute_s = positive_number(f.at("compute_s"));
@@ -111,7 +111,8 @@ void read_performance(const Field& field, PerformanceConfig& config) {
         config.network.oversubscription.push_back(ratio);
       }
     }
-    if (net.has("switch_latency_us")) config.network.switch_latency_us = non_negative_number(net.at("switch_latency_us"));
+    if (net.has("switch_latency_us"))
+      config.network.switch_latency_us = non_negative_number(net.at("switch_latency_us"));
   }
   if (field.has("contention")) {
     const std::string c = field.at("contention").string();

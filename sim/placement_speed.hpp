@@ -28,9 +28,11 @@ class PlacementNetwork {
   /// oversubscription and latency.
   PlacementNetwork(const ClusterConfig& cluster, const NetworkConfig& config);
 
-  /// The communication path of a job on `nodes` with `gpus_per_node` GPUs each, alone on the network: NIC
-  /// bandwidth divided by the oversubscription of the highest switch level it crosses (gpu-domain.md 4.6).
-  [[nodiscard]] CommPath path(std::span<const NodeIndex> nodes, std::uint32_t gpus_per_node) const;
+  /// The communication path of a job on `nodes` with `gpus_per_node` GPUs each: its share of the NICs, divided,
+  /// when `oversubscribed`, by the oversubscription of the highest switch level it crosses (the static rule of
+  /// gpu-domain.md 4.6, for runs without a contention model; with one, the links carry the oversubscription).
+  [[nodiscard]] CommPath path(std::span<const NodeIndex> nodes, std::uint32_t gpus_per_node,
+                              bool oversubscribed = true) const;
   /// The links, for a contention model.
   [[nodiscard]] const FlowNetwork& links() const { return net_; }
   /// A job's ring: one flow from each node to the next (nodes ordered by leaf), routed up to the lowest common
@@ -45,10 +47,10 @@ class PlacementNetwork {
 
   const ClusterConfig& cluster_;
   NetworkConfig config_;
-  std::vector<int> parent_;             // per switch (Slurm's table, plus a virtual root when none is given)
-  std::vector<std::uint32_t> level_;    // per switch
-  std::vector<int> leaf_of_node_;       // per node
-  std::vector<double> nic_gbps_;        // per node: NICs x NCCL's per-NIC GB/s
+  std::vector<int> parent_;           // per switch (Slurm's table, plus a virtual root when none is given)
+  std::vector<std::uint32_t> level_;  // per switch
+  std::vector<int> leaf_of_node_;     // per node
+  std::vector<double> nic_gbps_;      // per node: NICs x NCCL's per-NIC GB/s
   std::vector<LinkId> node_up_, node_down_, switch_up_, switch_down_;
   FlowNetwork net_;
 };

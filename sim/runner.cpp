@@ -8,6 +8,7 @@
 
 #include "model/errors.hpp"
 #include "scheduler/node_selection.hpp"
+#include "sim/placement_speed.hpp"
 
 namespace gputwin {
 namespace {
@@ -105,7 +106,12 @@ RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> all, const RunOption
   outcome.scheduler = make_scheduler(sc.scheduler, sc.accounting, world);
   Scheduler* scheduler = outcome.scheduler.get();
   world.set_scheduler(scheduler);
-  if (options.speed_model != nullptr) world.set_speed_model(options.speed_model);
+  if (options.speed_model != nullptr) {
+    world.set_speed_model(options.speed_model);
+  } else if (sc.performance.enabled && !sc.performance.profiles.empty()) {
+    outcome.speed_model = std::make_unique<PlacementSpeedModel>(state, sc.performance);
+    world.set_speed_model(outcome.speed_model.get());
+  }
   if (options.stop_at) world.set_stop_at(*options.stop_at);
   const auto sim_start = Clock::now();
   std::function<void(const SimWorld&)> progress;

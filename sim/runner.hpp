@@ -40,17 +40,18 @@ struct RunOptions {
 
 /// Everything a finished run produced.
 struct RunOutcome {
-  std::unique_ptr<Scenario> scenario;     ///< The scenario as run (with overrides applied).
-  std::unique_ptr<ClusterState> state;    ///< Final state: every job's times, allocation and state.
-  std::unique_ptr<RunRecorder> recorder;  ///< Node history.
-  std::unique_ptr<SimWorld> world;        ///< The world (its clock is where the run stopped).
-  std::unique_ptr<Scheduler> scheduler;   ///< The policy, for views of its state (sprio, sshare).
-  RunSummary summary;                     ///< Headline numbers.
-  SchedulerStats scheduler_stats;         ///< Scheduler work counters.
-  SimCounters counters;                   ///< Engine counters.
-  std::uint64_t rejected = 0;             ///< Jobs rejected at submit.
-  double load_wall_s = 0;                 ///< Wall seconds to load or generate the workload.
-  double sim_wall_s = 0;                  ///< Wall seconds of the simulation itself.
+  std::unique_ptr<Scenario> scenario;          ///< The scenario as run (with overrides applied).
+  std::unique_ptr<ClusterState> state;         ///< Final state: every job's times, allocation and state.
+  std::unique_ptr<RunRecorder> recorder;       ///< Node history.
+  std::unique_ptr<JobSpeedModel> speed_model;  ///< The placement-aware speed model, if the scenario has one.
+  std::unique_ptr<SimWorld> world;             ///< The world (its clock is where the run stopped).
+  std::unique_ptr<Scheduler> scheduler;        ///< The policy, for views of its state (sprio, sshare).
+  RunSummary summary;                          ///< Headline numbers.
+  SchedulerStats scheduler_stats;              ///< Scheduler work counters.
+  SimCounters counters;                        ///< Engine counters.
+  std::uint64_t rejected = 0;                  ///< Jobs rejected at submit.
+  double load_wall_s = 0;                      ///< Wall seconds to load or generate the workload.
+  double sim_wall_s = 0;                       ///< Wall seconds of the simulation itself.
 };
 
 /// Runs `scenario` to completion.

@@ -1,0 +1,132 @@
+// PlacementSpeedModel: the network a placement crosses, the profile's speed there, and contention between jobs
+// that share an oversubscribed uplink (hand-worked shares; the speeds themselves come from gpu/job_speed, whose
+// numbers are tested in tests/gpu).
+#include "sim/placement_speed.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tests/support/test_cluster.hpp"
+
+namespace gputwin {
+namespace {
+
+using testing::make_job;
+using testing::make_scenario;
+
+// 8 H100 nodes (8 NICs x 47 GB/s = 376 GB/s each), leaves s0 = n[001-004], s1 = n[005-008], root s2.
+Scenario two_leaves_h100() {
+  Scenario s = make_scenario(8, 112, 8, SchedulerPolicy::kSlurm);
+  for (NodeConfig& n : s.cluster.nodes) n.gpu_type = "h100";
+  SlurmTopology& t = s.cluster.topology.slurm;
+  t.kind = TopologyKind::kTree;
+  t.switches = {{"s0", 0, 2, {}, {0, 1, 2, 3}, ""},
+                {"s1", 0, 2, {}, {4, 5, 6, 7}, ""},
+                {"s2", 1, -1, {0, 1}, {0, 1, 2, 3, 4, 5, 6, 7}, ""}};
+  t.switch_distance = {{0, 2, 1}, {2, 0, 1}, {1, 1, 0}};
+  t.leaf_of_node = {0, 0, 0, 0, 1, 1, 1, 1};
+  s.performance.enabled = true;
+  s.performance.network.oversubscription = {4};  // leaf uplinks: 4 x 376 / 4 = 376 GB/s
+  DataParallelProfile dp;
+  dp.parameters_billion = 7;
+  dp.compute_s = 0.5;
+  s.performance.profiles.push_back(ProfileRule{"dp", 0, UINT32_MAX, "", dp});
+  return s;
+}
+
+std::vector<NodeAllocation> on(std::initializer_list<NodeIndex> nodes) {
+  std::vector<NodeAllocation> out;
+  for (NodeIndex n : nodes) out.push_back({n, 112, 8, 0});
+  return out;
+}
+
+TEST(PlacementNetwork, PathCrossingAnOversubscribedLevel) {
+  const Scenario s = two_leaves_h100();
+  const PlacementNetwork net(s.cluster, s.performance.network);
+  const std::vector<NodeIndex> same_leaf{0, 1};
+  const std::vector<NodeIndex> two_leaves{3, 4};
+  const CommPath in_leaf = net.path(same_leaf, 8);
+  EXPECT_DOUBLE_EQ(in_leaf.inter_node_gbps, 376);  // 8 x 47
+  EXPECT_EQ(in_leaf.switch_hops, 1U);              // node, leaf, node
+  const CommPath across = net.path(two_leaves, 8);
+  EXPECT_DOUBLE_EQ(across.inter_node_gbps, 94);    // 376 / 4 (static rule: the oversubscription of level 0)
+  EXPECT_EQ(across.switch_hops, 3U);               // leaf, root, leaf
+  EXPECT_DOUBLE_EQ(across.inter_latency_us, 1.8);  // 3 x 0.6
+  EXPECT_DOUBLE_EQ(net.path(two_leaves, 8, false).inter_node_gbps, 376);
+  EXPECT_EQ(net.leaves(two_leaves), 2U);
+  // 4 GPUs of a node get half its NICs.
+  EXPECT_DOUBLE_EQ(net.path(same_leaf, 4).inter_node_gbps, 188);
+}
+
+TEST(PlacementSpeedModel, StaticRuleSlowsACrossLeafJob) {
+  const Scenario s = two_leaves_h100();
+  const ClusterState state(s.cluster, {make_job(1, 0, 2, 224, 8, 100, 100), make_job(2, 0, 2, 224, 8, 100, 100)});
+  PlacementSpeedModel model(state, s.performance);
+  const double packed = model.start(0, on({0, 1}));
+  const double spread = model.start(1, on({3, 4}));
+  EXPECT_DOUBLE_EQ(packed, 1.0);  // the reference placement itself
+  const std::vector<NodeIndex> ref{0, 1}, act{3, 4};
+  const double expected = speed_factor(s.performance.profiles[0].profile, model.network().path(act, 8),
+                                       model.network().path(ref, 8), nccl_options_for_nvlink(4));
+  EXPECT_DOUBLE_EQ(spread, expected);
+  EXPECT_LT(spread, 0.95);  // a quarter of the bandwidth for 14 GB of gradients per step is felt
+}
+
+TEST(PlacementSpeedModel, JobsSharingAnUplinkSlowEachOther) {
+  // Contention on: A on n004+n005 crosses both leaf uplinks (376 GB/s each way) with one flow each way: alone it
+  // gets the NICs' 376 GB/s, share 1. B on n003+n006 adds one flow per uplink direction: 376 / 2 = 188 each,
+  // share 0.5 for both (equal split and max-min agree here). When B stops, A is back to 1.
+  for (ContentionKind kind : {ContentionKind::kAnalytic, ContentionKind::kSimGrid}) {
+    Scenario s = two_leaves_h100();
+    s.performance.contention = kind;
+    const ClusterState state(s.cluster, {make_job(1, 0, 2, 224, 8, 100, 100), make_job(2, 0, 2, 224, 8, 100, 100)});
+    PlacementSpeedModel model(state, s.performance);
+    const double alone = model.start(0, on({3, 4}));
+    // The links carry the oversubscription: alone the uplink is not the bottleneck, only the extra switch hops
+    // (1.8 µs instead of 0.6) cost a little.
+    const std::vector<NodeIndex> ref{0, 1}, across{3, 4};
+    const CommPath reference = model.network().path(ref, 8, false);
+    const CommPath path = model.network().path(across, 8, false);
+    const JobProfile& profile = s.performance.profiles[0].profile;
+    EXPECT_DOUBLE_EQ(alone, speed_factor(profile, path, reference, nccl_options_for_nvlink(4)));
+    EXPECT_GT(alone, 0.99);
+    const double b = model.start(1, on({2, 5}));
+    std::vector<std::pair<JobIndex, double>> changes;
+    model.take_changes(changes);
+    ASSERT_EQ(changes.size(), 1U);
+    EXPECT_EQ(changes[0].first, 0U);
+    EXPECT_DOUBLE_EQ(changes[0].second, b);  // same placement shape, same share
+    CommPath half = path;
+    half.inter_node_gbps *= 0.5;
+    EXPECT_NEAR(b, speed_factor(profile, half, reference, nccl_options_for_nvlink(4)), 1e-9);
+    EXPECT_LT(b, alone);
+    model.stop(1);
+    changes.clear();
+    model.take_changes(changes);
+    ASSERT_EQ(changes.size(), 1U);
+    EXPECT_NEAR(changes[0].second, alone, 1e-9);
+  }
+}
+
+TEST(PlacementSpeedModel, WholeRunStretchesTheCrossLeafJob) {
+  // Through the runner, with TopoOptional so that placement ignores the tree (the network does not): job 1 (3
+  // nodes) takes n[001-003] inside s0 and runs its 1000 s; job 2 (2 nodes) takes n[004-005] across the leaves
+  // and its 1000 s at the reference stretch to ceil(1000 / f) with f the profile's speed there.
+  Scenario s = two_leaves_h100();
+  s.cluster.topology.slurm.topo_optional = true;
+  auto o = run_jobs(s, {make_job(1, 0, 3, 336, 8, 5000, 1000), make_job(2, 0, 2, 224, 8, 5000, 1000)}, RunOptions{});
+  EXPECT_EQ(testing::node_lists(o)[1], "n[004-005]");
+  EXPECT_EQ(to_seconds(o.state->job(0).end) - to_seconds(o.state->job(0).start), 1000);
+  const std::vector<NodeIndex> ref{0, 1}, act{3, 4};
+  const PlacementNetwork net(s.cluster, s.performance.network);
+  const double f =
+      speed_factor(s.performance.profiles[0].profile, net.path(act, 8), net.path(ref, 8), nccl_options_for_nvlink(4));
+  // SimWorld rounds the stretched time up to the microsecond: end = start + ceil(1000e6 / f) µs.
+  const SimTime expected_end = o.state->job(1).start + static_cast<SimTime>(std::ceil(1000e6 / f));
+  EXPECT_EQ(o.state->job(1).end, expected_end);
+  EXPECT_GT(to_seconds(o.state->job(1).end - o.state->job(1).start), 1000);
+}
+
+}  // namespace
+}  // namespace gputwin
