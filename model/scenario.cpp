@@ -17,6 +17,7 @@
 #include "model/hostlist.hpp"
 #include "model/sacct.hpp"
 #include "model/scenario_field.hpp"
+#include "model/topology_conf.hpp"
 
 namespace gputwin {
 namespace {
@@ -159,6 +160,89 @@ void read_partitions(const Field& field, ClusterConfig& cluster) {
     if (part.has("grace_time")) config.grace_time_s = static_cast<std::int64_t>(part.at("grace_time").non_negative());
     cluster.partitions.push_back(std::move(config));
   }
+}
+
+/// Reads /cluster/topology: topology.conf, switches or blocks written inline, or a fat-tree / NVL72 builder.
+void read_topology(const Field& field, const std::filesystem::path& base_dir, ClusterConfig& cluster) {
+  field.expect_object(
+      {"conf", "switches", "blocks", "block_sizes", "fat_tree", "nvl72", "TopologyParam", "max_switch_wait"});
+  const int forms = int(field.has("conf")) + int(field.has("switches")) + int(field.has("blocks")) +
+                    int(field.has("fat_tree")) + int(field.has("nvl72"));
+  if (forms != 1) field.fail("expected exactly one of \"conf\", \"switches\", \"blocks\", \"fat_tree\" or \"nvl72\"");
+  std::vector<std::string> names;
+  for (const NodeConfig& n : cluster.nodes) names.push_back(n.name);
+  auto strings = [](const Field& f) {  // a hostlist expression or an array of names
+    std::vector<std::string> out;
+    if (f.raw().is_string()) {
+      try {
+        return expand_hostlist(f.raw().get<std::string>());
+      } catch (const std::invalid_argument& e) {
+        f.fail(e.what());
+      }
+    }
+    for (std::size_t i = 0; i < f.array_size(); ++i) out.push_back(f.at(i).non_empty_string());
+    return out;
+  };
+  auto sizes = [](const Field& f) {
+    std::vector<std::uint32_t> out;
+    for (std::size_t i = 0; i < f.array_size(); ++i) out.push_back(static_cast<std::uint32_t>(f.at(i).positive()));
+    return out;
+  };
+  TopologySpec spec;
+  std::string source = field.pointer();
+  if (field.has("conf")) {
+    const std::filesystem::path path = base_dir / field.at("conf").non_empty_string();
+    spec = read_topology_conf(path.string());
+    source = path.string();
+  } else if (field.has("switches")) {
+    const Field list = field.at("switches");
+    for (std::size_t i = 0; i < list.array_size(); ++i) {
+      const Field f = list.at(i);
+      f.expect_object({"name", "switches", "nodes", "link_speed"});
+      SwitchSpec sw;
+      sw.name = f.at("name").non_empty_string();
+      if (f.has("switches")) sw.switches = strings(f.at("switches"));
+      if (f.has("nodes")) sw.nodes = strings(f.at("nodes"));
+      if (f.has("link_speed")) sw.link_speed = f.at("link_speed").string();
+      if (sw.switches.empty() == sw.nodes.empty()) f.fail("expected exactly one of \"switches\" or \"nodes\"");
+      spec.switches.push_back(std::move(sw));
+    }
+  } else if (field.has("blocks")) {
+    const Field list = field.at("blocks");
+    for (std::size_t i = 0; i < list.array_size(); ++i) {
+      const Field f = list.at(i);
+      f.expect_object({"name", "nodes"});
+      spec.blocks.push_back(BlockSpec{f.at("name").non_empty_string(), strings(f.at("nodes"))});
+    }
+    if (field.has("block_sizes")) spec.block_sizes = sizes(field.at("block_sizes"));
+  } else if (field.has("fat_tree")) {
+    const Field f = field.at("fat_tree");
+    f.expect_object({"nodes_per_leaf", "leaves_per_spine"});
+    const auto per_leaf = static_cast<std::uint32_t>(f.at("nodes_per_leaf").positive());
+    const auto per_spine =
+        static_cast<std::uint32_t>(f.has("leaves_per_spine") ? f.at("leaves_per_spine").positive() : 8);
+    spec = fat_tree_spec(names, per_leaf, per_spine);
+  } else {
+    const Field f = field.at("nvl72");
+    f.expect_object({"nodes_per_block", "block_sizes"});
+    const auto per_block =
+        static_cast<std::uint32_t>(f.has("nodes_per_block") ? f.at("nodes_per_block").positive() : 18);
+    spec =
+        block_spec(names, per_block, f.has("block_sizes") ? sizes(f.at("block_sizes")) : std::vector<std::uint32_t>{});
+  }
+  try {
+    cluster.topology.slurm = resolve_topology(spec, names, source);
+  } catch (const ConfigError& e) {
+    if (field.has("conf")) throw;
+    field.fail(e.problem());
+  }
+  if (field.has("TopologyParam")) {
+    const std::string param = field.at("TopologyParam").string();
+    if (param != "TopoOptional" && !param.empty()) field.at("TopologyParam").fail("expected TopoOptional or \"\"");
+    cluster.topology.slurm.topo_optional = param == "TopoOptional";
+  }
+  if (field.has("max_switch_wait"))
+    cluster.topology.slurm.max_switch_wait_s = static_cast<std::int64_t>(field.at("max_switch_wait").non_negative());
 }
 
 /// Reads /reservations: advance reservations (scontrol create reservation) as scenario events.
@@ -410,16 +494,17 @@ Scenario parse_scenario(const std::string& text, const std::string& file, const 
   }
   Scenario scenario;
   const Field root(doc, "", file);
-  root.expect_object({"name", "description", "seed", "cluster", "workload", "scheduler", "accounting", "reservations",
-                      "performance"});
+  root.expect_object(
+      {"name", "description", "seed", "cluster", "workload", "scheduler", "accounting", "reservations", "performance"});
   scenario.name = root.at("name").non_empty_string();
   if (root.has("description")) scenario.description = root.at("description").string();
   if (root.has("seed")) scenario.seed = root.at("seed").non_negative();
 
   const Field cluster = root.at("cluster");
-  cluster.expect_object({"nodes", "partitions"});
+  cluster.expect_object({"nodes", "partitions", "topology"});
   read_nodes(cluster.at("nodes"), scenario.cluster);
   read_partitions(cluster.at("partitions"), scenario.cluster);
+  if (cluster.has("topology")) read_topology(cluster.at("topology"), base_dir, scenario.cluster);
   if (root.has("reservations")) read_reservations(root.at("reservations"), scenario.cluster);
 
   const Field workload = root.at("workload");
