@@ -114,14 +114,22 @@ bool NodeSelector::select(const SelectRequest& r, const NodeSet& candidates, con
   auto done = [&] { return rem_nodes <= 0 && rem_cpus <= 0; };
 
   if (uses_topology(r)) {
-    usable_.clear();
-    for (const Run& run : runs_) {
-      for (NodeIndex n = run.first; n < run.first + run.count; ++n) usable_.push_back({n, node_cpus(n), run.weight});
-    }
     const TopologyNeed need{static_cast<std::uint32_t>(rem_nodes), static_cast<std::uint64_t>(rem_cpus), fixed, cpn};
     std::uint32_t leaves = 0;
-    if (!topology_.choose(usable_, need, topo_order_, leaves) ||
-        (r.switches > 0 && leaves > r.switches && !r.switch_wait_over)) {
+    std::optional<bool> chosen;
+    if (fast_topology_) {  // runs of usable nodes are enough for fixed requests on range-shaped leaves
+      ranges_.clear();
+      for (const Run& run : runs_) ranges_.push_back({run.first, run.count, run.weight});
+      chosen = topology_.choose_ranges(ranges_, need, topo_order_, leaves);
+    }
+    if (!chosen) {
+      usable_.clear();
+      for (const Run& run : runs_) {
+        for (NodeIndex n = run.first; n < run.first + run.count; ++n) usable_.push_back({n, node_cpus(n), run.weight});
+      }
+      chosen = topology_.choose(usable_, need, topo_order_, leaves);
+    }
+    if (!*chosen || (r.switches > 0 && leaves > r.switches && !r.switch_wait_over)) {
       return false;
     }
     for (NodeIndex n : topo_order_) {

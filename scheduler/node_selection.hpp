@@ -89,6 +89,8 @@ class NodeSelector {
   }
   /// True if whether a request fits depends only on how many nodes are usable (flat, or a single-rooted tree).
   [[nodiscard]] bool feasibility_is_count_based() const { return topology_.feasibility_is_count_based(); }
+  /// Turns the range-based topology choice on or off (tests compare both; they must agree).
+  void set_fast_topology(bool on) { fast_topology_ = on; }
   /// Leaf switches (tree) or base blocks (block) of the last successful topology selection; 0 without one.
   [[nodiscard]] std::uint32_t last_leaves_used() const { return last_leaves_; }
 
@@ -107,6 +109,8 @@ class NodeSelector {
   std::vector<Run> runs_;
   std::vector<UsableNode> usable_;     // usable nodes for the topology choice
   std::vector<NodeIndex> topo_order_;  // the topology's choice, in taking order
+  std::vector<UsableRange> ranges_;    // the same as the runs, for the range-based choice
+  bool fast_topology_ = true;          // try the range-based choice first (tests turn it off)
   std::uint32_t last_leaves_ = 0;
 };
 

@@ -310,6 +310,171 @@ bool TopologySelector::choose_tree(std::span<const UsableNode> usable, const Top
   return false;
 }
 
+void TopologySelector::index_leaves() {
+  leaves_indexed_ = true;
+  leaves_are_ranges_ = topology_.kind == TopologyKind::kTree && !topology_.switches.empty();
+  const auto& sw = topology_.switches;
+  for (std::size_t i = 0; i < sw.size() && leaves_are_ranges_; ++i) {
+    if (sw[i].level != 0) continue;
+    const auto& nodes = sw[i].nodes;
+    if (nodes.empty() || nodes.back() - nodes.front() + 1 != nodes.size()) {
+      leaves_are_ranges_ = false;
+      break;
+    }
+    leaf_spans_.push_back({nodes.front(), nodes.back(), static_cast<std::uint32_t>(i)});
+  }
+  std::sort(leaf_spans_.begin(), leaf_spans_.end());
+  for (std::size_t i = 1; i < leaf_spans_.size(); ++i) {
+    if (leaf_spans_[i][0] <= leaf_spans_[i - 1][1]) leaves_are_ranges_ = false;
+  }
+  for (std::uint32_t i = 0; i < sw.size(); ++i) by_level_.push_back(i);
+  std::stable_sort(by_level_.begin(), by_level_.end(),
+                   [&](std::uint32_t a, std::uint32_t b) { return sw[a].level < sw[b].level; });
+}
+
+std::optional<bool> TopologySelector::choose_ranges(std::span<const UsableRange> usable, const TopologyNeed& need,
+                                                    std::vector<NodeIndex>& out, std::uint32_t& leaves_used) {
+  if (!leaves_indexed_) index_leaves();
+  if (!leaves_are_ranges_ || !need.fixed) return std::nullopt;
+  for (const UsableRange& r : usable) {
+    if (r.weight != usable.front().weight) return std::nullopt;
+  }
+  out.clear();
+  leaves_used = 0;
+  const auto& sw = topology_.switches;
+  const std::size_t count = sw.size();
+  // Usable nodes per leaf from the runs (two pointers over runs and leaf spans, both ascending).
+  switch_nodes_.assign(count, 0);
+  std::size_t span = 0;
+  for (const UsableRange& r : usable) {
+    const std::uint64_t end = std::uint64_t{r.first} + r.count;  // exclusive
+    while (span < leaf_spans_.size() && leaf_spans_[span][1] < r.first) ++span;
+    for (std::size_t k = span; k < leaf_spans_.size() && leaf_spans_[k][0] < end; ++k) {
+      const std::uint64_t lo = std::max<std::uint64_t>(r.first, leaf_spans_[k][0]);
+      const std::uint64_t hi = std::min<std::uint64_t>(end, std::uint64_t{leaf_spans_[k][1]} + 1);
+      if (hi > lo) switch_nodes_[leaf_spans_[k][2]] += static_cast<std::int64_t>(hi - lo);
+    }
+  }
+  auto propagate = [&] {
+    for (std::uint32_t i : by_level_) {
+      if (sw[i].level != 0) switch_nodes_[i] = 0;
+    }
+    for (std::uint32_t i : by_level_) {
+      if (sw[i].parent >= 0) switch_nodes_[static_cast<std::size_t>(sw[i].parent)] += switch_nodes_[i];
+    }
+  };
+  propagate();
+  // With one weight and a fixed node count, enough nodes means enough CPUs: each usable node gives cpus_per_node.
+  const auto rem_nodes_at_start = static_cast<std::int64_t>(need.nodes);
+  int top = -1;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (switch_nodes_[i] < rem_nodes_at_start) continue;
+    if (top == -1 || sw[i].level >= sw[static_cast<std::size_t>(top)].level) top = static_cast<int>(i);
+  }
+  if (top == -1) return false;
+  // Best nodes: every usable node under the top switch.
+  for (const auto& [first, last, leaf] : leaf_spans_) {
+    (void)first;
+    (void)last;
+    bool under = false;
+    for (int a = static_cast<int>(leaf); a >= 0; a = sw[static_cast<std::size_t>(a)].parent) {
+      if (a == top) {
+        under = true;
+        break;
+      }
+    }
+    if (!under) switch_nodes_[leaf] = 0;
+  }
+  propagate();
+  std::int64_t rem = rem_nodes_at_start;
+  auto decrement = [&](std::int64_t taken, std::size_t from) {
+    for (int i = static_cast<int>(from); i >= 0; i = sw[static_cast<std::size_t>(i)].parent) {
+      auto& c = switch_nodes_[static_cast<std::size_t>(i)];
+      c = c <= taken ? 0 : c - taken;
+    }
+  };
+  // Usable nodes of a leaf in index order, up to `rem` of them.
+  auto fill_from = [&](std::size_t leaf) {
+    const auto& nodes = sw[leaf].nodes;
+    const NodeIndex lo = nodes.front();
+    const NodeIndex hi = nodes.back();
+    auto it = std::lower_bound(usable.begin(), usable.end(), lo,
+                               [](const UsableRange& r, NodeIndex n) { return std::uint64_t{r.first} + r.count <= n; });
+    for (; it != usable.end() && it->first <= hi && rem > 0; ++it) {
+      for (NodeIndex n = std::max(lo, it->first); n < it->first + it->count && n <= hi && rem > 0; ++n) {
+        out.push_back(n);
+        --rem;
+      }
+    }
+  };
+  dist_.assign(count, 0);
+  auto add_distance = [&](std::size_t from) {
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::uint32_t d = from < topology_.switch_distance.size() && i < topology_.switch_distance[from].size()
+                                  ? topology_.switch_distance[from][i]
+                                  : kInfinite;
+      dist_[i] = (d == kInfinite || dist_[i] == kInfinite) ? kInfinite : dist_[i] + d;
+    }
+  };
+  auto fits = [&](std::size_t i) { return switch_nodes_[i] >= rem; };
+  auto compare = [&](std::size_t i, std::size_t j, bool& i_fit) {
+    while (true) {
+      i_fit = fits(i);
+      const bool j_fit = fits(j);
+      if (i_fit && j_fit) {
+        if (switch_nodes_[i] < switch_nodes_[j]) return 1;
+        if (switch_nodes_[i] > switch_nodes_[j]) return -1;
+        break;
+      }
+      if (i_fit) return 1;
+      if (j_fit) return -1;
+      const int pi = sw[i].parent;
+      const int pj = sw[j].parent;
+      if (pi >= 0 && pj >= 0 && pi != pj) {
+        i = static_cast<std::size_t>(pi);
+        j = static_cast<std::size_t>(pj);
+        continue;
+      }
+      break;
+    }
+    if (switch_nodes_[i] > switch_nodes_[j]) return 1;
+    if (switch_nodes_[i] < switch_nodes_[j]) return -1;
+    if (sw[i].level < sw[j].level) return 1;
+    if (sw[i].level > sw[j].level) return -1;
+    return 0;
+  };
+  std::int64_t previous = rem + 1;
+  while (previous != rem && rem > 0) {
+    previous = rem;
+    int best = -1;
+    for (std::size_t i = 0; i < count; ++i) {
+      if (sw[i].level != 0) continue;
+      if (best == -1 || dist_[i] == kInfinite || switch_nodes_[i] == 0) {
+        if (switch_nodes_[i] != 0 && dist_[i] != kInfinite) best = static_cast<int>(i);
+        continue;
+      }
+      const auto b = static_cast<std::size_t>(best);
+      bool i_fit = false;
+      const int better = compare(i, b, i_fit);
+      if ((dist_[i] < dist_[b] && i_fit) || (dist_[i] == dist_[b] && better > 0)) best = static_cast<int>(i);
+    }
+    if (best == -1) break;
+    const auto b = static_cast<std::size_t>(best);
+    add_distance(b);
+    fill_from(b);
+    ++leaves_used;
+    if (rem <= 0) return true;
+    decrement(switch_nodes_[b], b);
+    switch_nodes_[b] = 0;
+  }
+  if (rem > 0) {
+    out.clear();
+    leaves_used = 0;
+    return false;
+  }
+  return true;
+}
+
 bool TopologySelector::choose_block(std::span<const UsableNode> usable, const TopologyNeed& need,
                                     std::vector<NodeIndex>& out, std::uint32_t& leaves_used) {
   const auto& blocks = topology_.blocks;

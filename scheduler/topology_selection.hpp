@@ -9,7 +9,9 @@
 // Both work on the usable nodes the flat selector found; they decide only which of them the job gets.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -22,6 +24,13 @@ struct UsableNode {
   NodeIndex node = 0;        ///< Node index.
   std::uint32_t cpus = 0;    ///< CPUs the node can give this job.
   std::uint32_t weight = 0;  ///< Scheduling weight (lower first).
+};
+
+/// A run of consecutive usable nodes of one weight: [first, first + count).
+struct UsableRange {
+  NodeIndex first = 0;       ///< First node.
+  std::uint32_t count = 0;   ///< Nodes in the run.
+  std::uint32_t weight = 0;  ///< Their scheduling weight.
 };
 
 /// What the job needs: nodes and CPUs still to cover (fixed node count, or one node and a CPU total).
@@ -44,6 +53,12 @@ class TopologySelector {
   bool choose(std::span<const UsableNode> usable, const TopologyNeed& need, std::vector<NodeIndex>& out,
               std::uint32_t& leaves_used);
 
+  /// The same choice as choose() for a fixed node count on a tree whose leaves are index ranges, with every
+  /// usable node of one weight, computed from runs of usable nodes (cost O(runs + switches), not O(nodes)).
+  /// Returns nothing when those conditions do not hold (use choose()).
+  std::optional<bool> choose_ranges(std::span<const UsableRange> usable, const TopologyNeed& need,
+                                    std::vector<NodeIndex>& out, std::uint32_t& leaves_used);
+
   /// True if whether a job fits depends only on how many nodes are usable, not on which (a tree with a single
   /// top switch): count-based shortcuts stay exact.
   [[nodiscard]] bool feasibility_is_count_based() const;
@@ -54,13 +69,19 @@ class TopologySelector {
   bool choose_block(std::span<const UsableNode> usable, const TopologyNeed& need, std::vector<NodeIndex>& out,
                     std::uint32_t& leaves_used);
 
+  void index_leaves();
+
   const SlurmTopology& topology_;
-  std::vector<std::uint32_t> cpus_of_;      // per node: CPUs if usable, else 0
-  std::vector<std::uint32_t> weight_of_;    // per node: weight if usable
-  std::vector<std::uint8_t> in_best_;       // per node: in the best-nodes set
-  std::vector<std::uint8_t> taken_;         // per node: taken
-  std::vector<std::int64_t> switch_nodes_;  // per switch: usable best nodes under it
-  std::vector<std::uint64_t> switch_cpus_;  // per switch: their CPUs
+  bool leaves_indexed_ = false;
+  bool leaves_are_ranges_ = false;                        // every leaf holds exactly the nodes [first, last]
+  std::vector<std::array<std::uint32_t, 3>> leaf_spans_;  // (first, last, leaf) sorted by first
+  std::vector<std::uint32_t> by_level_;                   // switches in ascending level
+  std::vector<std::uint32_t> cpus_of_;                    // per node: CPUs if usable, else 0
+  std::vector<std::uint32_t> weight_of_;                  // per node: weight if usable
+  std::vector<std::uint8_t> in_best_;                     // per node: in the best-nodes set
+  std::vector<std::uint8_t> taken_;                       // per node: taken
+  std::vector<std::int64_t> switch_nodes_;                // per switch: usable best nodes under it
+  std::vector<std::uint64_t> switch_cpus_;                // per switch: their CPUs
   std::vector<std::uint8_t> switch_required_;
   std::vector<std::uint64_t> dist_;
   std::vector<std::uint32_t> lowest_weight_;  // per switch: lowest weight of its usable nodes

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <random>
+
+#include "model/topology_conf.hpp"
 
 namespace gputwin {
 namespace {
@@ -169,6 +172,54 @@ TEST(BlockSelection, AJobMustFitOneBlockOfItsLevel) {
   // 2 nodes fit level 0: every base block holds exactly 2; ties go to the later, b3.
   ASSERT_TRUE(sel.choose(usable, nodes(2), out, used));
   EXPECT_EQ(out, (std::vector<NodeIndex>{14, 15}));
+}
+
+}  // namespace
+}  // namespace gputwin
+
+namespace gputwin {
+namespace {
+
+TEST(TreeSelectionProperty, RangeBasedChoiceEqualsTheNodeByNodeChoice) {
+  // Random fat trees (leaves are index ranges), random free nodes of one weight, random fixed requests: the
+  // range-based fast path must give exactly the node-by-node algorithm's nodes, order and leaf count.
+  std::mt19937 rng(7);
+  int compared = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const std::uint32_t per_leaf = 1 + rng() % 6;
+    const std::uint32_t per_spine = 1 + rng() % 4;
+    const std::uint32_t nodes = 4 + rng() % 60;
+    std::vector<std::string> names;
+    for (std::uint32_t i = 0; i < nodes; ++i) names.push_back("n" + std::to_string(i));
+    const SlurmTopology t = resolve_topology(fat_tree_spec(names, per_leaf, per_spine), names, "fat");
+    TopologySelector fast(t);
+    TopologySelector slow(t);
+    std::vector<UsableNode> usable;
+    std::vector<UsableRange> ranges;
+    const unsigned density = 1 + rng() % 9;
+    for (NodeIndex n = 0; n < nodes; ++n) {
+      if (rng() % 10 >= density) continue;
+      usable.push_back({n, 8, 1});
+      if (!ranges.empty() && ranges.back().first + ranges.back().count == n)
+        ++ranges.back().count;
+      else
+        ranges.push_back({n, 1, 1});
+    }
+    const std::uint32_t want = 1 + rng() % 12;
+    const TopologyNeed need{want, want * 8ULL, true, 8};
+    std::vector<NodeIndex> a, b;
+    std::uint32_t la = 0, lb = 0;
+    const std::optional<bool> fa = fast.choose_ranges(ranges, need, a, la);
+    ASSERT_TRUE(fa.has_value());
+    const bool fb = slow.choose(usable, need, b, lb);
+    ASSERT_EQ(*fa, fb) << "trial " << trial;
+    if (fb) {
+      ASSERT_EQ(a, b) << "trial " << trial;
+      ASSERT_EQ(la, lb) << "trial " << trial;
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 100);
 }
 
 }  // namespace
