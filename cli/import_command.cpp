@@ -22,6 +22,7 @@
 #include "model/hostlist.hpp"
 #include "model/sacct.hpp"
 #include "model/slurm_conf.hpp"
+#include "model/topology_conf.hpp"
 
 namespace gputwin {
 namespace {
@@ -481,7 +482,13 @@ std::vector<std::string> not_modelled_labels(const SlurmConf& conf, const GresCo
     if (seen.insert(label).second) labels.push_back(label);
   };
   for (const ConfSetting& s : conf.not_modelled) {
-    if (lower(s.key) == "schedulerparameters") {
+    const std::string key = lower(s.key);
+    const std::string value = lower(s.value);
+    if (key == "topologyplugin" && (value == "topology/tree" || value == "topology/block" || value == "topology/flat" ||
+                                    value == "topology/default" || value == "topology/none"))
+      continue;  // modelled (with --topology)
+    if (key == "topologyparam" && value == "topooptional") continue;
+    if (key == "schedulerparameters") {
       add("SchedulerParameters " + s.value.substr(0, s.value.find('=')));
     } else {
       add(s.key);
@@ -491,6 +498,34 @@ std::vector<std::string> not_modelled_labels(const SlurmConf& conf, const GresCo
     for (const ConfSetting& s : gres->not_modelled) add("gres.conf " + s.key + "=" + s.value);
   }
   return labels;
+}
+
+// topology.conf as the scenario's /cluster/topology (inline switches or blocks; resolved when the scenario loads).
+Json topology_json(const TopologySpec& spec, const SlurmConf& conf) {
+  Json topo;
+  if (!spec.switches.empty()) {
+    Json switches = Json::array();
+    for (const SwitchSpec& s : spec.switches) {
+      Json j;
+      j["name"] = s.name;
+      if (!s.switches.empty()) j["switches"] = s.switches;
+      if (!s.nodes.empty()) j["nodes"] = format_hostlist(s.nodes);
+      if (!s.link_speed.empty()) j["link_speed"] = s.link_speed;
+      switches.push_back(std::move(j));
+    }
+    topo["switches"] = std::move(switches);
+  } else {
+    Json blocks = Json::array();
+    for (const BlockSpec& b : spec.blocks)
+      blocks.push_back(Json{{"name", b.name}, {"nodes", format_hostlist(b.nodes)}});
+    topo["blocks"] = std::move(blocks);
+    if (!spec.block_sizes.empty()) topo["block_sizes"] = spec.block_sizes;
+  }
+  for (const ConfSetting& s : conf.not_modelled) {
+    if (lower(s.key) == "topologyparam" && lower(s.value).find("topooptional") != std::string::npos)
+      topo["TopologyParam"] = "TopoOptional";
+  }
+  return topo;
 }
 
 std::string iso_utc(std::int64_t unix_s) {
@@ -546,6 +581,10 @@ int run_import(const ImportRequest& request, std::ostream& out, std::ostream& er
   Json cluster;
   cluster["nodes"] = node_groups(conf, notes);
   cluster["partitions"] = partitions_json(conf, notes);
+  if (!request.topology.empty()) {
+    const TopologySpec spec = read_topology_conf(request.topology);
+    if (!spec.switches.empty() || !spec.blocks.empty()) cluster["topology"] = topology_json(spec, conf);
+  }
   scenario["cluster"] = std::move(cluster);
 
   Json workload;
@@ -621,13 +660,13 @@ int run_import(const ImportRequest& request, std::ostream& out, std::ostream& er
   if (!request.assoc.empty()) description += "; associations from " + request.assoc;
   if (!request.qos.empty()) description += "; QOS from " + request.qos;
   if (!history.empty()) description += "; workload: the history " + history;
-  if (!request.topology.empty()) description += "; topology " + request.topology + " (not modelled yet)";
+  if (!request.topology.empty()) description += "; topology from " + request.topology;
   description += ".";
   if (!not_modelled.empty()) description += " Not modelled: " + join(not_modelled, ", ") + ".";
   scenario["description"] = description;
 
-  if (!request.topology.empty()) {
-    notes.add("topology " + request.topology + " is recorded in the description only (topology is not modelled yet)");
+  if (!request.topology.empty() && !scenario["cluster"].contains("topology")) {
+    notes.add("topology " + request.topology + " defines neither switches nor blocks: the cluster stays flat");
   }
   if (!not_modelled.empty()) notes.add("not modelled: " + join(not_modelled, ", "));
   if (!conf.ignored.empty()) {

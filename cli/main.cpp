@@ -10,6 +10,7 @@
 
 #include "cli/compare.hpp"
 #include "cli/import_command.hpp"
+#include "cli/topology_command.hpp"
 #include "cli/views.hpp"
 #include "model/errors.hpp"
 #include "model/scenario.hpp"
@@ -149,7 +150,8 @@ int main(int argc, char** argv) {
                                         "Turn a site's slurm.conf (and gres.conf, sacctmgr dump, QOS, sacct "
                                         "history) into a scenario on stdout");
   import->add_option("slurm_conf", import_request.slurm_conf, "slurm.conf (Include lines are followed)")->required();
-  import->add_option("--topology", import_request.topology, "topology.conf (recorded; topology is not modelled yet)");
+  import->add_option("--topology", import_request.topology,
+                     "topology.conf (topology/tree switches or topology/block blocks)");
   import->add_option("--gres", import_request.gres, "gres.conf (GPU types)");
   import->add_option("--assoc", import_request.assoc, "sacctmgr dump file (accounts, users, shares, limits)");
   import->add_option("--qos", import_request.qos, "sacctmgr show qos -P output");
@@ -175,6 +177,13 @@ int main(int argc, char** argv) {
   sshare->add_option("--set", overrides, set_help);
   sshare->add_flag("-l,--long", view_long, "Long format (NormUsage, LevelFS)");
 
+  std::string topology_path, topology_format = "conf";
+  CLI::App* topology =
+      app.add_subcommand("topology", "Print a scenario's network topology (topology.conf or Graphviz)");
+  topology->add_option("scenario", topology_path, "Scenario file (JSON)")->required();
+  topology->add_option("--format", topology_format, "conf (Slurm topology.conf, default) or dot (Graphviz)");
+  topology->add_option("--set", overrides, set_help);
+
   std::string compare_a, compare_b;
   CLI::App* compare = app.add_subcommand("compare", "Two runs' results side by side (what-if studies)");
   compare->add_option("a", compare_a, "Results folder A")->required();
@@ -189,6 +198,9 @@ int main(int argc, char** argv) {
     if (*validate) return validate_command(validate_path, overrides);
     if (*import) return gputwin::run_import(import_request, std::cout, std::cerr);
     if (*compare) return gputwin::print_comparison(compare_a, compare_b);
+    if (*topology) {
+      return gputwin::print_topology(load_scenario(topology_path, overrides), topology_format, std::cout, std::cerr);
+    }
     if (*squeue || *sprio || *sshare) {
       std::int64_t at = 0;
       if (!gputwin::parse_sim_time(view_at, at)) {
