@@ -11,6 +11,11 @@ constexpr std::uint32_t kInfinite = std::numeric_limits<std::uint32_t>::max();
 }  // namespace
 
 bool TopologySelector::feasibility_is_count_based() const {
+  if (count_based_ < 0) count_based_ = compute_count_based() ? 1 : 0;
+  return count_based_ == 1;
+}
+
+bool TopologySelector::compute_count_based() const {
   switch (topology_.kind) {
     case TopologyKind::kFlat:
       return true;
@@ -327,7 +332,10 @@ void TopologySelector::index_leaves() {
   for (std::size_t i = 1; i < leaf_spans_.size(); ++i) {
     if (leaf_spans_[i][0] <= leaf_spans_[i - 1][1]) leaves_are_ranges_ = false;
   }
-  for (std::uint32_t i = 0; i < sw.size(); ++i) by_level_.push_back(i);
+  for (std::uint32_t i = 0; i < sw.size(); ++i) {
+    by_level_.push_back(i);
+    if (sw[i].level == 0) leaves_in_order_.push_back(i);
+  }
   std::stable_sort(by_level_.begin(), by_level_.end(),
                    [&](std::uint32_t a, std::uint32_t b) { return sw[a].level < sw[b].level; });
 }
@@ -372,20 +380,22 @@ std::optional<bool> TopologySelector::choose_ranges(std::span<const UsableRange>
     if (top == -1 || sw[i].level >= sw[static_cast<std::size_t>(top)].level) top = static_cast<int>(i);
   }
   if (top == -1) return false;
-  // Best nodes: every usable node under the top switch.
-  for (const auto& [first, last, leaf] : leaf_spans_) {
-    (void)first;
-    (void)last;
-    bool under = false;
-    for (int a = static_cast<int>(leaf); a >= 0; a = sw[static_cast<std::size_t>(a)].parent) {
-      if (a == top) {
-        under = true;
-        break;
+  // Best nodes: every usable node under the top switch (all of them when the top switch is the only root).
+  if (!(sw[static_cast<std::size_t>(top)].parent < 0 && feasibility_is_count_based())) {
+    for (const auto& [first, last, leaf] : leaf_spans_) {
+      (void)first;
+      (void)last;
+      bool under = false;
+      for (int a = static_cast<int>(leaf); a >= 0; a = sw[static_cast<std::size_t>(a)].parent) {
+        if (a == top) {
+          under = true;
+          break;
+        }
       }
+      if (!under) switch_nodes_[leaf] = 0;
     }
-    if (!under) switch_nodes_[leaf] = 0;
+    propagate();
   }
-  propagate();
   std::int64_t rem = rem_nodes_at_start;
   auto decrement = [&](std::int64_t taken, std::size_t from) {
     for (int i = static_cast<int>(from); i >= 0; i = sw[static_cast<std::size_t>(i)].parent) {
@@ -407,7 +417,7 @@ std::optional<bool> TopologySelector::choose_ranges(std::span<const UsableRange>
       }
     }
   };
-  dist_.assign(count, 0);
+  dist_.assign(count, 0);  // no leaf is required here: all distances start at 0
   auto add_distance = [&](std::size_t from) {
     for (std::size_t i = 0; i < count; ++i) {
       const std::uint32_t d = from < topology_.switch_distance.size() && i < topology_.switch_distance[from].size()
@@ -460,10 +470,10 @@ std::optional<bool> TopologySelector::choose_ranges(std::span<const UsableRange>
     }
     if (best == -1) break;
     const auto b = static_cast<std::size_t>(best);
-    add_distance(b);
     fill_from(b);
     ++leaves_used;
     if (rem <= 0) return true;
+    add_distance(b);  // only the next leaf's choice reads it
     decrement(switch_nodes_[b], b);
     switch_nodes_[b] = 0;
   }

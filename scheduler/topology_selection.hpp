@@ -70,12 +70,15 @@ class TopologySelector {
                     std::uint32_t& leaves_used);
 
   void index_leaves();
+  [[nodiscard]] bool compute_count_based() const;
 
   const SlurmTopology& topology_;
   bool leaves_indexed_ = false;
+  mutable int count_based_ = -1;                          // feasibility_is_count_based(), once known
   bool leaves_are_ranges_ = false;                        // every leaf holds exactly the nodes [first, last]
   std::vector<std::array<std::uint32_t, 3>> leaf_spans_;  // (first, last, leaf) sorted by first
   std::vector<std::uint32_t> by_level_;                   // switches in ascending level
+  std::vector<std::uint32_t> leaves_in_order_;            // leaf switches in table order
   std::vector<std::uint32_t> cpus_of_;                    // per node: CPUs if usable, else 0
   std::vector<std::uint32_t> weight_of_;                  // per node: weight if usable
   std::vector<std::uint8_t> in_best_;                     // per node: in the best-nodes set
