@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Speed benchmarks of BENCHMARKS.md. Usage: bench/run.sh [swf|scale|multifactor|all] (default all).
+# Speed benchmarks of BENCHMARKS.md. Usage: bench/run.sh [swf|scale|multifactor|topology|all] (default all).
 # Each line of output is one run: what, wall seconds, events/s, jobs/s, simulated s per wall s, peak RSS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,4 +38,13 @@ if [ "$what" = multifactor ] || [ "$what" = all ]; then
       run "$variant-$jobs" "$work/$variant-$jobs.json"
     done
   done
+fi
+
+if [ "$what" = topology ] || [ "$what" = all ]; then
+  # Issue 4's target: placement-aware scheduling (tree + job speed) within 2x of bench-1m.
+  python3 -c "import json; s = json.load(open('scenarios/bench-1m-topology.json')); del s['performance']; \
+s['name'] = 'bench-1m-tree'; json.dump(s, open('$work/bench-1m-tree.json', 'w'))"
+  run "bench-1m" scenarios/bench-1m.json
+  run "bench-1m-tree" "$work/bench-1m-tree.json"
+  run "bench-1m-topology" scenarios/bench-1m-topology.json
 fi
