@@ -26,10 +26,18 @@ struct ProfileRule {
   JobProfile profile;                   ///< The profile. A hybrid profile with dp = 0 takes dp = GPUs / (tp x pp).
 };
 
+/// A failed or degraded part of the network: what is left of a switch's uplink or a node's NICs.
+struct DegradedLink {
+  std::string switch_name;  ///< Switch whose uplink (to its parent) lost capacity; empty for a node.
+  std::string node_name;    ///< Node whose NICs lost capacity; empty for a switch.
+  double remaining = 1;     ///< Share of the capacity left, (0, 1].
+};
+
 /// The physical network over Slurm's topology (/performance/network): capacities the tree's switches add.
 struct NetworkConfig {
   std::vector<double> oversubscription;  ///< Per switch level L: downlink / uplink capacity of level-L switches (1).
   double switch_latency_us = 0.6;        ///< Latency per switch traversed (HDR's 0.6 µs, gpu-domain.md 4.2).
+  std::vector<DegradedLink> degraded;    ///< Failed cables or NICs: capacity removed.
 };
 
 /// The /performance section.

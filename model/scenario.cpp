@@ -541,7 +541,23 @@ Scenario parse_scenario(const std::string& text, const std::string& file, const 
   }
   read_scheduler(root.at("scheduler"), scenario.scheduler);
   if (root.has("accounting")) detail::read_accounting(root.at("accounting"), scenario.accounting);
-  if (root.has("performance")) detail::read_performance(root.at("performance"), scenario.performance);
+  if (root.has("performance")) {
+    detail::read_performance(root.at("performance"), scenario.performance);
+    const auto& degraded = scenario.performance.network.degraded;
+    const auto& switches = scenario.cluster.topology.slurm.switches;
+    for (std::size_t i = 0; i < degraded.size(); ++i) {
+      const std::string where = "/performance/network/degraded/" + std::to_string(i);
+      if (!degraded[i].switch_name.empty() &&
+          std::none_of(switches.begin(), switches.end(),
+                       [&](const TopologySwitch& s) { return s.name == degraded[i].switch_name && s.parent >= 0; }))
+        throw ScenarioError(file, where + "/switch",
+                            "no switch named '" + degraded[i].switch_name + "' with an uplink in the topology tree");
+      if (!degraded[i].node_name.empty() &&
+          std::none_of(scenario.cluster.nodes.begin(), scenario.cluster.nodes.end(),
+                       [&](const NodeConfig& n) { return n.name == degraded[i].node_name; }))
+        throw ScenarioError(file, where + "/node", "no node named '" + degraded[i].node_name + "'");
+    }
+  }
   for (std::size_t p = 0; p < scenario.cluster.partitions.size(); ++p) {
     const std::string& qos = scenario.cluster.partitions[p].qos;
     const auto& defined = scenario.accounting.qos;

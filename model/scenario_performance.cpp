@@ -102,7 +102,23 @@ void read_performance(const Field& field, PerformanceConfig& config) {
   config.enabled = true;
   if (field.has("network")) {
     const Field net = field.at("network");
-    net.expect_object({"oversubscription", "switch_latency_us"});
+    net.expect_object({"oversubscription", "switch_latency_us", "degraded"});
+    if (net.has("degraded")) {
+      const Field list = net.at("degraded");
+      for (std::size_t i = 0; i < list.array_size(); ++i) {
+        const Field d = list.at(i);
+        d.expect_object({"switch", "node", "remaining"});
+        DegradedLink link;
+        if (d.has("switch")) link.switch_name = d.at("switch").non_empty_string();
+        if (d.has("node")) link.node_name = d.at("node").non_empty_string();
+        if (link.switch_name.empty() == link.node_name.empty())
+          d.fail("expected exactly one of \"switch\" or \"node\"");
+        link.remaining = d.at("remaining").number();
+        if (!(link.remaining > 0 && link.remaining <= 1))
+          d.at("remaining").fail("expected the share of capacity left, in (0, 1] (a dead switch: drain its nodes)");
+        config.network.degraded.push_back(std::move(link));
+      }
+    }
     if (net.has("oversubscription")) {
       const Field o = net.at("oversubscription");
       for (std::size_t i = 0; i < o.array_size(); ++i) {

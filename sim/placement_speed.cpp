@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "gpu/gpu_catalogue.hpp"
 #include "gpu/perf_model_error.hpp"
@@ -53,8 +54,17 @@ PlacementNetwork::PlacementNetwork(const ClusterConfig& cluster, const NetworkCo
     level_.push_back(0);
   }
   nic_gbps_.resize(nodes);
+  uplink_left_.assign(parent_.size(), 1.0);
+  for (const DegradedLink& d : config_.degraded) {
+    for (std::size_t i = 0; i < t.switches.size() && t.kind == TopologyKind::kTree; ++i) {
+      if (t.switches[i].name == d.switch_name) uplink_left_[i] *= d.remaining;
+    }
+  }
   for (std::size_t n = 0; n < nodes; ++n) {
     nic_gbps_[n] = node_nic_gbps(cluster.nodes[n]);
+    for (const DegradedLink& d : config_.degraded) {
+      if (d.node_name == cluster.nodes[n].name) nic_gbps_[n] *= d.remaining;
+    }
     node_up_.push_back(net_.add_link(nic_gbps_[n], 0));
     node_down_.push_back(net_.add_link(nic_gbps_[n], 0));
   }
@@ -74,7 +84,7 @@ PlacementNetwork::PlacementNetwork(const ClusterConfig& cluster, const NetworkCo
   for (std::size_t i = 0; i < parent_.size(); ++i) {
     if (parent_[i] < 0) continue;
     const double ratio = level_[i] < config_.oversubscription.size() ? config_.oversubscription[level_[i]] : 1.0;
-    const double capacity = std::max(below[i], 1.0) / ratio;
+    const double capacity = std::max(below[i], 1.0) / ratio * uplink_left_[i];
     switch_up_[i] = net_.add_link(capacity, config_.switch_latency_us);
     switch_down_[i] = net_.add_link(capacity, config_.switch_latency_us);
   }
@@ -139,7 +149,15 @@ CommPath PlacementNetwork::path(std::span<const NodeIndex> nodes, std::uint32_t 
   for (std::uint32_t l = 0; oversubscribed && l < top_level && l < config_.oversubscription.size(); ++l) {
     ratio = std::max(ratio, config_.oversubscription[l]);
   }
-  p.inter_node_gbps = nic / ratio;
+  // Degraded uplinks on the way up from each node's leaf to the common switch scale what the job gets (the
+  // static rule: the worst link bounds the ring).
+  double left = 1;
+  for (NodeIndex n : nodes) {
+    for (int s = leaf(n); s >= 0 && s != top; s = parent_[static_cast<std::size_t>(s)]) {
+      left = std::min(left, uplink_left_[static_cast<std::size_t>(s)]);
+    }
+  }
+  p.inter_node_gbps = nic / ratio * (oversubscribed ? left : 1.0);
   p.switch_hops = 2 * top_level + 1;
   p.inter_latency_us = p.switch_hops * config_.switch_latency_us;
   return p;
@@ -186,9 +204,9 @@ PlacementSpeedModel::PlacementSpeedModel(const ClusterState& state, const Perfor
 
 PlacementSpeedModel::~PlacementSpeedModel() = default;
 
-double PlacementSpeedModel::speed(const Running& r, double share) const {
+double PlacementSpeedModel::speed(const Running& r, double rate_gbps) const {
   CommPath actual = r.path;
-  actual.inter_node_gbps *= share;
+  actual.inter_node_gbps = std::min(actual.inter_node_gbps, rate_gbps);
   try {
     const double f = speed_factor(r.resolved, actual, r.reference, r.nccl);
     return std::isfinite(f) && f > 0 ? f : 1.0;
@@ -221,20 +239,20 @@ double PlacementSpeedModel::start(JobIndex job, std::span<const NodeAllocation> 
   r.reference = network_.path(packed, gpn, static_rule);
   if (const auto gpu = find_gpu_model(state_.config().nodes[nodes_.front()].gpu_type))
     r.nccl = nccl_options_for_nvlink(gpu->nvlink_generation);
-  double share = 1.0;
+  double rate = std::numeric_limits<double>::infinity();
   if (contention_ != nullptr && nodes_.size() > 1) {
     network_.ring_flows(nodes_, flows_);
     contention_->add_job(job, flows_);
     r.contended = true;
-    share = contention_->share(job);
+    rate = contention_->rate_gbps(job);  // its slowest ring flow, after sharing and degraded links
   }
-  const double result = speed(r, share);
+  const double result = speed(r, rate);
   const bool contended = r.contended;
   running_.emplace(job, std::move(r));
   if (contended) {
     for (JobKey other : contention_->changed_jobs()) {
       const auto it = running_.find(static_cast<JobIndex>(other));
-      if (it != running_.end()) changes_.emplace_back(it->first, speed(it->second, contention_->share(other)));
+      if (it != running_.end()) changes_.emplace_back(it->first, speed(it->second, contention_->rate_gbps(other)));
     }
   }
   return result;
@@ -249,7 +267,7 @@ void PlacementSpeedModel::stop(JobIndex job) {
   contention_->remove_job(job);
   for (JobKey other : contention_->changed_jobs()) {
     const auto o = running_.find(static_cast<JobIndex>(other));
-    if (o != running_.end()) changes_.emplace_back(o->first, speed(o->second, contention_->share(other)));
+    if (o != running_.end()) changes_.emplace_back(o->first, speed(o->second, contention_->rate_gbps(other)));
   }
 }
 

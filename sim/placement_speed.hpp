@@ -51,6 +51,7 @@ class PlacementNetwork {
   std::vector<std::uint32_t> level_;  // per switch
   std::vector<int> leaf_of_node_;     // per node
   std::vector<double> nic_gbps_;      // per node: NICs x NCCL's per-NIC GB/s
+  std::vector<double> uplink_left_;   // per switch: share of its uplink capacity left (degraded links)
   std::vector<LinkId> node_up_, node_down_, switch_up_, switch_down_;
   FlowNetwork net_;
 };
@@ -78,7 +79,7 @@ class PlacementSpeedModel final : public JobSpeedModel {
     NcclOptions nccl;
     bool contended = false;
   };
-  double speed(const Running& r, double share) const;
+  double speed(const Running& r, double rate_gbps) const;
 
   const ClusterState& state_;
   const PerformanceConfig& config_;

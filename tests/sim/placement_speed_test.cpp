@@ -7,6 +7,7 @@
 
 #include <cmath>
 
+#include "model/errors.hpp"
 #include "tests/support/test_cluster.hpp"
 
 namespace gputwin {
@@ -126,6 +127,87 @@ TEST(PlacementSpeedModel, WholeRunStretchesTheCrossLeafJob) {
   const SimTime expected_end = o.state->job(1).start + static_cast<SimTime>(std::ceil(1000e6 / f));
   EXPECT_EQ(o.state->job(1).end, expected_end);
   EXPECT_GT(to_seconds(o.state->job(1).end - o.state->job(1).start), 1000);
+}
+
+}  // namespace
+}  // namespace gputwin
+
+namespace gputwin {
+namespace {
+
+TEST(PlacementSpeedModel, SameScenarioSameSeedIdenticalWithEveryContentionModel) {
+  // 40 jobs of 1-4 nodes on the two-leaf cluster with a 4:1 uplink: runs under each contention model repeat
+  // exactly (start, end, nodes), and contention changes the schedule against the static rule.
+  std::vector<JobSpec> jobs;
+  for (std::uint64_t i = 0; i < 40; ++i) {
+    const auto nodes = static_cast<std::uint32_t>(1 + (i * 7) % 4);
+    jobs.push_back(testing::make_job(i + 1, static_cast<std::int64_t>(i * 13), nodes, nodes * 112, 8, 3000,
+                                     200 + static_cast<std::int64_t>((i * 37) % 500)));
+  }
+  auto ends = [&](ContentionKind kind) {
+    Scenario s = two_leaves_h100();
+    s.cluster.topology.slurm.topo_optional = true;  // let jobs spread over both leaves
+    s.performance.contention = kind;
+    auto o = run_jobs(s, jobs, RunOptions{});
+    std::vector<SimTime> out;
+    for (JobIndex j = 0; j < o.state->job_count(); ++j) {
+      out.push_back(o.state->job(j).start);
+      out.push_back(o.state->job(j).end);
+    }
+    return out;
+  };
+  const auto none = ends(ContentionKind::kNone);
+  const auto analytic = ends(ContentionKind::kAnalytic);
+  const auto simgrid = ends(ContentionKind::kSimGrid);
+  EXPECT_EQ(none, ends(ContentionKind::kNone));
+  EXPECT_EQ(analytic, ends(ContentionKind::kAnalytic));
+  EXPECT_EQ(simgrid, ends(ContentionKind::kSimGrid));
+  EXPECT_NE(none, analytic);
+}
+
+}  // namespace
+}  // namespace gputwin
+
+namespace gputwin {
+namespace {
+
+TEST(PlacementNetwork, DegradedLinksRemoveCapacity) {
+  // Half of s0's uplink cables fail: a job across the leaves gets 376 / 4 (oversubscription) x 0.5 = 47 GB/s
+  // under the static rule; with contention the uplink's capacity is 376 x 0.5 = 188 GB/s, below one ring flow's
+  // 376: the job alone gets share 0.5. A node with half its NICs down gives a job on it 188 GB/s.
+  Scenario s = two_leaves_h100();
+  s.performance.network.degraded = {DegradedLink{"s0", "", 0.5}, DegradedLink{"", "n008", 0.5}};
+  const PlacementNetwork net(s.cluster, s.performance.network);
+  const std::vector<NodeIndex> across{3, 4}, in_s1{6, 7}, in_s1_ok{4, 5};
+  EXPECT_DOUBLE_EQ(net.path(across, 8).inter_node_gbps, 47);
+  EXPECT_DOUBLE_EQ(net.path(in_s1, 8).inter_node_gbps, 188);
+  EXPECT_DOUBLE_EQ(net.path(in_s1_ok, 8).inter_node_gbps, 376);
+  s.performance.contention = ContentionKind::kAnalytic;
+  const ClusterState state(s.cluster, {testing::make_job(1, 0, 2, 224, 8, 100, 100)});
+  PlacementSpeedModel model(state, s.performance);
+  const double speed = model.start(0, on({3, 4}));
+  CommPath half = model.network().path(across, 8, false);
+  half.inter_node_gbps *= 0.5;
+  const std::vector<NodeIndex> ref{0, 1};
+  EXPECT_NEAR(speed,
+              speed_factor(s.performance.profiles[0].profile, half, model.network().path(ref, 8, false),
+                           nccl_options_for_nvlink(4)),
+              1e-9);
+}
+
+TEST(PlacementNetwork, DegradedPartsMustExist) {
+  const std::string text = R"({"name": "t", "cluster": {"nodes": [{"prefix": "n", "count": 8, "cpus": 4, "gpus": 8}],
+    "partitions": [{"name": "p", "nodes": "ALL", "default": true}], "topology": {"fat_tree": {"nodes_per_leaf": 4}}},
+    "workload": {"jobs": [{"id": 1, "run_time": 10}]}, "scheduler": {"policy": "slurm"},
+    "performance": {"network": {"degraded": [{"switch": "leaf9", "remaining": 0.5}]}}})";
+  try {
+    parse_scenario(text, "d.json", ".");
+    FAIL();
+  } catch (const ScenarioError& e) {
+    EXPECT_STREQ(e.what(),
+                 "d.json: /performance/network/degraded/0/switch: no switch named 'leaf9' with an uplink in the "
+                 "topology tree");
+  }
 }
 
 }  // namespace
