@@ -101,6 +101,8 @@ int print_comparison(const std::filesystem::path& a_dir, const std::filesystem::
                                                         {"gpu_utilization", "GPU utilisation"},
                                                         {"gpu_hours", "GPU-hours"},
                                                         {"lost_gpu_hours", "GPU-hours lost (requeue)"},
+                                                        {"placement_gpu_hours", "GPU-hours from placement"},
+                                                        {"cross_leaf_jobs", "cross-leaf multi-node jobs"},
                                                         {"makespan_s", "makespan (s)"}};
     for (const auto& [key, label] : rows) {
       const auto ia = sa.find(key), ib = sb.find(key);

@@ -62,6 +62,12 @@ void print_summary(const RunOutcome& o, const std::filesystem::path& out_dir) {
   fmt::print("wait       mean {:.0f} s  p50 {:.0f} s  p95 {:.0f} s  p99 {:.0f} s  max {:.0f} s\n", s.wait_mean_s,
              s.wait_p50_s, s.wait_p95_s, s.wait_p99_s, s.wait_max_s);
   fmt::print("slowdown   mean bounded slowdown {:.2f} (tau 10 s)\n", s.bounded_slowdown_mean);
+  if (s.multi_node_jobs > 0 && s.leaves_per_multi_node_job > 0) {
+    fmt::print(
+        "placement  {} multi-node jobs, {} across leaf switches ({:.2f} leaves each); {:+.1f} GPU-hours from "
+        "placement speed\n",
+        s.multi_node_jobs, s.cross_leaf_jobs, s.leaves_per_multi_node_job, s.placement_gpu_hours);
+  }
   if (s.requeues > 0 || s.by_state.count("PREEMPTED")) {
     fmt::print("preempted  {} requeued runs, {:.1f} GPU-hours of discarded work\n", s.requeues, s.lost_gpu_hours);
   }

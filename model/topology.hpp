@@ -6,6 +6,7 @@
 // Sources: slurm-semantics.md section 3.3-3.4, topology.conf(5); gpu-domain.md section 4.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -58,5 +59,19 @@ struct Topology {
   SlurmTopology slurm;                   ///< What node selection sees.
   std::shared_ptr<const Fabric> fabric;  ///< Physical links for the speed model; null when not described.
 };
+
+/// Leaf switches (tree) or base blocks (block) holding at least one of `nodes` (ascending or not); 0 for a flat
+/// topology or when none of them is in it.
+inline std::uint32_t leaves_spanned(const SlurmTopology& topology, const std::vector<NodeIndex>& nodes) {
+  const std::vector<int>& place =
+      topology.kind == TopologyKind::kBlock ? topology.block_of_node : topology.leaf_of_node;
+  if (topology.kind == TopologyKind::kFlat) return 0;
+  std::vector<int> seen;
+  for (NodeIndex n : nodes) {
+    const int p = n < place.size() ? place[n] : -1;
+    if (p >= 0 && std::find(seen.begin(), seen.end(), p) == seen.end()) seen.push_back(p);
+  }
+  return static_cast<std::uint32_t>(seen.size());
+}
 
 }  // namespace gputwin

@@ -69,7 +69,8 @@ CREATE TABLE runs (run_id INTEGER PRIMARY KEY, scenario TEXT NOT NULL, scenario_
 CREATE TABLE jobs (job_id INTEGER NOT NULL, name TEXT, user TEXT, account TEXT, partition TEXT, qos TEXT,
   submit_time INTEGER NOT NULL, start_time INTEGER, end_time INTEGER, state TEXT NOT NULL, nodes INTEGER NOT NULL,
   cpus INTEGER NOT NULL, gpus INTEGER NOT NULL, time_limit INTEGER NOT NULL, node_list TEXT, priority INTEGER,
-  reason TEXT, wait_time INTEGER, run_time INTEGER, array_job_id INTEGER, array_task_id INTEGER);
+  reason TEXT, wait_time INTEGER, run_time INTEGER, array_job_id INTEGER, array_task_id INTEGER,
+  trace_run_time INTEGER NOT NULL, leaf_switches INTEGER);
 CREATE TABLE nodes (node_index INTEGER PRIMARY KEY, name TEXT NOT NULL, cpus INTEGER NOT NULL,
   memory_mb INTEGER NOT NULL, gpus INTEGER NOT NULL, gpu_type TEXT, weight INTEGER NOT NULL);
 CREATE TABLE node_events (time INTEGER NOT NULL, node_index INTEGER NOT NULL, state TEXT NOT NULL);
@@ -130,7 +131,11 @@ std::vector<std::pair<std::string, double>> summary_numbers(const RunSummary& s)
           {"wait_p95_s", s.wait_p95_s},
           {"wait_p99_s", s.wait_p99_s},
           {"wait_max_s", s.wait_max_s},
-          {"bounded_slowdown_mean", s.bounded_slowdown_mean}};
+          {"bounded_slowdown_mean", s.bounded_slowdown_mean},
+          {"multi_node_jobs", static_cast<double>(s.multi_node_jobs)},
+          {"cross_leaf_jobs", static_cast<double>(s.cross_leaf_jobs)},
+          {"leaves_per_multi_node_job", s.leaves_per_multi_node_job},
+          {"placement_gpu_hours", s.placement_gpu_hours}};
 }
 
 void write_sqlite(const std::filesystem::path& path, const RunInfo& info, const ClusterState& state,
@@ -171,7 +176,8 @@ void write_sqlite(const std::filesystem::path& path, const RunInfo& info, const 
     }
   }
   {
-    Statement st{db.prepare("INSERT INTO jobs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")};
+    Statement st{db.prepare("INSERT INTO jobs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")};
+    std::vector<NodeIndex> nodes;
     for (JobIndex j = 0; j < state.job_count(); ++j) {
       const JobSpec& spec = state.spec(j);
       const JobRuntime& rt = state.job(j);
@@ -219,6 +225,15 @@ void write_sqlite(const std::filesystem::path& path, const RunInfo& info, const 
       } else {
         sqlite3_bind_null(st.stmt, 20);
         sqlite3_bind_null(st.stmt, 21);
+      }
+      sqlite3_bind_int64(st.stmt, 22, spec.run_time_s);
+      const SlurmTopology& topology = state.config().topology.slurm;
+      if (rt.start >= 0 && topology.kind != TopologyKind::kFlat) {
+        nodes.clear();
+        for (const NodeAllocation& a : state.allocation(j)) nodes.push_back(a.node);
+        sqlite3_bind_int64(st.stmt, 23, leaves_spanned(topology, nodes));
+      } else {
+        sqlite3_bind_null(st.stmt, 23);
       }
       db.step(st.stmt);
     }

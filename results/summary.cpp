@@ -23,6 +23,8 @@ RunSummary summarize(const ClusterState& state, std::uint64_t rejected) {
   double cpu_seconds = 0, gpu_seconds = 0, slowdown_sum = 0;
   std::uint64_t slowdown_count = 0;
   bool any = false;
+  double leaves_sum = 0;
+  std::vector<NodeIndex> nodes;
   for (JobIndex j = 0; j < state.job_count(); ++j) {
     const JobRuntime& rt = state.job(j);
     const JobSpec& spec = state.spec(j);
@@ -50,7 +52,22 @@ RunSummary summarize(const ClusterState& state, std::uint64_t rejected) {
     }
     slowdown_sum += std::max(1.0, (wait + run) / std::max(run, kSlowdownTauS));
     ++slowdown_count;
+    const auto& allocation = state.allocation(j);
+    if (allocation.size() > 1) {
+      ++s.multi_node_jobs;
+      nodes.clear();
+      for (const NodeAllocation& a : allocation) nodes.push_back(a.node);
+      const std::uint32_t leaves = leaves_spanned(state.config().topology.slurm, nodes);
+      leaves_sum += leaves;
+      if (leaves > 1) ++s.cross_leaf_jobs;
+    }
+    if (rt.state == spec.outcome && rt.state != JobState::kTimeout) {  // ran to its own end
+      double job_gpus = 0;
+      for (const NodeAllocation& a : allocation) job_gpus += a.gpus;
+      s.placement_gpu_hours += job_gpus * (run - static_cast<double>(spec.run_time_s)) / 3600.0;
+    }
   }
+  if (s.multi_node_jobs > 0) s.leaves_per_multi_node_job = leaves_sum / static_cast<double>(s.multi_node_jobs);
   s.makespan_s = std::max(0.0, s.last_end_s - s.first_submit_s);
   const auto cpus = static_cast<double>(state.config().total_cpus());
   const auto gpus = static_cast<double>(state.config().total_gpus());

@@ -32,6 +32,11 @@ struct RunSummary {
   double wait_p99_s = 0;                          ///< 99th percentile wait (nearest rank).
   double wait_max_s = 0;                          ///< Longest wait.
   double bounded_slowdown_mean = 0;               ///< Mean of max(1, (wait + run) / max(run, 10 s)) over ended jobs.
+  std::uint64_t multi_node_jobs = 0;              ///< Started jobs on more than one node.
+  std::uint64_t cross_leaf_jobs = 0;              ///< ... of them spanning more than one leaf switch (or block).
+  double leaves_per_multi_node_job = 0;           ///< Mean leaf switches (blocks) per multi-node job; 0 when flat.
+  double placement_gpu_hours = 0;                 ///< GPU-hours that placement added to jobs that ran to their end
+                                                  ///< (time on their nodes minus their trace time; < 0 if faster).
 };
 
 /// Bounded-slowdown threshold tau, seconds.

@@ -127,6 +127,13 @@ TEST(PlacementSpeedModel, WholeRunStretchesTheCrossLeafJob) {
   const SimTime expected_end = o.state->job(1).start + static_cast<SimTime>(std::ceil(1000e6 / f));
   EXPECT_EQ(o.state->job(1).end, expected_end);
   EXPECT_GT(to_seconds(o.state->job(1).end - o.state->job(1).start), 1000);
+  // Placement in the summary: 2 multi-node jobs, 1 across the leaves, (1 + 2) / 2 = 1.5 leaves each; placement
+  // added 16 GPUs x (its time - 1000 s) of GPU time.
+  EXPECT_EQ(o.summary.multi_node_jobs, 2U);
+  EXPECT_EQ(o.summary.cross_leaf_jobs, 1U);
+  EXPECT_DOUBLE_EQ(o.summary.leaves_per_multi_node_job, 1.5);
+  EXPECT_NEAR(o.summary.placement_gpu_hours,
+              16 * (to_seconds_f(o.state->job(1).end - o.state->job(1).start) - 1000) / 3600, 1e-9);
 }
 
 }  // namespace
