@@ -22,18 +22,13 @@
 #include "model/hostlist.hpp"
 #include "model/sacct.hpp"
 #include "model/slurm_conf.hpp"
+#include "model/text.hpp"
 #include "model/topology_conf.hpp"
 
 namespace gputwin {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::string upper(std::string_view s) {
   std::string out(s);

@@ -3,14 +3,10 @@
 #include <charconv>
 #include <string>
 
+#include "model/text.hpp"
+
 namespace gputwin {
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  return out;
-}
 
 bool parse_int(std::string_view s, std::int64_t& out) {
   auto r = std::from_chars(s.data(), s.data() + s.size(), out);

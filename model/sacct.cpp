@@ -17,6 +17,7 @@
 
 #include "model/errors.hpp"
 #include "model/scenario.hpp"
+#include "model/text.hpp"
 
 namespace gputwin {
 namespace {
@@ -36,12 +37,6 @@ constexpr std::int64_t kNoVal32 = 0xfffffffeLL;
 std::string upper(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 

@@ -18,18 +18,13 @@
 #include "model/errors.hpp"
 #include "model/hostlist.hpp"
 #include "model/scenario.hpp"
+#include "model/text.hpp"
 
 namespace gputwin {
 namespace {
 
 // ---------------------------------------------------------------------------------------------------------------
 // Small text helpers.
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::string upper(std::string_view s) {
   std::string out(s);

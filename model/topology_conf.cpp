@@ -15,15 +15,10 @@
 
 #include "model/errors.hpp"
 #include "model/hostlist.hpp"
+#include "model/text.hpp"
 
 namespace gputwin {
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::vector<std::string> expand(std::string_view expr, const std::string& file, std::uint64_t line) {
   try {

@@ -84,6 +84,12 @@ struct Remaining {
   std::vector<NodeIndex>& out;
   std::vector<std::uint8_t>& taken;
 
+  /// Everything `need` asks, nothing taken yet.
+  static Remaining of(const TopologyNeed& need, std::vector<NodeIndex>& out, std::vector<std::uint8_t>& taken) {
+    const std::int64_t max_nodes =
+        need.fixed ? static_cast<std::int64_t>(need.nodes) : std::numeric_limits<std::int64_t>::max();
+    return Remaining{need.nodes, static_cast<std::int64_t>(need.cpus), max_nodes, need, out, taken};
+  }
   [[nodiscard]] bool done() const { return nodes <= 0 && cpus <= 0; }
   void take(NodeIndex n, std::uint32_t avail) {
     const std::int64_t give = need.fixed ? need.cpus_per_node : std::min<std::int64_t>(avail, cpus);
@@ -113,12 +119,7 @@ bool TopologySelector::choose_tree(std::span<const UsableNode> usable, const Top
   const auto& sw = topology_.switches;
   const std::size_t count = sw.size();
   if (count == 0) return false;
-  Remaining rem{need.nodes,
-                static_cast<std::int64_t>(need.cpus),
-                need.fixed ? static_cast<std::int64_t>(need.nodes) : std::numeric_limits<std::int64_t>::max(),
-                need,
-                out,
-                taken_};
+  Remaining rem = Remaining::of(need, out, taken_);
   const std::vector<std::uint32_t> weights = weight_groups(usable);
   auto leaf_of = [&](NodeIndex n) { return static_cast<std::size_t>(topology_.leaf_of_node[n]); };
   // Calls f(switch) for the leaf of node n and each switch above it.
@@ -210,12 +211,6 @@ bool TopologySelector::choose_tree(std::span<const UsableNode> usable, const Top
   for (const UsableNode& u : usable) {
     if (in_best_[u.node]) up_from(u.node, [&](std::size_t i) { ++switch_nodes_[i]; });
   }
-  auto decrement = [&](std::int64_t taken, std::size_t from) {
-    for (int i = static_cast<int>(from); i >= 0; i = sw[static_cast<std::size_t>(i)].parent) {
-      auto& c = switch_nodes_[static_cast<std::size_t>(i)];
-      c = c <= taken ? 0 : c - taken;
-    }
-  };
   // Take from one leaf's best nodes in index order; true once the request is covered.
   auto fill_from = [&](std::size_t i, std::int64_t& taken_here) {
     for (NodeIndex n : sw[i].nodes) {
@@ -236,67 +231,18 @@ bool TopologySelector::choose_tree(std::span<const UsableNode> usable, const Top
       leaves_used = count_leaves();
       return true;
     }
-    decrement(taken_so_far, i);
+    decrement_up(taken_so_far, i);
   }
 
   // Further leaves: the closest to those in use (summed switch distance); at equal distance the tightest fit.
   dist_.assign(count, 0);
-  auto add_distance = [&](std::size_t from) {
-    for (std::size_t i = 0; i < count; ++i) {
-      const std::uint32_t d = from < topology_.switch_distance.size() && i < topology_.switch_distance[from].size()
-                                  ? topology_.switch_distance[from][i]
-                                  : kInfinite;
-      dist_[i] = (d == kInfinite || dist_[i] == kInfinite) ? kInfinite : dist_[i] + d;
-    }
-  };
   for (std::size_t i = 0; i < count; ++i) {
     if (switch_required_[i]) add_distance(i);
   }
-  auto fits = [&](std::size_t i) {
-    return switch_nodes_[i] >= rem.nodes && static_cast<std::int64_t>(switch_cpus_[i]) >= rem.cpus;
-  };
-  // _topo_compare_switches: 1 if i is the better fit, -1 if j is, 0 if neither; i_fit as Slurm leaves it.
-  auto compare = [&](std::size_t i, std::size_t j, bool& i_fit) {
-    while (true) {
-      i_fit = fits(i);
-      const bool j_fit = fits(j);
-      if (i_fit && j_fit) {
-        if (switch_nodes_[i] < switch_nodes_[j]) return 1;
-        if (switch_nodes_[i] > switch_nodes_[j]) return -1;
-        break;
-      }
-      if (i_fit) return 1;
-      if (j_fit) return -1;
-      const int pi = sw[i].parent;
-      const int pj = sw[j].parent;
-      if (pi >= 0 && pj >= 0 && pi != pj) {
-        i = static_cast<std::size_t>(pi);
-        j = static_cast<std::size_t>(pj);
-        continue;
-      }
-      break;
-    }
-    if (switch_nodes_[i] > switch_nodes_[j]) return 1;
-    if (switch_nodes_[i] < switch_nodes_[j]) return -1;
-    if (sw[i].level < sw[j].level) return 1;
-    if (sw[i].level > sw[j].level) return -1;
-    return 0;
-  };
   std::int64_t previous = rem.nodes + 1;
   while (previous != rem.nodes) {
     previous = rem.nodes;
-    int best = -1;
-    for (std::size_t i = 0; i < count; ++i) {
-      if (switch_required_[i] || sw[i].level != 0) continue;
-      if (best == -1 || dist_[i] == kInfinite || switch_nodes_[i] == 0) {
-        if (switch_nodes_[i] != 0 && dist_[i] != kInfinite) best = static_cast<int>(i);
-        continue;
-      }
-      const auto b = static_cast<std::size_t>(best);
-      bool i_fit = false;
-      const int better = compare(i, b, i_fit);
-      if ((dist_[i] < dist_[b] && i_fit) || (dist_[i] == dist_[b] && better > 0)) best = static_cast<int>(i);
-    }
+    const int best = best_leaf(rem.nodes, rem.cpus);
     if (best == -1) break;
     const auto b = static_cast<std::size_t>(best);
     add_distance(b);
@@ -305,7 +251,7 @@ bool TopologySelector::choose_tree(std::span<const UsableNode> usable, const Top
       leaves_used = count_leaves();
       return true;
     }
-    decrement(switch_nodes_[b], b);
+    decrement_up(switch_nodes_[b], b);
     switch_nodes_[b] = 0;
   }
   if (rem.done()) {
@@ -313,6 +259,72 @@ bool TopologySelector::choose_tree(std::span<const UsableNode> usable, const Top
     return true;
   }
   return false;
+}
+
+void TopologySelector::decrement_up(std::int64_t taken, std::size_t from) {
+  const auto& sw = topology_.switches;
+  for (int i = static_cast<int>(from); i >= 0; i = sw[static_cast<std::size_t>(i)].parent) {
+    auto& c = switch_nodes_[static_cast<std::size_t>(i)];
+    c = c <= taken ? 0 : c - taken;
+  }
+}
+
+void TopologySelector::add_distance(std::size_t from) {
+  for (std::size_t i = 0; i < dist_.size(); ++i) {
+    const std::uint32_t d = from < topology_.switch_distance.size() && i < topology_.switch_distance[from].size()
+                                ? topology_.switch_distance[from][i]
+                                : kInfinite;
+    dist_[i] = (d == kInfinite || dist_[i] == kInfinite) ? kInfinite : dist_[i] + d;
+  }
+}
+
+int TopologySelector::compare_switches(std::size_t i, std::size_t j, std::int64_t rem_nodes, std::int64_t rem_cpus,
+                                       bool& i_fit) const {
+  const auto& sw = topology_.switches;
+  auto fits = [&](std::size_t k) {
+    return switch_nodes_[k] >= rem_nodes && static_cast<std::int64_t>(switch_cpus_[k]) >= rem_cpus;
+  };
+  while (true) {
+    i_fit = fits(i);
+    const bool j_fit = fits(j);
+    if (i_fit && j_fit) {
+      if (switch_nodes_[i] < switch_nodes_[j]) return 1;
+      if (switch_nodes_[i] > switch_nodes_[j]) return -1;
+      break;
+    }
+    if (i_fit) return 1;
+    if (j_fit) return -1;
+    const int pi = sw[i].parent;
+    const int pj = sw[j].parent;
+    if (pi >= 0 && pj >= 0 && pi != pj) {
+      i = static_cast<std::size_t>(pi);
+      j = static_cast<std::size_t>(pj);
+      continue;
+    }
+    break;
+  }
+  if (switch_nodes_[i] > switch_nodes_[j]) return 1;
+  if (switch_nodes_[i] < switch_nodes_[j]) return -1;
+  if (sw[i].level < sw[j].level) return 1;
+  if (sw[i].level > sw[j].level) return -1;
+  return 0;
+}
+
+int TopologySelector::best_leaf(std::int64_t rem_nodes, std::int64_t rem_cpus) {
+  if (!leaves_indexed_) index_leaves();
+  int best = -1;
+  for (const std::uint32_t i : leaves_in_order_) {
+    if (switch_required_[i]) continue;
+    if (best == -1 || dist_[i] == kInfinite || switch_nodes_[i] == 0) {
+      if (switch_nodes_[i] != 0 && dist_[i] != kInfinite) best = static_cast<int>(i);
+      continue;
+    }
+    const auto b = static_cast<std::size_t>(best);
+    bool i_fit = false;
+    const int better = compare_switches(i, b, rem_nodes, rem_cpus, i_fit);
+    if ((dist_[i] < dist_[b] && i_fit) || (dist_[i] == dist_[b] && better > 0)) best = static_cast<int>(i);
+  }
+  return best;
 }
 
 void TopologySelector::index_leaves() {
@@ -397,12 +409,6 @@ std::optional<bool> TopologySelector::choose_ranges(std::span<const UsableRange>
     propagate();
   }
   std::int64_t rem = rem_nodes_at_start;
-  auto decrement = [&](std::int64_t taken, std::size_t from) {
-    for (int i = static_cast<int>(from); i >= 0; i = sw[static_cast<std::size_t>(i)].parent) {
-      auto& c = switch_nodes_[static_cast<std::size_t>(i)];
-      c = c <= taken ? 0 : c - taken;
-    }
-  };
   // Usable nodes of a leaf in index order, up to `rem` of them.
   auto fill_from = [&](std::size_t leaf) {
     const auto& nodes = sw[leaf].nodes;
@@ -418,63 +424,19 @@ std::optional<bool> TopologySelector::choose_ranges(std::span<const UsableRange>
     }
   };
   dist_.assign(count, 0);  // no leaf is required here: all distances start at 0
-  auto add_distance = [&](std::size_t from) {
-    for (std::size_t i = 0; i < count; ++i) {
-      const std::uint32_t d = from < topology_.switch_distance.size() && i < topology_.switch_distance[from].size()
-                                  ? topology_.switch_distance[from][i]
-                                  : kInfinite;
-      dist_[i] = (d == kInfinite || dist_[i] == kInfinite) ? kInfinite : dist_[i] + d;
-    }
-  };
-  auto fits = [&](std::size_t i) { return switch_nodes_[i] >= rem; };
-  auto compare = [&](std::size_t i, std::size_t j, bool& i_fit) {
-    while (true) {
-      i_fit = fits(i);
-      const bool j_fit = fits(j);
-      if (i_fit && j_fit) {
-        if (switch_nodes_[i] < switch_nodes_[j]) return 1;
-        if (switch_nodes_[i] > switch_nodes_[j]) return -1;
-        break;
-      }
-      if (i_fit) return 1;
-      if (j_fit) return -1;
-      const int pi = sw[i].parent;
-      const int pj = sw[j].parent;
-      if (pi >= 0 && pj >= 0 && pi != pj) {
-        i = static_cast<std::size_t>(pi);
-        j = static_cast<std::size_t>(pj);
-        continue;
-      }
-      break;
-    }
-    if (switch_nodes_[i] > switch_nodes_[j]) return 1;
-    if (switch_nodes_[i] < switch_nodes_[j]) return -1;
-    if (sw[i].level < sw[j].level) return 1;
-    if (sw[i].level > sw[j].level) return -1;
-    return 0;
-  };
+  switch_required_.assign(count, 0);
+  switch_cpus_.assign(count, 0);
   std::int64_t previous = rem + 1;
   while (previous != rem && rem > 0) {
     previous = rem;
-    int best = -1;
-    for (std::size_t i = 0; i < count; ++i) {
-      if (sw[i].level != 0) continue;
-      if (best == -1 || dist_[i] == kInfinite || switch_nodes_[i] == 0) {
-        if (switch_nodes_[i] != 0 && dist_[i] != kInfinite) best = static_cast<int>(i);
-        continue;
-      }
-      const auto b = static_cast<std::size_t>(best);
-      bool i_fit = false;
-      const int better = compare(i, b, i_fit);
-      if ((dist_[i] < dist_[b] && i_fit) || (dist_[i] == dist_[b] && better > 0)) best = static_cast<int>(i);
-    }
+    const int best = best_leaf(rem, 0);  // enough nodes means enough CPUs here
     if (best == -1) break;
     const auto b = static_cast<std::size_t>(best);
     fill_from(b);
     ++leaves_used;
     if (rem <= 0) return true;
     add_distance(b);  // only the next leaf's choice reads it
-    decrement(switch_nodes_[b], b);
+    decrement_up(switch_nodes_[b], b);
     switch_nodes_[b] = 0;
   }
   if (rem > 0) {
@@ -490,12 +452,7 @@ bool TopologySelector::choose_block(std::span<const UsableNode> usable, const To
   const auto& blocks = topology_.blocks;
   const std::size_t bblocks = blocks.size();
   if (bblocks == 0) return false;
-  Remaining rem{need.nodes,
-                static_cast<std::int64_t>(need.cpus),
-                need.fixed ? static_cast<std::int64_t>(need.nodes) : std::numeric_limits<std::int64_t>::max(),
-                need,
-                out,
-                taken_};
+  Remaining rem = Remaining::of(need, out, taken_);
   const std::uint32_t base = topology_.block_sizes.empty() ? static_cast<std::uint32_t>(blocks.front().nodes.size())
                                                            : topology_.block_sizes.front();
   // Enabled levels: BlockSizes as powers of two of the base size (levels 0-4 when none are given).

@@ -70,6 +70,15 @@ class TopologySelector {
                     std::uint32_t& leaves_used);
 
   void index_leaves();
+  // Lowers the best-node counts of switch `from` and its ancestors by `taken` (_decrement_node_cnt).
+  void decrement_up(std::int64_t taken, std::size_t from);
+  // Adds switch `from`'s distances to every switch (_topo_add_dist).
+  void add_distance(std::size_t from);
+  // _topo_compare_switches: 1 if i fits better, -1 if j does, 0 if neither; i_fit as Slurm leaves it.
+  [[nodiscard]] int compare_switches(std::size_t i, std::size_t j, std::int64_t rem_nodes, std::int64_t rem_cpus,
+                                     bool& i_fit) const;
+  // The next leaf to take nodes from (_topo_choose_best_switch over the leaves not yet required); -1 if none.
+  int best_leaf(std::int64_t rem_nodes, std::int64_t rem_cpus);
   [[nodiscard]] bool compute_count_based() const;
 
   const SlurmTopology& topology_;

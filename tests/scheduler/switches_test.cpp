@@ -17,13 +17,7 @@ using testing::start_times;
 // 8 nodes: leaf s0 = n[001-004], leaf s1 = n[005-008], root s2 above both.
 Scenario two_leaf_cluster() {
   Scenario s = make_scenario(8, 1, 0, SchedulerPolicy::kSlurm);
-  SlurmTopology& t = s.cluster.topology.slurm;
-  t.kind = TopologyKind::kTree;
-  t.switches = {{"s0", 0, 2, {}, {0, 1, 2, 3}, ""},
-                {"s1", 0, 2, {}, {4, 5, 6, 7}, ""},
-                {"s2", 1, -1, {0, 1}, {0, 1, 2, 3, 4, 5, 6, 7}, ""}};
-  t.switch_distance = {{0, 2, 1}, {2, 0, 1}, {1, 1, 0}};
-  t.leaf_of_node = {0, 0, 0, 0, 1, 1, 1, 1};
+  s.cluster.topology.slurm = testing::two_leaf_tree();
   return s;
 }
 

@@ -20,13 +20,7 @@ using testing::make_scenario;
 Scenario two_leaves_h100() {
   Scenario s = make_scenario(8, 112, 8, SchedulerPolicy::kSlurm);
   for (NodeConfig& n : s.cluster.nodes) n.gpu_type = "h100";
-  SlurmTopology& t = s.cluster.topology.slurm;
-  t.kind = TopologyKind::kTree;
-  t.switches = {{"s0", 0, 2, {}, {0, 1, 2, 3}, ""},
-                {"s1", 0, 2, {}, {4, 5, 6, 7}, ""},
-                {"s2", 1, -1, {0, 1}, {0, 1, 2, 3, 4, 5, 6, 7}, ""}};
-  t.switch_distance = {{0, 2, 1}, {2, 0, 1}, {1, 1, 0}};
-  t.leaf_of_node = {0, 0, 0, 0, 1, 1, 1, 1};
+  s.cluster.topology.slurm = testing::two_leaf_tree();
   s.performance.enabled = true;
   s.performance.network.oversubscription = {4};  // leaf uplinks: 4 x 376 / 4 = 376 GB/s
   DataParallelProfile dp;

@@ -30,6 +30,18 @@ inline Scenario make_scenario(std::uint32_t count, std::uint32_t cpus, std::uint
   return s;
 }
 
+/// A tree over 8 nodes: leaf s0 = nodes 0-3, leaf s1 = nodes 4-7, root s2 above both (2 hops between leaves).
+inline SlurmTopology two_leaf_tree() {
+  SlurmTopology t;
+  t.kind = TopologyKind::kTree;
+  t.switches = {{"s0", 0, 2, {}, {0, 1, 2, 3}, ""},
+                {"s1", 0, 2, {}, {4, 5, 6, 7}, ""},
+                {"s2", 1, -1, {0, 1}, {0, 1, 2, 3, 4, 5, 6, 7}, ""}};
+  t.switch_distance = {{0, 2, 1}, {2, 0, 1}, {1, 1, 0}};
+  t.leaf_of_node = {0, 0, 0, 0, 1, 1, 1, 1};
+  return t;
+}
+
 /// A job: id, submit time, exact nodes (0 = floating), CPUs, GPUs per node, time limit and run time (s).
 inline JobSpec make_job(std::uint64_t id, std::int64_t submit, std::uint32_t nodes, std::uint32_t cpus,
                         std::uint32_t gpus_per_node, std::int64_t limit, std::int64_t run) {
