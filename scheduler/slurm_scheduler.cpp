@@ -37,6 +37,9 @@ struct Slice {
   std::int64_t begin = 0;
   std::int64_t end = 0;
   NodeBitmap avail;
+  /// Nodes free in the next slice but not in this one (0 for the last slice): where backfill's growth test can
+  /// first succeed. Kept up to date by add_reservation.
+  std::uint32_t grows = 0;
 };
 
 /// AND of a window of consecutive slices, for windows whose both ends only move forward (one job's TRY_LATER
@@ -613,7 +616,9 @@ class SlurmScheduler final : public Scheduler {
     for (NodeIndex n = 0; n < node_count; ++n) {
       if (state_.node_schedulable(n)) first.avail.set(n);
     }
+    map_nodes_ = first.avail;
     slices_.push_back(std::move(first));
+    partition_covers_.assign(partition_bitmaps_.size(), -1);
     // Advance reservations: their nodes are not available to backfilled jobs while they last.
     const auto& reservations = state_.config().reservations;
     for (std::size_t r = 0; r < reservations.size(); ++r) {
@@ -708,7 +713,7 @@ class SlurmScheduler final : public Scheduler {
       avail.assign(base);
       const auto first = std::upper_bound(slices_.begin(), slices_.end(), start_res,
                                           [](std::int64_t t, const Slice& s) { return t < s.end; });
-      if (params_.shortcuts) window_slices(first, end_time, base, avail, later_start);
+      if (params_.shortcuts) window_slices(first, end_time, base, covers_map(rt.partition), avail, later_start);
       for (std::size_t s = static_cast<std::size_t>(first - slices_.begin()); !params_.shortcuts && s < slices_.size();
            ++s) {
         const Slice& slice = slices_[s];
@@ -807,41 +812,52 @@ class SlurmScheduler final : public Scheduler {
     return up_nodes_;
   }
 
-  // The slice walk of one TRY_LATER step, with the rest of the window's AND (once later_start is known) taken
-  // from the sliding aggregate: the same avail and later_start as the plain walk.
+  // True if the partition's UP nodes include every node of this cycle's map, so that base & slice = slice.
+  bool covers_map(std::uint32_t partition) {
+    std::int8_t& c = partition_covers_[partition];
+    if (c < 0) {
+      NodeBitmap outside(state_.node_count());
+      outside.assign(map_nodes_);
+      outside.and_not(partition_bitmaps_[partition]);
+      outside.and_not(up_nodes());
+      c = outside.count() == 0 ? 1 : 0;
+    }
+    return c != 0;
+  }
+
+  // True if a node of `base` is free in slice t + 1 but not in slice t (t + 1 < slices_.size()).
+  bool pair_grows(std::size_t t, const NodeBitmap& base, bool covers) const {
+    if (slices_[t].grows == 0) return false;
+    return covers || slices_[t].avail.grows_after(slices_[t].avail, base, slices_[t + 1].avail);
+  }
+
+  // The slice walk of one TRY_LATER step: the same avail and later_start as the plain walk. The plain walk finds
+  // growth at slice s exactly when some slice t in [first, s] has a node of base free in slice t + 1 but not in
+  // slice t (the last slice before s + 1 that misses the growing node is such a t), so later_start is the end of
+  // the first such t, read from the slices' `grows` counts; the window's AND comes from the sliding aggregate.
   void window_slices(std::vector<Slice>::const_iterator first, std::int64_t end_time, const NodeBitmap& base,
-                     NodeBitmap& avail, std::int64_t& later_start) {
+                     bool covers, NodeBitmap& avail, std::int64_t& later_start) {
     const std::size_t count = slices_.size();
-    std::size_t s = static_cast<std::size_t>(first - slices_.begin());
-    if (s >= count) return;
-    // last: the last slice beginning at or before end_time (slices are contiguous, so s <= last).
+    const std::size_t f = static_cast<std::size_t>(first - slices_.begin());
+    if (f >= count) return;
+    // last: the last slice beginning at or before end_time (slices are contiguous, so f <= last).
     const std::size_t last =
         static_cast<std::size_t>(std::upper_bound(slices_.begin(), slices_.end(), end_time,
                                                   [](std::int64_t t, const Slice& x) { return t < x.begin; }) -
                                  slices_.begin()) -
         1;
-    for (; s <= last; ++s) {
-      if (s + 1 < count) {
-        if (avail.and_with_growth(slices_[s].avail, base, slices_[s + 1].avail)) {
-          later_start = slices_[s].end;
-          ++s;
-          break;
-        }
-      } else {
-        avail.and_with(slices_[s].avail);
+    window_and_.and_into(slices_, f, last, avail);
+    for (std::size_t t = f; t <= last && t + 1 < count; ++t) {
+      if (pair_grows(t, base, covers)) {
+        later_start = slices_[t].end;
+        return;
       }
-    }
-    if (later_start != 0) {
-      if (s <= last) window_and_.and_into(slices_, s, last, avail);
-      return;
     }
     // No growth inside the window: the first slice after it decides, as in the plain walk's else branch.
     const std::size_t after = last + 1;
     if (after < count) {
       const bool has_next = after + 1 < count;
-      if (has_next && avail.grows_after(slices_[after].avail, base, slices_[after + 1].avail)) {
-        later_start = slices_[after].end;
-      }
+      if (has_next && pair_grows(after, base, covers)) later_start = slices_[after].end;
       if (later_start == 0 && has_next && after + 2 < count) later_start = slices_[after + 1].end;
     }
   }
@@ -862,51 +878,105 @@ class SlurmScheduler final : public Scheduler {
   }
 
   // _add_reservation: split slices at start and end, remove the chosen whole nodes in between, merge once.
+  // Also keeps every slice's `grows` count: splits make equal neighbours (no growth between them) and removing the
+  // chosen nodes changes the counts only on the boundaries of the changed slices, in the chosen nodes' words.
   void add_reservation(std::int64_t start, std::int64_t end, std::int64_t res) {
     start = std::max(start, slices_.front().begin);
     if (end < start + res) end = start + res;
     std::size_t i = 0;
     bool placed = false;
+    // Slurm splits a slice that begins at `start` too, leaving a zero-length slice that is dropped before the merge
+    // (which then looks one slice further): that slice is not made here, and the merge range is widened instead.
+    bool zero_split = false;
+    std::size_t a = 0;  // the first slice losing the chosen nodes
     for (; i < slices_.size(); ++i) {
       if (slices_[i].end > start) {
-        Slice copy{start, slices_[i].end, slices_[i].avail};
-        slices_[i].end = start;
-        slices_.insert(slices_.begin() + static_cast<std::ptrdiff_t>(i) + 1, std::move(copy));
+        if (slices_[i].begin == start) {
+          zero_split = true;
+          a = i;
+        } else {
+          split_slice(i, start);
+          a = i + 1;
+        }
         placed = true;
         break;
       }
       if (slices_[i].end == start) {
+        a = i + 1;
         placed = true;
         break;
       }
     }
     const std::size_t one_before = i;
     std::size_t one_after = slices_.size();
-    if (placed) {
-      for (std::size_t k = i + 1; k < slices_.size(); ++k) {
-        if (end < slices_[k].end) {
-          Slice copy{end, slices_[k].end, slices_[k].avail};
-          slices_[k].end = end;
-          slices_.insert(slices_.begin() + static_cast<std::ptrdiff_t>(k) + 1, std::move(copy));
-        }
-        slices_[k].avail.remove_all(chosen_);
+    if (placed && a < slices_.size()) {
+      std::size_t b = slices_.size() - 1;  // the last slice losing the chosen nodes
+      for (std::size_t k = a; k < slices_.size(); ++k) {
+        if (end < slices_[k].end) split_slice(k, end);
         if (end == slices_[k].end) {
+          b = k;
           one_after = k + 1;
           break;
         }
       }
+      remove_chosen(a, b);
     }
-    // Drop the zero-length slice a split at an existing begin leaves, then merge the first equal neighbours.
-    slices_.erase(std::remove_if(slices_.begin(), slices_.end(), [](const Slice& s) { return s.end <= s.begin; }),
-                  slices_.end());
-    const std::size_t last = std::min(one_after, slices_.size() - 1);
+    const std::size_t last = std::min(one_after + (zero_split ? 1 : 0), slices_.size() - 1);
     for (std::size_t k = one_before > 0 ? one_before - 1 : 0; k < last && k + 1 < slices_.size(); ++k) {
       if (slices_[k].avail == slices_[k + 1].avail) {
         slices_[k].end = slices_[k + 1].end;
+        slices_[k].grows = slices_[k + 1].grows;
         slices_.erase(slices_.begin() + static_cast<std::ptrdiff_t>(k) + 1);
         break;
       }
     }
+    if (params_.cross_check_will_run) check_grows();
+  }
+
+  // Tests: every slice's `grows` must be the count recomputed from the bitmaps; throws std::logic_error if not.
+  void check_grows() const {
+    for (std::size_t t = 0; t < slices_.size(); ++t) {
+      std::size_t expected = 0;
+      if (t + 1 < slices_.size()) {
+        NodeBitmap g = slices_[t + 1].avail;
+        g.and_not(slices_[t].avail);
+        expected = g.count();
+      }
+      if (slices_[t].grows != expected) {
+        throw std::logic_error("backfill map: slice " + std::to_string(t) + " grows " +
+                               std::to_string(slices_[t].grows) + ", expected " + std::to_string(expected));
+      }
+    }
+  }
+
+  // Splits slice k at time t (strictly inside it) into two equal slices.
+  void split_slice(std::size_t k, std::int64_t t) {
+    Slice copy{t, slices_[k].end, slices_[k].avail, slices_[k].grows};
+    slices_[k].end = t;
+    slices_[k].grows = 0;
+    slices_.insert(slices_.begin() + static_cast<std::ptrdiff_t>(k) + 1, std::move(copy));
+  }
+
+  // Removes the chosen nodes from slices a..b, updating `grows` on the boundaries from a - 1 to b: each chosen bit
+  // counts on a boundary when it is set in the later slice and clear in the earlier one, before and after.
+  void remove_chosen(std::size_t a, std::size_t b) {
+    const std::size_t from = a > 0 ? a - 1 : 0;
+    const std::size_t to = std::min(b, slices_.size() - 2);  // boundary t is between slices t and t + 1
+    for (std::size_t t = from; t <= to && t + 1 < slices_.size(); ++t) {
+      const std::uint64_t* prev = slices_[t].avail.words().data();
+      const std::uint64_t* next = slices_[t + 1].avail.words().data();
+      const bool prev_loses = t >= a;  // t <= b always holds here
+      const bool next_loses = t + 1 <= b;
+      std::int64_t delta = 0;
+      for (const auto& [w, bits] : chosen_.words()) {
+        const std::uint64_t p = prev[w], n = next[w];
+        const std::uint64_t p_after = prev_loses ? p & ~bits : p;
+        const std::uint64_t n_after = next_loses ? n & ~bits : n;
+        delta += std::popcount(n_after & ~p_after & bits) - std::popcount(n & ~p & bits);
+      }
+      slices_[t].grows = static_cast<std::uint32_t>(static_cast<std::int64_t>(slices_[t].grows) + delta);
+    }
+    for (std::size_t k = a; k <= b; ++k) slices_[k].avail.remove_all(chosen_);
   }
 
   // _will_run_test / _future_run_test: the earliest start (seconds) of `request` on `avail` given running jobs
@@ -1141,6 +1211,8 @@ class SlurmScheduler final : public Scheduler {
   NodeBitmap up_nodes_;
   SparseNodeSet chosen_;  // the nodes will-run chose, to test and reserve
   std::vector<Slice> slices_;
+  NodeBitmap map_nodes_;                       // the nodes of this cycle's map (its first slice, before reservations)
+  std::vector<std::int8_t> partition_covers_;  // per partition: covers_map's answer this cycle, -1 unknown
   SlidingAnd window_and_;  // AND over the current job's windows (reset per job: the map changes only between jobs)
   std::vector<RunningJob> running_;
   ReleaseIndex releases_;
