@@ -131,8 +131,9 @@ TEST(MultifactorPriority, FairShareLetsTheLightUserGoFirst) {
   // the 7200 tick: by then account B has used 3597 s x 8 CPUs (billing = CPUs), barely decayed, and A 3600 s x 8
   // decayed for an hour longer (half-life 7 days), so B's usage is the larger: a ranks first, 10000 x 1.0.
   for (JobIndex j = 0; j < o.state->job_count(); ++j) {
-    if (o.state->spec(j).id == 3) EXPECT_EQ(o.state->job(j).priority, 10000u);
-    if (o.state->spec(j).id == 2) EXPECT_EQ(o.state->job(j).priority, 10000u);
+    if (o.state->spec(j).id == 3 || o.state->spec(j).id == 2) {
+      EXPECT_EQ(o.state->job(j).priority, 10000u);
+    }
   }
   const Scenario basic = one_node(jobs, accounts);
   EXPECT_EQ(start_times(run(basic)), (std::vector<std::int64_t>{3, 3603, 7203}));
