@@ -34,4 +34,14 @@ GPUTWIN_POPCNT_CLONES bool at_least_words(const std::uint64_t* a, std::size_t n,
   return c >= k;
 }
 
+GPUTWIN_POPCNT_CLONES std::size_t assign_and_count_words(std::uint64_t* out, const std::uint64_t* a,
+                                                         const std::uint64_t* b, std::size_t n) {
+  std::size_t c = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    out[i] = a[i] & b[i];
+    c += static_cast<std::size_t>(std::popcount(out[i]));
+  }
+  return c;
+}
+
 }  // namespace gputwin

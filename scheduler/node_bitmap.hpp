@@ -16,6 +16,8 @@ std::size_t count_words(const std::uint64_t* a, std::size_t n);
 std::size_t count_and_words(const std::uint64_t* a, const std::uint64_t* b, std::size_t n);
 /// True if a[0, n) has at least `k` bits set (stops counting early).
 bool at_least_words(const std::uint64_t* a, std::size_t n, std::size_t k);
+/// out[0, n) = a & b, and returns the number of bits set in it (one pass).
+std::size_t assign_and_count_words(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n);
 
 /// A small set of nodes (a job's) as the nonzero words of its bitmap, (word index, bits): testing it against or
 /// removing it from a NodeBitmap touches only those words.
@@ -100,6 +102,10 @@ class NodeBitmap {
       a[i] = cur;
     }
     return grows != 0;
+  }
+  /// this = x & y (all the same size), and returns the number of nodes in it (one pass).
+  std::size_t assign_and_count(const NodeBitmap& x, const NodeBitmap& y) {
+    return assign_and_count_words(words_.data(), x.words_.data(), y.words_.data(), words_.size());
   }
   /// True if at least `n` nodes are in the set (stops counting early).
   [[nodiscard]] bool has_at_least(std::size_t n) const { return at_least_words(words_.data(), words_.size(), n); }

@@ -26,7 +26,8 @@ constexpr TimerId kPriorityCalc = 3;  // priority/multifactor decay thread, ever
 constexpr TimerId kHoldRelease = 4;   // a held job's release (scontrol release)
 constexpr TimerId kReservation = 5;   // an advance reservation starts or ends
 
-constexpr std::int64_t kPeriodicTimeoutS = 30;  // slurmctld.h PERIODIC_TIMEOUT
+constexpr std::int64_t kPeriodicTimeoutS = 30;   // slurmctld.h PERIODIC_TIMEOUT
+constexpr std::size_t kUnknownCount = SIZE_MAX;  // a bitmap's node count not computed on the way
 
 std::int64_t floor_to(std::int64_t t, std::int64_t res) {
   return (t >= 0 ? t / res : -((-t + res - 1) / res)) * res;
@@ -51,6 +52,23 @@ class SlidingAnd {
   void reset() { valid_ = false; }
   /// avail &= the AND of slices[a..b], a <= b.
   void and_into(const std::vector<Slice>& slices, std::size_t a, std::size_t b, NodeBitmap& avail) {
+    advance(slices, a, b);
+    if (mid_ == hi_) {
+      avail.and_with(front_[a - front_lo_]);  // the back part is empty (all ones)
+    } else {
+      avail.and_with_both(front_[a - front_lo_], back_);
+    }
+  }
+  /// avail = the AND of slices[a..b], a <= b; returns the number of nodes in it.
+  std::size_t assign_into(const std::vector<Slice>& slices, std::size_t a, std::size_t b, NodeBitmap& avail) {
+    advance(slices, a, b);
+    const NodeBitmap& front = front_[a - front_lo_];
+    return avail.assign_and_count(front, mid_ == hi_ ? front : back_);  // an empty back part is all ones
+  }
+
+ private:
+  // Moves the window to [a, b]: the back part takes the new slices, the front part is rebuilt when used up.
+  void advance(const std::vector<Slice>& slices, std::size_t a, std::size_t b) {
     const std::size_t nodes = slices.front().avail.words().size() * 64;
     if (!valid_ || a < lo_ || b + 1 < hi_) {
       if (back_.words().size() * 64 != nodes) back_ = NodeBitmap(nodes);
@@ -76,14 +94,8 @@ class SlidingAnd {
       back_.fill();
     }
     lo_ = a;
-    if (mid_ == hi_) {
-      avail.and_with(front_[a - front_lo_]);  // the back part is empty (all ones)
-    } else {
-      avail.and_with_both(front_[a - front_lo_], back_);
-    }
   }
 
- private:
   bool valid_ = false;
   std::size_t lo_ = 0, front_lo_ = 0, mid_ = 0, hi_ = 0;  // front covers [front_lo_, mid_), back [mid_, hi_)
   std::vector<NodeBitmap> front_;                         // front_[i - front_lo_] = AND of slices[i .. mid_ - 1]
@@ -710,10 +722,14 @@ class SlurmScheduler final : public Scheduler {
       const std::int64_t end_time = std::max(start_res, now) + limit;
       // avail = partition nodes that are UP, ANDed with every slice overlapping [start_res, end_time]; later_start
       // = the first slice boundary after which more of the candidate nodes (base) become free.
-      avail.assign(base);
       const auto first = std::upper_bound(slices_.begin(), slices_.end(), start_res,
                                           [](std::int64_t t, const Slice& s) { return t < s.end; });
-      if (params_.shortcuts) window_slices(first, end_time, base, covers_map(rt.partition), avail, later_start);
+      std::size_t avail_count = kUnknownCount;
+      if (params_.shortcuts) {
+        avail_count = window_slices(first, end_time, base, covers_map(rt.partition), avail, later_start);
+      } else {
+        avail.assign(base);
+      }
       for (std::size_t s = static_cast<std::size_t>(first - slices_.begin()); !params_.shortcuts && s < slices_.size();
            ++s) {
         const Slice& slice = slices_[s];
@@ -734,7 +750,7 @@ class SlurmScheduler final : public Scheduler {
       }
       const std::uint32_t min_nodes = std::max<std::uint32_t>(spec.nodes, 1);
       std::int64_t start_time = -1;
-      if (avail.has_at_least(min_nodes)) {
+      if (avail_count != kUnknownCount ? avail_count >= min_nodes : avail.has_at_least(min_nodes)) {
         start_time = will_run(request, rt.partition, avail, start_res, later_start, now);
       }
       if (start_time < 0) {
@@ -835,22 +851,33 @@ class SlurmScheduler final : public Scheduler {
   // growth at slice s exactly when some slice t in [first, s] has a node of base free in slice t + 1 but not in
   // slice t (the last slice before s + 1 that misses the growing node is such a t), so later_start is the end of
   // the first such t, read from the slices' `grows` counts; the window's AND comes from the sliding aggregate.
-  void window_slices(std::vector<Slice>::const_iterator first, std::int64_t end_time, const NodeBitmap& base,
-                     bool covers, NodeBitmap& avail, std::int64_t& later_start) {
+  // Sets avail (base ANDed with the window's slices) and returns the number of its nodes, or kUnknownCount.
+  std::size_t window_slices(std::vector<Slice>::const_iterator first, std::int64_t end_time, const NodeBitmap& base,
+                            bool covers, NodeBitmap& avail, std::int64_t& later_start) {
     const std::size_t count = slices_.size();
     const std::size_t f = static_cast<std::size_t>(first - slices_.begin());
-    if (f >= count) return;
+    if (f >= count) {
+      avail.assign(base);
+      return kUnknownCount;
+    }
     // last: the last slice beginning at or before end_time (slices are contiguous, so f <= last).
     const std::size_t last =
         static_cast<std::size_t>(std::upper_bound(slices_.begin(), slices_.end(), end_time,
                                                   [](std::int64_t t, const Slice& x) { return t < x.begin; }) -
                                  slices_.begin()) -
         1;
-    window_and_.and_into(slices_, f, last, avail);
+    // Every slice is within the map, so when base covers the map the window's AND is avail as it is.
+    std::size_t avail_count = kUnknownCount;
+    if (covers) {
+      avail_count = window_and_.assign_into(slices_, f, last, avail);
+    } else {
+      avail.assign(base);
+      window_and_.and_into(slices_, f, last, avail);
+    }
     for (std::size_t t = f; t <= last && t + 1 < count; ++t) {
       if (pair_grows(t, base, covers)) {
         later_start = slices_[t].end;
-        return;
+        return avail_count;
       }
     }
     // No growth inside the window: the first slice after it decides, as in the plain walk's else branch.
@@ -860,6 +887,7 @@ class SlurmScheduler final : public Scheduler {
       if (has_next && pair_grows(after, base, covers)) later_start = slices_[after].end;
       if (later_start == 0 && has_next && after + 2 < count) later_start = slices_[after + 1].end;
     }
+    return avail_count;
   }
 
   // _set_slot_time (24.11): start floored, end = ceil of the unrounded start plus the limit.
