@@ -14,7 +14,7 @@ namespace gputwin {
 /// The files `gputwin import` reads; empty strings are options not given.
 struct ImportRequest {
   std::string slurm_conf;              ///< slurm.conf (required).
-  std::string topology;                ///< topology.conf: recorded in the description (topology is not modelled yet).
+  std::string topology;                ///< topology.conf: imported as the cluster's switches or blocks.
   std::string gres;                    ///< gres.conf: GPU types for nodes whose Gres= gives none.
   std::string assoc;                   ///< `sacctmgr dump` file: accounts, users, shares and limits.
   std::string qos;                     ///< `sacctmgr show qos -P` output.
