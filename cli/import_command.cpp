@@ -24,6 +24,7 @@
 #include "model/slurm_conf.hpp"
 #include "model/text.hpp"
 #include "model/topology_conf.hpp"
+#include "model/topology_yaml.hpp"
 
 namespace gputwin {
 namespace {
@@ -495,7 +496,8 @@ std::vector<std::string> not_modelled_labels(const SlurmConf& conf, const GresCo
   return labels;
 }
 
-// topology.conf as the scenario's /cluster/topology (inline switches or blocks; resolved when the scenario loads).
+// topology.conf or topology.yaml as the scenario's /cluster/topology (inline switches or blocks; resolved when the
+// scenario loads).
 Json topology_json(const TopologySpec& spec, const SlurmConf& conf) {
   Json topo;
   if (!spec.switches.empty()) {
@@ -577,7 +579,7 @@ int run_import(const ImportRequest& request, std::ostream& out, std::ostream& er
   cluster["nodes"] = node_groups(conf, notes);
   cluster["partitions"] = partitions_json(conf, notes);
   if (!request.topology.empty()) {
-    const TopologySpec spec = read_topology_conf(request.topology);
+    const TopologySpec spec = read_topology_file(request.topology);  // topology.yaml by extension: its default
     if (!spec.switches.empty() || !spec.blocks.empty()) cluster["topology"] = topology_json(spec, conf);
   }
   scenario["cluster"] = std::move(cluster);

@@ -6,10 +6,12 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "cli/compare.hpp"
 #include "cli/import_command.hpp"
+#include "cli/metrics_command.hpp"
 #include "cli/topology_command.hpp"
 #include "cli/views.hpp"
 #include "model/errors.hpp"
@@ -109,9 +111,34 @@ int run_command(const std::string& scenario_path, const std::string& out, std::o
   std::filesystem::path out_dir;
   if (!no_results) {
     out_dir = out.empty() ? std::filesystem::path("out") / outcome.scenario->name : std::filesystem::path(out);
-    write_results(out_dir, run_info(outcome), *outcome.state, outcome.summary, *outcome.recorder);
+    const MetricsInput metrics = metrics_input(outcome);
+    write_results(out_dir, run_info(outcome), *outcome.state, outcome.summary, *outcome.recorder,
+                  metrics.config.enabled ? &metrics : nullptr);
   }
   if (!quiet) print_summary(outcome, out_dir);
+  return 0;
+}
+
+/// `gputwin metrics`: to stdout, or to a file written under a temporary name and renamed when complete.
+int metrics_command(const std::filesystem::path& results, const gputwin::MetricsExportOptions& options) {
+  if (options.out.empty()) {
+    gputwin::export_metrics(results, options, std::cout);
+    std::cout.flush();
+    return std::cout ? 0 : 1;
+  }
+  const std::filesystem::path tmp = options.out.string() + ".tmp";
+  try {
+    std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
+    if (!file) throw std::runtime_error(tmp.string() + ": cannot open for writing");
+    gputwin::export_metrics(results, options, file);
+    file.flush();
+    if (!file) throw std::runtime_error(tmp.string() + ": write failed");
+  } catch (...) {
+    std::error_code ec;
+    std::filesystem::remove(tmp, ec);
+    throw;
+  }
+  std::filesystem::rename(tmp, options.out);
   return 0;
 }
 
@@ -190,6 +217,29 @@ int main(int argc, char** argv) {
   topology->add_option("--format", topology_format, "conf (Slurm topology.conf, default) or dot (Graphviz)");
   topology->add_option("--set", overrides, set_help);
 
+  std::string metrics_path, metrics_at;
+  gputwin::MetricsExportOptions metrics_options;
+  bool metrics_no_gpus = false;
+  CLI::App* metrics = app.add_subcommand(
+      "metrics",
+      "A run's metrics as OpenMetrics (whole run, for promtool tsdb create-blocks-from openmetrics) or one "
+      "scrape at a simulated time (Prometheus text, for promtool check metrics)");
+  metrics->add_option("results", metrics_path, "Results folder written by `gputwin run --out`")->required();
+  metrics->add_flag("--openmetrics", metrics_options.openmetrics,
+                    "OpenMetrics 1.0 (always so for the whole run; with --at, instead of Prometheus text 0.0.4)");
+  metrics->add_option("--at", metrics_at, "One scrape at this simulated time (seconds or d-hh:mm:ss)");
+  metrics->add_option("--step", metrics_options.step_s, "Export period, seconds (a multiple of the stored one)");
+  metrics->add_flag("--no-gpus", metrics_no_gpus, "Leave out the per-GPU DCGM series");
+  std::string metrics_labels = "dcgm";
+  metrics
+      ->add_option("--labels", metrics_labels,
+                   "GPU label names: dcgm (dcgm-exporter's UUID, modelName, Hostname; default) or snake (uuid, "
+                   "model_name, hostname: what promtool's linter wants)")
+      ->check(CLI::IsMember({"dcgm", "snake"}));
+  metrics->add_flag("--job-label", metrics_options.job_label,
+                    "Label GPU series with hpc_job (dcgm-exporter's HPC job mapping)");
+  metrics->add_option("--out", metrics_options.out, "Output file (written whole or not at all; default stdout)");
+
   std::string compare_a, compare_b;
   CLI::App* compare = app.add_subcommand("compare", "Two runs' results side by side (what-if studies)");
   compare->add_option("a", compare_a, "Results folder A")->required();
@@ -204,6 +254,19 @@ int main(int argc, char** argv) {
     if (*validate) return validate_command(validate_path, overrides);
     if (*import) return gputwin::run_import(import_request, std::cout, std::cerr);
     if (*compare) return gputwin::print_comparison(compare_a, compare_b);
+    if (*metrics) {
+      metrics_options.gpus = !metrics_no_gpus;
+      metrics_options.dcgm_labels = metrics_labels == "dcgm";
+      if (!metrics_at.empty()) {
+        std::int64_t at = 0;
+        if (!gputwin::parse_sim_time(metrics_at, at)) {
+          fmt::print(stderr, "gputwin: --at: '{}' is not a time (seconds, or d-hh:mm:ss)\n", metrics_at);
+          return 2;
+        }
+        metrics_options.at_s = at;
+      }
+      return metrics_command(metrics_path, metrics_options);
+    }
     if (*topology) {
       return gputwin::print_topology(load_scenario(topology_path, overrides), topology_format, std::cout, std::cerr);
     }

@@ -22,6 +22,7 @@ struct NodeConfig {
   std::string gpu_type;         ///< GPU model (Gres=gpu:<type>:N), empty when none.
   std::uint32_t weight = 1;     ///< Weight: lower weights are allocated first.
   bool available = true;        ///< False for nodes configured DOWN or DRAIN (State= in slurm.conf): never allocated.
+  bool drained = false;         ///< Configured DRAIN (rather than DOWN), when not available.
 };
 
 /// Partition state (PartitionName=... State=).

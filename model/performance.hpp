@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/gpu_telemetry.hpp"
 #include "gpu/job_speed.hpp"
 
 namespace gputwin {
@@ -46,6 +47,16 @@ struct PerformanceConfig {
   ContentionKind contention = ContentionKind::kNone;  ///< Contention model.
   NetworkConfig network;                              ///< Oversubscription and latency of the fabric.
   std::vector<ProfileRule> profiles;                  ///< Rules, first match wins; unmatched jobs keep their time.
+};
+
+/// GPU and cluster metrics of a run (/metrics): what is sampled into results.sqlite and how often.
+struct MetricsConfig {
+  bool enabled = true;                        ///< Write the metrics tables (gpu_metrics, cluster_metrics).
+  double interval_s = 30;                     ///< Sample period (dcgm-exporter's default --collect-interval).
+  bool per_gpu = true;                        ///< Keep per-GPU series (DCGM_FI_*); cluster series are always kept.
+  std::uint64_t max_gpu_samples = 5'000'000;  ///< Budget of per-GPU rows: a longer run samples less often.
+  std::int64_t epoch_unix_s = 1'704'067'200;  ///< Wall-clock time of t = 0 (2024-01-01T00:00:00Z) for exports.
+  TelemetryAssumptions telemetry;             ///< Power, temperature and memory assumptions (same key names).
 };
 
 /// The first rule matching a job with `gpus` GPUs named `name`, or null.

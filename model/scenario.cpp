@@ -18,6 +18,7 @@
 #include "model/sacct.hpp"
 #include "model/scenario_field.hpp"
 #include "model/topology_conf.hpp"
+#include "model/topology_yaml.hpp"
 
 namespace gputwin {
 namespace {
@@ -57,12 +58,14 @@ void read_nodes(const Field& nodes_field, ClusterConfig& cluster) {
     node.weight = group.has("weight") ? group.at("weight").u32() : 1;
     if (group.has("state")) {
       const std::string state = group.at("state").string();
-      if (state == "IDLE" || state == "UP" || state == "UNKNOWN")
+      if (state == "IDLE" || state == "UP" || state == "UNKNOWN") {
         node.available = true;
-      else if (state == "DOWN" || state == "DRAIN")
+      } else if (state == "DOWN" || state == "DRAIN") {
         node.available = false;
-      else
+        node.drained = state == "DRAIN";
+      } else {
         group.at("state").fail("expected IDLE, UNKNOWN, DOWN or DRAIN");
+      }
     }
     const std::uint64_t start = group.has("start_index") ? group.at("start_index").non_negative() : 1;
     int digits = 3;
@@ -162,10 +165,11 @@ void read_partitions(const Field& field, ClusterConfig& cluster) {
   }
 }
 
-/// Reads /cluster/topology: topology.conf, switches or blocks written inline, or a fat-tree / NVL72 builder.
+/// Reads /cluster/topology: topology.conf or topology.yaml (with "topology_name" to pick one of its topologies),
+/// switches or blocks written inline, or a fat-tree / NVL72 builder.
 void read_topology(const Field& field, const std::filesystem::path& base_dir, ClusterConfig& cluster) {
-  field.expect_object(
-      {"conf", "switches", "blocks", "block_sizes", "fat_tree", "nvl72", "TopologyParam", "max_switch_wait"});
+  field.expect_object({"conf", "topology_name", "switches", "blocks", "block_sizes", "fat_tree", "nvl72",
+                       "TopologyParam", "max_switch_wait"});
   const int forms = int(field.has("conf")) + int(field.has("switches")) + int(field.has("blocks")) +
                     int(field.has("fat_tree")) + int(field.has("nvl72"));
   if (forms != 1) field.fail("expected exactly one of \"conf\", \"switches\", \"blocks\", \"fat_tree\" or \"nvl72\"");
@@ -190,9 +194,12 @@ void read_topology(const Field& field, const std::filesystem::path& base_dir, Cl
   };
   TopologySpec spec;
   std::string source = field.pointer();
+  if (field.has("topology_name") && !(field.has("conf") && is_topology_yaml_path(field.at("conf").string())))
+    field.at("topology_name").fail("only with a topology.yaml (.yaml or .yml) \"conf\"");
   if (field.has("conf")) {
     const std::filesystem::path path = base_dir / field.at("conf").non_empty_string();
-    spec = read_topology_conf(path.string());
+    spec = read_topology_file(path.string(),
+                              field.has("topology_name") ? field.at("topology_name").non_empty_string() : "");
     source = path.string();
   } else if (field.has("switches")) {
     const Field list = field.at("switches");
@@ -494,8 +501,8 @@ Scenario parse_scenario(const std::string& text, const std::string& file, const 
   }
   Scenario scenario;
   const Field root(doc, "", file);
-  root.expect_object(
-      {"name", "description", "seed", "cluster", "workload", "scheduler", "accounting", "reservations", "performance"});
+  root.expect_object({"name", "description", "seed", "cluster", "workload", "scheduler", "accounting", "reservations",
+                      "performance", "metrics"});
   scenario.name = root.at("name").non_empty_string();
   if (root.has("description")) scenario.description = root.at("description").string();
   if (root.has("seed")) scenario.seed = root.at("seed").non_negative();
@@ -558,6 +565,7 @@ Scenario parse_scenario(const std::string& text, const std::string& file, const 
         throw ScenarioError(file, where + "/node", "no node named '" + degraded[i].node_name + "'");
     }
   }
+  if (root.has("metrics")) detail::read_metrics(root.at("metrics"), scenario.metrics);
   for (std::size_t p = 0; p < scenario.cluster.partitions.size(); ++p) {
     const std::string& qos = scenario.cluster.partitions[p].qos;
     const auto& defined = scenario.accounting.qos;

@@ -75,6 +75,7 @@ struct Scenario {
   AccountingConfig accounting;               ///< Accounts, users, QOS, limits and their enforcement.
   SchedulerConfig scheduler;                 ///< Scheduling policy and parameters.
   PerformanceConfig performance;             ///< Placement-aware job speed (/performance).
+  MetricsConfig metrics;                     ///< GPU and cluster metrics sampling (/metrics).
 };
 
 /// Loads and checks a scenario file; throws ScenarioError naming the file and JSON pointer. Each override is

@@ -126,6 +126,8 @@ void read_accounting(const Field& field, AccountingConfig& config);
 void read_priority(const Field& field, PriorityConfig& config);
 /// Reads /performance.
 void read_performance(const Field& field, PerformanceConfig& config);
+/// Reads /metrics.
+void read_metrics(const Field& field, MetricsConfig& config);
 /// Reads /workload/jobs (array tasks expanded, ids checked unique).
 std::vector<JobSpec> read_inline_jobs(const Field& field);
 

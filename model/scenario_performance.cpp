@@ -1,5 +1,7 @@
-// Reads /performance: job communication profiles and the contention model.
+// Reads /performance (job communication profiles and the contention model) and /metrics (sampling of GPU and
+// cluster metrics).
 #include <algorithm>
+#include <cstdio>
 
 #include "gpu/perf_model_error.hpp"
 #include "model/performance.hpp"
@@ -165,6 +167,68 @@ void read_performance(const Field& field, PerformanceConfig& config) {
       }
     }
     config.profiles.push_back(std::move(rule));
+  }
+}
+
+/// Seconds since 1970 of a UTC calendar date (proleptic Gregorian; Howard Hinnant's days_from_civil).
+std::int64_t unix_seconds(std::int64_t y, unsigned m, unsigned d, unsigned hh, unsigned mm, unsigned ss) {
+  y -= m <= 2;
+  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const auto yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  const std::int64_t days = era * 146097 + static_cast<std::int64_t>(doe) - 719468;
+  return days * 86400 + hh * 3600 + mm * 60 + ss;
+}
+
+void read_metrics(const Field& field, MetricsConfig& config) {
+  field.expect_object({"enabled", "interval_s", "per_gpu", "max_gpu_samples", "epoch", "busy_util_pct",
+                       "compute_power_share", "comm_power_share", "idle_temp_c", "full_power_temp_c",
+                       "thermal_time_constant_s", "fb_used_fraction"});
+  if (field.has("enabled")) config.enabled = field.at("enabled").boolean();
+  if (field.has("per_gpu")) config.per_gpu = field.at("per_gpu").boolean();
+  if (field.has("interval_s")) {
+    config.interval_s = field.at("interval_s").number();
+    if (!(config.interval_s >= 1)) field.at("interval_s").fail("expected a sample period of at least 1 second");
+  }
+  if (field.has("max_gpu_samples")) config.max_gpu_samples = field.at("max_gpu_samples").positive();
+  TelemetryAssumptions& t = config.telemetry;
+  const auto share = [&](const char* key, double& out) {
+    if (!field.has(key)) return;
+    out = field.at(key).number();
+    if (!(out >= 0 && out <= 1)) field.at(key).fail("expected a share in [0, 1]");
+  };
+  share("compute_power_share", t.compute_power_share);
+  share("comm_power_share", t.comm_power_share);
+  share("fb_used_fraction", t.fb_used_fraction);
+  if (field.has("busy_util_pct")) {
+    t.busy_util_pct = field.at("busy_util_pct").number();
+    if (!(t.busy_util_pct >= 0 && t.busy_util_pct <= 100)) field.at("busy_util_pct").fail("expected 0 to 100");
+  }
+  if (field.has("idle_temp_c")) t.idle_temp_c = field.at("idle_temp_c").number();
+  if (field.has("full_power_temp_c")) t.full_power_temp_c = field.at("full_power_temp_c").number();
+  if (t.full_power_temp_c < t.idle_temp_c)
+    field.at(field.has("full_power_temp_c") ? "full_power_temp_c" : "idle_temp_c")
+        .fail("full_power_temp_c must be at least idle_temp_c");
+  if (field.has("thermal_time_constant_s"))
+    t.thermal_time_constant_s = non_negative_number(field.at("thermal_time_constant_s"));
+  if (field.has("epoch")) {
+    const Field e = field.at("epoch");
+    if (e.raw().is_number_integer()) {
+      config.epoch_unix_s = e.integer();
+    } else {
+      const std::string text = e.string();
+      int y = 0;
+      unsigned mo = 0, d = 0, h = 0, mi = 0, s = 0;
+      char zone = 0, after_date = 0;
+      const int n = std::sscanf(text.c_str(), "%4d-%2u-%2uT%2u:%2u:%2u%c", &y, &mo, &d, &h, &mi, &s, &zone);
+      const bool with_time = n == 7 && zone == 'Z';
+      const bool date_only = !with_time && std::sscanf(text.c_str(), "%4d-%2u-%2u%c", &y, &mo, &d, &after_date) == 3;
+      if (date_only) h = mi = s = 0;
+      if (!(date_only || with_time) || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60)
+        e.fail("expected a UTC time \"YYYY-MM-DD\" or \"YYYY-MM-DDTHH:MM:SSZ\", or Unix seconds");
+      config.epoch_unix_s = unix_seconds(y, mo, d, h, mi, s);
+    }
   }
 }
 

@@ -18,9 +18,9 @@
 #include "model/text.hpp"
 
 namespace gputwin {
-namespace {
+namespace detail {
 
-std::vector<std::string> expand(std::string_view expr, const std::string& file, std::uint64_t line) {
+std::vector<std::string> expand_topology_hostlist(std::string_view expr, const std::string& file, std::uint64_t line) {
   try {
     return expand_hostlist(expr);
   } catch (const std::invalid_argument& e) {
@@ -28,7 +28,7 @@ std::vector<std::string> expand(std::string_view expr, const std::string& file, 
   }
 }
 
-std::uint32_t parse_count(std::string_view text, const std::string& file, std::uint64_t line) {
+std::uint32_t parse_topology_count(std::string_view text, const std::string& file, std::uint64_t line) {
   std::uint64_t v = 0;
   if (text.empty() || text.size() > 9) throw ConfigError(file, line, "bad number '" + std::string(text) + "'");
   for (char c : text) {
@@ -38,7 +38,23 @@ std::uint32_t parse_count(std::string_view text, const std::string& file, std::u
   return static_cast<std::uint32_t>(v);
 }
 
-}  // namespace
+void check_block_sizes(const std::vector<std::uint32_t>& sizes, std::string_view key, const std::string& file,
+                       std::uint64_t line) {
+  if (sizes.empty()) return;
+  const std::uint32_t base = sizes.front();
+  for (std::uint32_t size : sizes) {
+    const std::uint32_t multiple = base == 0 ? 0 : size / base;
+    if (base == 0 || size % base != 0 || (multiple & (multiple - 1)) != 0)
+      throw ConfigError(file, line,
+                        std::string(key) + std::to_string(size) + " is not the base block size (" +
+                            std::to_string(base) + ") times a power of two");
+  }
+}
+
+}  // namespace detail
+
+using detail::expand_topology_hostlist;
+using detail::parse_topology_count;
 
 TopologySpec parse_topology_conf(std::string_view text, const std::string& file) {
   TopologySpec spec;
@@ -66,9 +82,9 @@ TopologySpec parse_topology_conf(std::string_view text, const std::string& file)
       for (std::size_t i = 1; i < pairs.size(); ++i) {
         const auto& [key, value] = pairs[i];
         if (key == "switches")
-          s.switches = expand(value, file, line_no);
+          s.switches = expand_topology_hostlist(value, file, line_no);
         else if (key == "nodes")
-          s.nodes = expand(value, file, line_no);
+          s.nodes = expand_topology_hostlist(value, file, line_no);
         else if (key == "linkspeed")
           s.link_speed = value;
         else
@@ -83,7 +99,7 @@ TopologySpec parse_topology_conf(std::string_view text, const std::string& file)
       for (std::size_t i = 1; i < pairs.size(); ++i) {
         if (pairs[i].first != "nodes")
           throw ConfigError(file, line_no, "unknown key '" + pairs[i].first + "' on a BlockName line");
-        b.nodes = expand(pairs[i].second, file, line_no);
+        b.nodes = expand_topology_hostlist(pairs[i].second, file, line_no);
       }
       if (b.nodes.empty()) throw ConfigError(file, line_no, "block " + b.name + " has no Nodes=");
       spec.blocks.push_back(std::move(b));
@@ -91,7 +107,7 @@ TopologySpec parse_topology_conf(std::string_view text, const std::string& file)
       std::string_view v = pairs.front().second;
       while (!v.empty()) {
         const auto comma = v.find(',');
-        spec.block_sizes.push_back(parse_count(v.substr(0, comma), file, line_no));
+        spec.block_sizes.push_back(parse_topology_count(v.substr(0, comma), file, line_no));
         v = comma == std::string_view::npos ? std::string_view() : v.substr(comma + 1);
       }
     } else {
@@ -143,13 +159,7 @@ SlurmTopology resolve_topology(const TopologySpec& spec, const std::vector<std::
     }
     const auto base =
         static_cast<std::uint32_t>(spec.block_sizes.empty() ? t.blocks.front().nodes.size() : spec.block_sizes.front());
-    for (std::uint32_t size : spec.block_sizes) {
-      std::uint32_t multiple = base == 0 ? 0 : size / base;
-      if (base == 0 || size % base != 0 || (multiple & (multiple - 1)) != 0)
-        throw ConfigError(file, 0,
-                          "BlockSizes=" + std::to_string(size) + " is not the base block size (" +
-                              std::to_string(base) + ") times a power of two");
-    }
+    detail::check_block_sizes(spec.block_sizes, "BlockSizes=", file, 0);
     for (const TopologyBlock& b : t.blocks) {
       if (b.nodes.size() < base)
         throw ConfigError(file, 0,

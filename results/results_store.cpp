@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <vector>
 
 #include "model/hostlist.hpp"
@@ -113,6 +114,136 @@ void replace_file(const std::filesystem::path& tmp, const std::filesystem::path&
   if (ec) throw ResultsError(final_path.string() + ": cannot move into place: " + ec.message());
 }
 
+std::vector<std::pair<std::string, double>> metrics_numbers(const MetricsTotals& t) {
+  return {{"gpu_energy_kwh", t.gpu_energy_kwh},
+          {"gpu_power_mean_w", t.gpu_power_mean_w},
+          {"gpu_fragmentation_mean", t.fragmentation_mean},
+          {"socket_split_jobs", static_cast<double>(t.socket_split_jobs)},
+          {"metrics_gpu_step_s", t.gpu_step_s},
+          {"metrics_cluster_step_s", t.cluster_step_s}};
+}
+
+constexpr const char* kMetricsSchema = R"sql(
+CREATE TABLE metrics_info (key TEXT PRIMARY KEY, value REAL);
+CREATE TABLE gpu_metrics (node_index INTEGER NOT NULL, gpu INTEGER NOT NULL, time INTEGER NOT NULL, job_id INTEGER,
+  util_pct REAL NOT NULL, fb_used_mib REAL NOT NULL, power_w REAL NOT NULL, temp_c REAL NOT NULL,
+  nvlink_tx_bytes_per_s REAL NOT NULL, energy_mj REAL NOT NULL, xid INTEGER NOT NULL,
+  PRIMARY KEY (node_index, gpu, time)) WITHOUT ROWID;
+CREATE TABLE cluster_metrics (time INTEGER PRIMARY KEY, nodes_idle INTEGER NOT NULL, nodes_mixed INTEGER NOT NULL,
+  nodes_alloc INTEGER NOT NULL, nodes_down INTEGER NOT NULL, nodes_drain INTEGER NOT NULL,
+  jobs_pending INTEGER NOT NULL, jobs_running INTEGER NOT NULL, cpus_alloc INTEGER NOT NULL,
+  gpus_alloc INTEGER NOT NULL, gpu_power_w REAL NOT NULL, gpu_energy_j REAL NOT NULL, gpus_free INTEGER NOT NULL,
+  gpus_free_fragmented INTEGER NOT NULL);
+CREATE TABLE job_gpus (job_id INTEGER NOT NULL, node_index INTEGER NOT NULL, gpus TEXT NOT NULL);
+)sql";
+
+/// "0-3,6": the GPU indices of a mask, as Slurm prints GRES indices (IDX:0-3,6).
+std::string gpu_indices(std::uint64_t mask) {
+  std::string out;
+  for (int i = 0; i < 64;) {
+    if ((mask >> i & 1) == 0) {
+      ++i;
+      continue;
+    }
+    int j = i;
+    while (j + 1 < 64 && (mask >> (j + 1) & 1) != 0) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(i);
+    if (j > i) out += '-' + std::to_string(j);
+    i = j + 1;
+  }
+  return out;
+}
+
+MetricsTotals write_metrics(Database& db, const ClusterState& state, const MetricsInput& input) {
+  db.exec(kMetricsSchema);
+  MetricsTotals totals;
+  const GpuBinding binding(state, input.horizon);
+  std::vector<ClusterSample> cluster;
+  {
+    Statement st{db.prepare("INSERT INTO gpu_metrics VALUES (?,?,?,?,?,?,?,?,?,?,?)")};
+    cluster = build_metrics(
+        state, binding, input.horizon, input.config, input.load, input.xids,
+        [&](const GpuSample& s) {
+          sqlite3_bind_int64(st.stmt, 1, s.node);
+          sqlite3_bind_int64(st.stmt, 2, s.gpu);
+          sqlite3_bind_int64(st.stmt, 3, s.time_s);
+          if (s.job_id != 0)
+            sqlite3_bind_int64(st.stmt, 4, static_cast<sqlite3_int64>(s.job_id));
+          else
+            sqlite3_bind_null(st.stmt, 4);
+          sqlite3_bind_double(st.stmt, 5, s.util_pct);
+          sqlite3_bind_double(st.stmt, 6, s.fb_used_mib);
+          sqlite3_bind_double(st.stmt, 7, s.power_w);
+          sqlite3_bind_double(st.stmt, 8, s.temp_c);
+          sqlite3_bind_double(st.stmt, 9, s.nvlink_tx_bytes_per_s);
+          sqlite3_bind_double(st.stmt, 10, s.energy_mj);
+          sqlite3_bind_int64(st.stmt, 11, s.xid);
+          db.step(st.stmt);
+        },
+        totals);
+  }
+  {
+    Statement st{db.prepare("INSERT INTO cluster_metrics VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)")};
+    for (const ClusterSample& c : cluster) {
+      const sqlite3_int64 ints[] = {c.time_s,
+                                    c.nodes_idle,
+                                    c.nodes_mixed,
+                                    c.nodes_alloc,
+                                    c.nodes_down,
+                                    c.nodes_drain,
+                                    static_cast<sqlite3_int64>(c.jobs_pending),
+                                    static_cast<sqlite3_int64>(c.jobs_running),
+                                    static_cast<sqlite3_int64>(c.cpus_alloc),
+                                    static_cast<sqlite3_int64>(c.gpus_alloc)};
+      for (int i = 0; i < 10; ++i) sqlite3_bind_int64(st.stmt, i + 1, ints[i]);
+      sqlite3_bind_double(st.stmt, 11, c.gpu_power_w);
+      sqlite3_bind_double(st.stmt, 12, c.gpu_energy_j);
+      sqlite3_bind_int64(st.stmt, 13, static_cast<sqlite3_int64>(c.gpus_free));
+      sqlite3_bind_int64(st.stmt, 14, static_cast<sqlite3_int64>(c.gpus_free_fragmented));
+      db.step(st.stmt);
+    }
+  }
+  {
+    Statement st{db.prepare("INSERT INTO job_gpus VALUES (?,?,?)")};
+    for (JobIndex j = 0; j < state.job_count(); ++j) {
+      if (state.job(j).start < 0) continue;
+      const auto alloc = state.allocation(j);
+      for (std::size_t k = 0; k < alloc.size(); ++k) {
+        if (alloc[k].gpus == 0) continue;
+        sqlite3_bind_int64(st.stmt, 1, static_cast<sqlite3_int64>(state.spec(j).id));
+        sqlite3_bind_int64(st.stmt, 2, alloc[k].node);
+        bind_text(st.stmt, 3, gpu_indices(binding.mask(j, k)));
+        db.step(st.stmt);
+      }
+    }
+  }
+  {
+    const TelemetryAssumptions& a = input.config.telemetry;
+    Statement st{db.prepare("INSERT INTO metrics_info VALUES (?,?)")};
+    const std::pair<const char*, double> rows[] = {{"interval_s", input.config.interval_s},
+                                                   {"gpu_step_s", totals.gpu_step_s},
+                                                   {"cluster_step_s", totals.cluster_step_s},
+                                                   {"horizon_s", totals.horizon_s},
+                                                   {"epoch_unix_s", static_cast<double>(input.config.epoch_unix_s)},
+                                                   {"per_gpu", input.config.per_gpu ? 1.0 : 0.0},
+                                                   {"busy_util_pct", a.busy_util_pct},
+                                                   {"compute_power_share", a.compute_power_share},
+                                                   {"comm_power_share", a.comm_power_share},
+                                                   {"idle_temp_c", a.idle_temp_c},
+                                                   {"full_power_temp_c", a.full_power_temp_c},
+                                                   {"thermal_time_constant_s", a.thermal_time_constant_s},
+                                                   {"fb_used_fraction", a.fb_used_fraction}};
+    for (const auto& [key, value] : rows) {
+      bind_text(st.stmt, 1, key);
+      sqlite3_bind_double(st.stmt, 2, value);
+      db.step(st.stmt);
+    }
+  }
+  db.exec("CREATE INDEX job_gpus_by_job ON job_gpus(job_id);");
+  return totals;
+}
+
 std::vector<std::pair<std::string, double>> summary_numbers(const RunSummary& s) {
   return {{"jobs", static_cast<double>(s.jobs)},
           {"rejected", static_cast<double>(s.rejected)},
@@ -138,8 +269,9 @@ std::vector<std::pair<std::string, double>> summary_numbers(const RunSummary& s)
           {"placement_gpu_hours", s.placement_gpu_hours}};
 }
 
-void write_sqlite(const std::filesystem::path& path, const RunInfo& info, const ClusterState& state,
-                  const RunSummary& summary, const RunRecorder& recorder) {
+std::optional<MetricsTotals> write_sqlite(const std::filesystem::path& path, const RunInfo& info,
+                                          const ClusterState& state, const RunSummary& summary,
+                                          const RunRecorder& recorder, const MetricsInput* metrics) {
   std::error_code ec;
   std::filesystem::remove(path, ec);  // a leftover temporary from a crashed run; absence is fine
   Database db(path);
@@ -269,9 +401,16 @@ void write_sqlite(const std::filesystem::path& path, const RunInfo& info, const 
       db.step(st.stmt);
     }
   }
+  std::optional<MetricsTotals> totals;
+  if (metrics != nullptr) totals = write_metrics(db, state, *metrics);
   {
     Statement st{db.prepare("INSERT INTO summary VALUES (?,?)")};
-    for (const auto& [key, value] : summary_numbers(summary)) {
+    auto numbers = summary_numbers(summary);
+    if (totals) {
+      const auto more = metrics_numbers(*totals);
+      numbers.insert(numbers.end(), more.begin(), more.end());
+    }
+    for (const auto& [key, value] : numbers) {
       bind_text(st.stmt, 1, key);
       sqlite3_bind_double(st.stmt, 2, value);
       db.step(st.stmt);
@@ -286,6 +425,7 @@ void write_sqlite(const std::filesystem::path& path, const RunInfo& info, const 
       "CREATE INDEX jobs_by_id ON jobs(job_id); CREATE INDEX node_events_by_time ON node_events(time); "
       "CREATE INDEX job_reasons_by_job ON job_reasons(job_id, time);");
   db.exec("COMMIT");
+  return totals;
 }
 
 std::string csv_field(const std::string& v) {
@@ -339,7 +479,7 @@ std::string job_node_list(const ClusterState& state, JobIndex job) {
   return format_hostlist(names);
 }
 
-std::string summary_json(const RunInfo& info, const RunSummary& summary) {
+std::string summary_json(const RunInfo& info, const RunSummary& summary, const MetricsTotals* totals) {
   nlohmann::ordered_json j;
   j["scenario"] = info.scenario;
   j["seed"] = info.seed;
@@ -348,13 +488,16 @@ std::string summary_json(const RunInfo& info, const RunSummary& summary) {
   j["wall_time_s"] = info.wall_time_s;
   j["events"] = info.events;
   for (const auto& [key, value] : summary_numbers(summary)) j[key] = value;
+  if (totals != nullptr) {
+    for (const auto& [key, value] : metrics_numbers(*totals)) j[key] = value;
+  }
   j["jobs_by_state"] = summary.by_state;
   j["parameters"] = nlohmann::json::parse(info.parameters_json.empty() ? "{}" : info.parameters_json);
   return j.dump(2) + "\n";
 }
 
 void write_results(const std::filesystem::path& out_dir, const RunInfo& info, const ClusterState& state,
-                   const RunSummary& summary, const RunRecorder& recorder) {
+                   const RunSummary& summary, const RunRecorder& recorder, const MetricsInput* metrics) {
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
   if (ec) throw ResultsError(out_dir.string() + ": cannot create: " + ec.message());
@@ -362,9 +505,9 @@ void write_results(const std::filesystem::path& out_dir, const RunInfo& info, co
   const auto csv_tmp = out_dir / ".jobs.csv.tmp";
   const auto json_tmp = out_dir / ".summary.json.tmp";
   try {
-    write_sqlite(db_tmp, info, state, summary, recorder);
+    const std::optional<MetricsTotals> totals = write_sqlite(db_tmp, info, state, summary, recorder, metrics);
     write_csv(csv_tmp, state);
-    write_text(json_tmp, summary_json(info, summary));
+    write_text(json_tmp, summary_json(info, summary, totals ? &*totals : nullptr));
   } catch (...) {
     std::filesystem::remove(db_tmp, ec);
     std::filesystem::remove(csv_tmp, ec);

@@ -1,4 +1,5 @@
-// The results store of one run: results.sqlite (tables runs, jobs, nodes, node_events, summary), summary.json
+// The results store of one run: results.sqlite (tables runs, jobs, nodes, node_events, summary, and the metrics
+// tables), summary.json
 // and jobs.csv in the output folder. Each file is written to a temporary name in one transaction and renamed
 // into place, so a crash never leaves half a result.
 #pragma once
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "model/cluster_state.hpp"
+#include "results/gpu_metrics.hpp"
 #include "results/recorder.hpp"
 #include "results/summary.hpp"
 
@@ -31,12 +33,21 @@ class ResultsError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Writes results.sqlite, summary.json and jobs.csv into `out_dir` (created if missing).
-void write_results(const std::filesystem::path& out_dir, const RunInfo& info, const ClusterState& state,
-                   const RunSummary& summary, const RunRecorder& recorder);
+/// What the metrics tables are built from (see gpu_metrics.hpp).
+struct MetricsInput {
+  MetricsConfig config;        ///< Sampling and telemetry assumptions (/metrics).
+  SimTime horizon = 0;         ///< Where the run stopped.
+  JobLoadFn load;              ///< Per-job GPU load from the speed model (may be empty).
+  std::vector<XidEvent> xids;  ///< XIDs reported during the run, in time order.
+};
 
-/// summary.json's content.
-std::string summary_json(const RunInfo& info, const RunSummary& summary);
+/// Writes results.sqlite, summary.json and jobs.csv into `out_dir` (created if missing). With `metrics`, also
+/// the tables gpu_metrics, cluster_metrics, job_gpus and metrics_info, and the energy and fragmentation figures.
+void write_results(const std::filesystem::path& out_dir, const RunInfo& info, const ClusterState& state,
+                   const RunSummary& summary, const RunRecorder& recorder, const MetricsInput* metrics = nullptr);
+
+/// summary.json's content (with the metrics figures when `totals` is given).
+std::string summary_json(const RunInfo& info, const RunSummary& summary, const MetricsTotals* totals = nullptr);
 
 /// Slurm hostlist of a job's nodes ("n[001-004]"); empty if it never ran.
 std::string job_node_list(const ClusterState& state, JobIndex job);

@@ -6,7 +6,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config
   nlohmann-json3-dev libcli11-dev libfmt-dev libsqlite3-dev sqlite3
   libgtest-dev libgmock-dev
-  libboost-graph-dev libeigen3-dev libsimgrid-dev
+  libboost-graph-dev libeigen3-dev libsimgrid-dev libyaml-cpp-dev
   prometheus
 )
 

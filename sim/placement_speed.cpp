@@ -215,19 +215,18 @@ double PlacementSpeedModel::speed(const Running& r, double rate_gbps) const {
   }
 }
 
-double PlacementSpeedModel::start(JobIndex job, std::span<const NodeAllocation> allocation) {
-  if (allocation.empty()) return 1.0;
+bool PlacementSpeedModel::resolve(JobIndex job, std::span<const NodeAllocation> allocation, Running& r) {
+  if (allocation.empty()) return false;
   const JobSpec& spec = state_.spec(job);
   const std::uint32_t gpn = allocation.front().gpus;
   const auto gpus = static_cast<std::uint32_t>(gpn * allocation.size());
   const ProfileRule* rule = match_profile(config_, gpus, spec.name);
-  if (rule == nullptr || gpus == 0) return 1.0;
-  Running r;
+  if (rule == nullptr || gpus == 0) return false;
   r.profile = &rule->profile;
   r.resolved = rule->profile;
   if (auto* hybrid = std::get_if<HybridProfile>(&r.resolved); hybrid != nullptr && hybrid->dp == 0) {
     const std::uint32_t tp_pp = hybrid->tp * hybrid->pp;
-    if (tp_pp == 0 || gpus % tp_pp != 0) return 1.0;  // the profile's layout does not fit this job's GPUs
+    if (tp_pp == 0 || gpus % tp_pp != 0) return false;  // the profile's layout does not fit this job's GPUs
     hybrid->dp = gpus / tp_pp;
   }
   nodes_.clear();
@@ -239,6 +238,28 @@ double PlacementSpeedModel::start(JobIndex job, std::span<const NodeAllocation> 
   r.reference = network_.path(packed, gpn, static_rule);
   if (const auto gpu = find_gpu_model(state_.config().nodes[nodes_.front()].gpu_type))
     r.nccl = nccl_options_for_nvlink(gpu->nvlink_generation);
+  return true;
+}
+
+std::optional<GpuLoad> PlacementSpeedModel::reference_load(JobIndex job, std::span<const NodeAllocation> allocation) {
+  Running r;
+  if (!resolve(job, allocation, r)) return std::nullopt;
+  try {
+    const StepBreakdown b = step_breakdown(r.resolved, r.reference, r.nccl);
+    if (!(b.step_s > 0)) return std::nullopt;
+    const auto gpus = static_cast<std::uint32_t>(allocation.front().gpus * allocation.size());
+    GpuLoad load;
+    load.compute_share = std::clamp(b.compute_s / b.step_s, 0.0, 1.0);
+    load.nvlink_bytes_per_s = nvlink_bytes_per_step(r.resolved, gpus, allocation.front().gpus) / b.step_s;
+    return load;
+  } catch (const PerfModelError&) {
+    return std::nullopt;  // as in speed(): a profile that cannot cost this placement runs at its trace time
+  }
+}
+
+double PlacementSpeedModel::start(JobIndex job, std::span<const NodeAllocation> allocation) {
+  Running r;
+  if (!resolve(job, allocation, r)) return 1.0;
   double rate = std::numeric_limits<double>::infinity();
   if (contention_ != nullptr && nodes_.size() > 1) {
     network_.ring_flows(nodes_, flows_);

@@ -14,6 +14,7 @@
 
 #include "gpu/comm_path.hpp"
 #include "gpu/contention.hpp"
+#include "gpu/gpu_telemetry.hpp"
 #include "model/cluster_state.hpp"
 #include "model/performance.hpp"
 #include "sim/job_speed_model.hpp"
@@ -67,6 +68,9 @@ class PlacementSpeedModel final : public JobSpeedModel {
   void stop(JobIndex job) override;
   void take_changes(std::vector<std::pair<JobIndex, double>>& out) override;
 
+  /// What each GPU of `job` does on `allocation` at the reference placement (its trace speed): compute share of
+  /// a step and NVLink bytes per second; nullopt when no profile applies (telemetry then assumes pure compute).
+  [[nodiscard]] std::optional<GpuLoad> reference_load(JobIndex job, std::span<const NodeAllocation> allocation);
   /// The network (for tests and reports).
   [[nodiscard]] const PlacementNetwork& network() const { return network_; }
 
@@ -80,6 +84,7 @@ class PlacementSpeedModel final : public JobSpeedModel {
     bool contended = false;
   };
   double speed(const Running& r, double rate_gbps) const;
+  bool resolve(JobIndex job, std::span<const NodeAllocation> allocation, Running& r);
 
   const ClusterState& state_;
   const PerformanceConfig& config_;

@@ -135,6 +135,17 @@ RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> all, const RunOption
   return outcome;
 }
 
+MetricsInput metrics_input(const RunOutcome& outcome) {
+  MetricsInput input;
+  input.config = outcome.scenario->metrics;
+  input.horizon = outcome.world->now();
+  if (auto* model = dynamic_cast<PlacementSpeedModel*>(outcome.speed_model.get())) {
+    const ClusterState* state = outcome.state.get();
+    input.load = [model, state](JobIndex j) { return model->reference_load(j, state->allocation(j)); };
+  }
+  return input;
+}
+
 RunInfo run_info(const RunOutcome& outcome) {
   const Scenario& sc = *outcome.scenario;
   RunInfo info;

@@ -63,6 +63,10 @@ RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> jobs, const RunOptio
 /// The run's metadata for the results store.
 RunInfo run_info(const RunOutcome& outcome);
 
+/// What the results store needs to build the run's metrics tables (the scenario's /metrics, where the run
+/// stopped, and the speed model's per-job GPU load). Valid while `outcome` lives.
+MetricsInput metrics_input(const RunOutcome& outcome);
+
 /// gputwin's version string.
 std::string_view gputwin_version();
 

@@ -1,0 +1,113 @@
+// Metrics of a finished run, as a monitoring stack would have scraped them: per-GPU series in dcgm-exporter's
+// names and units (GPU_UTIL %, FB_USED MiB, POWER_USAGE W, GPU_TEMP C, NVLink TX bytes/s, TOTAL_ENERGY_CONSUMPTION
+// mJ, XID_ERRORS) and cluster series in Slurm's (nodes by state, jobs pending and running, CPUs and GPUs
+// allocated) plus cluster GPU power, energy and fragmentation.
+//
+// Built after the run from the final ClusterState and the recorder, not from events during it: GPU state is
+// piecewise constant between job starts and ends, so every sample is computed exactly from the jobs' intervals
+// and the simulation pays nothing for metrics. Which GPUs of a node a job holds is decided here (GpuBinding), as
+// Slurm's GRES selection does it: GPUs close to the job's cores, socket by socket (gres_select_filter.c).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "gpu/gpu_telemetry.hpp"
+#include "model/cluster_state.hpp"
+#include "model/performance.hpp"
+
+namespace gputwin {
+
+/// An XID a GPU reported (faults; the metric DCGM_FI_DEV_XID_ERRORS holds the last one).
+struct XidEvent {
+  SimTime time = 0;       ///< When.
+  NodeIndex node = 0;     ///< Node.
+  std::uint32_t gpu = 0;  ///< GPU index within the node.
+  std::uint32_t xid = 0;  ///< XID code.
+};
+
+/// Which GPUs of its nodes each job held: bit i of a mask is GPU i of the node.
+class GpuBinding {
+ public:
+  /// Binds every started job of `state` to GPU indices, replaying starts and ends node by node. A node of 2k GPUs
+  /// has two sockets (GPUs 0..k-1 on socket 0, k..2k-1 on socket 1, as on HGX/DGX and GB200 trays); a job takes
+  /// its GPUs from the first socket that has them all free (its cores come from there too), else the lowest free
+  /// indices across sockets. `horizon` ends jobs still running.
+  GpuBinding(const ClusterState& state, SimTime horizon);
+  /// The GPU mask of allocation `k` (0-based within the job) of job `job`; 0 for a job that never started.
+  [[nodiscard]] std::uint64_t mask(JobIndex job, std::size_t k) const;
+  /// Jobs whose GPUs on some node span both sockets.
+  [[nodiscard]] std::uint64_t socket_split_jobs() const { return socket_split_jobs_; }
+  /// Sockets of a node with `gpus` GPUs (2 for an even count of at least 4, else 1).
+  static std::uint32_t sockets(std::uint32_t gpus);
+
+ private:
+  std::vector<std::uint64_t> masks_;   // per allocation, same layout as ClusterState's allocation pool
+  std::vector<std::uint32_t> offset_;  // per job: index of its first allocation in masks_
+  std::uint64_t socket_split_jobs_ = 0;
+};
+
+/// One sample of one GPU (values averaged over the sample period unless said otherwise).
+struct GpuSample {
+  std::int64_t time_s = 0;           ///< Sample time, seconds since the scenario epoch (end of its period).
+  NodeIndex node = 0;                ///< Node.
+  std::uint32_t gpu = 0;             ///< GPU index within the node.
+  std::uint64_t job_id = 0;          ///< Job on the GPU at time_s (0: none), as dcgm-exporter's hpc_job label.
+  double util_pct = 0;               ///< DCGM_FI_DEV_GPU_UTIL, %.
+  double fb_used_mib = 0;            ///< DCGM_FI_DEV_FB_USED at time_s, MiB.
+  double power_w = 0;                ///< DCGM_FI_DEV_POWER_USAGE, W.
+  double temp_c = 0;                 ///< DCGM_FI_DEV_GPU_TEMP at time_s, C.
+  double nvlink_tx_bytes_per_s = 0;  ///< DCGM_FI_PROF_NVLINK_TX_BYTES, B/s.
+  double energy_mj = 0;              ///< DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION since t = 0, mJ.
+  std::uint32_t xid = 0;             ///< DCGM_FI_DEV_XID_ERRORS: last XID at or before time_s (0: none).
+};
+
+/// One sample of the whole cluster, at an instant (as a scrape sees it).
+struct ClusterSample {
+  std::int64_t time_s = 0;                 ///< Sample time, seconds since the scenario epoch.
+  std::uint32_t nodes_idle = 0;            ///< slurm_nodes_idle.
+  std::uint32_t nodes_mixed = 0;           ///< slurm_nodes_mixed.
+  std::uint32_t nodes_alloc = 0;           ///< slurm_nodes_alloc.
+  std::uint32_t nodes_down = 0;            ///< slurm_nodes_down (configured DOWN).
+  std::uint32_t nodes_drain = 0;           ///< slurm_nodes_drain (configured DRAIN).
+  std::uint64_t jobs_pending = 0;          ///< slurm_jobs_pending (held and dependent jobs included, as Slurm counts).
+  std::uint64_t jobs_running = 0;          ///< slurm_jobs_running.
+  std::uint64_t cpus_alloc = 0;            ///< slurm_jobs_cpus_alloc.
+  std::uint64_t gpus_alloc = 0;            ///< slurm_gpus_alloc.
+  double gpu_power_w = 0;                  ///< Sum of every GPU's power.
+  double gpu_energy_j = 0;                 ///< GPU energy since t = 0.
+  std::uint64_t gpus_free = 0;             ///< Free GPUs on available nodes.
+  std::uint64_t gpus_free_fragmented = 0;  ///< ... of them on nodes where other GPUs are allocated.
+};
+
+/// What build_metrics produced beyond the samples.
+struct MetricsTotals {
+  double gpu_step_s = 0;          ///< Per-GPU sample period used (>= the configured one: long runs downsample).
+  double cluster_step_s = 0;      ///< Cluster sample period used.
+  double horizon_s = 0;           ///< End of the sampled time.
+  double gpu_energy_kwh = 0;      ///< GPU energy over the run, exact (not from samples).
+  double gpu_power_mean_w = 0;    ///< Mean cluster GPU power over [0, horizon].
+  double fragmentation_mean = 0;  ///< Time-weighted mean of gpus_free_fragmented / gpus_free (while gpus_free > 0).
+  std::uint64_t socket_split_jobs = 0;  ///< Jobs whose GPUs on a node span both sockets.
+  std::uint64_t gpu_samples = 0;        ///< Per-GPU samples produced.
+};
+
+/// A job's load per GPU at its trace speed (from the speed model's profile), or nullopt (pure compute).
+using JobLoadFn = std::function<std::optional<GpuLoad>(JobIndex)>;
+
+/// Builds the run's metrics (`binding` made for the same state and horizon): calls `gpu_sink` for each per-GPU sample
+/// (GPU by GPU, time ascending; skipped when config.per_gpu is false) and returns the cluster samples. `horizon` is
+/// where the run stopped; `load` may be empty; `xids` are in time order.
+std::vector<ClusterSample> build_metrics(const ClusterState& state, const GpuBinding& binding, SimTime horizon,
+                                         const MetricsConfig& config, const JobLoadFn& load,
+                                         std::span<const XidEvent> xids,
+                                         const std::function<void(const GpuSample&)>& gpu_sink, MetricsTotals& totals);
+
+/// The per-GPU sample period for a run of `horizon_s` seconds on `gpus` GPUs: the configured interval, or a
+/// whole multiple of it that keeps the samples within config.max_gpu_samples.
+double gpu_sample_step_s(const MetricsConfig& config, double horizon_s, std::uint64_t gpus);
+
+}  // namespace gputwin
