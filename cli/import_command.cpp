@@ -579,7 +579,8 @@ int run_import(const ImportRequest& request, std::ostream& out, std::ostream& er
   cluster["nodes"] = node_groups(conf, notes);
   cluster["partitions"] = partitions_json(conf, notes);
   if (!request.topology.empty()) {
-    const TopologySpec spec = read_topology_file(request.topology);  // topology.yaml by extension: its default
+    // topology.yaml by extension: the named topology, else its cluster_default one.
+    const TopologySpec spec = read_topology_file(request.topology, request.topology_name);
     if (!spec.switches.empty() || !spec.blocks.empty()) cluster["topology"] = topology_json(spec, conf);
   }
   scenario["cluster"] = std::move(cluster);

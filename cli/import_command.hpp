@@ -14,7 +14,8 @@ namespace gputwin {
 /// The files `gputwin import` reads; empty strings are options not given.
 struct ImportRequest {
   std::string slurm_conf;              ///< slurm.conf (required).
-  std::string topology;                ///< topology.conf: imported as the cluster's switches or blocks.
+  std::string topology;                ///< topology.conf or topology.yaml: imported as switches or blocks.
+  std::string topology_name;           ///< Which topology of a topology.yaml (default: its cluster_default one).
   std::string gres;                    ///< gres.conf: GPU types for nodes whose Gres= gives none.
   std::string assoc;                   ///< `sacctmgr dump` file: accounts, users, shares and limits.
   std::string qos;                     ///< `sacctmgr show qos -P` output.

@@ -184,7 +184,9 @@ int main(int argc, char** argv) {
                                         "history) into a scenario on stdout");
   import->add_option("slurm_conf", import_request.slurm_conf, "slurm.conf (Include lines are followed)")->required();
   import->add_option("--topology", import_request.topology,
-                     "topology.conf (topology/tree switches or topology/block blocks)");
+                     "topology.conf or topology.yaml (topology/tree switches or topology/block blocks)");
+  import->add_option("--topology-name", import_request.topology_name,
+                     "Which topology of a topology.yaml (default: the cluster_default one)");
   import->add_option("--gres", import_request.gres, "gres.conf (GPU types)");
   import->add_option("--assoc", import_request.assoc, "sacctmgr dump file (accounts, users, shares, limits)");
   import->add_option("--qos", import_request.qos, "sacctmgr show qos -P output");
