@@ -103,6 +103,9 @@ int print_comparison(const std::filesystem::path& a_dir, const std::filesystem::
                                                         {"lost_gpu_hours", "GPU-hours lost (requeue)"},
                                                         {"placement_gpu_hours", "GPU-hours from placement"},
                                                         {"cross_leaf_jobs", "cross-leaf multi-node jobs"},
+                                                        {"cross_leaf_traffic_tb", "cross-leaf traffic (TB)"},
+                                                        {"gpu_energy_kwh", "GPU energy (kWh)"},
+                                                        {"gpu_fragmentation_mean", "free GPUs fragmented"},
                                                         {"makespan_s", "makespan (s)"}};
     for (const auto& [key, label] : rows) {
       const auto ia = sa.find(key), ib = sb.find(key);

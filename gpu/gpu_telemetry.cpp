@@ -76,4 +76,21 @@ double nvlink_bytes_per_step(const JobProfile& profile, std::uint32_t gpus, std:
   return f.exposed_bytes * ring_factor(n) * nvlink_share(n, g);
 }
 
+double cross_leaf_bytes_per_step(const JobProfile& profile, std::uint32_t gpus, std::uint32_t leaves) {
+  if (leaves <= 1) return 0;
+  const double crossings = leaves;
+  if (const auto* dp = std::get_if<DataParallelProfile>(&profile)) {
+    const double volume = dp->sharding == Sharding::kZero3 ? 1.5 : 1.0;
+    return dp->parameters_billion * 1e9 * dp->gradient_bytes_per_parameter * volume * ring_factor(gpus) * crossings;
+  }
+  if (const auto* h = std::get_if<HybridProfile>(&profile)) {
+    const double tp_pp = double(std::max<std::uint32_t>(h->tp, 1)) * std::max<std::uint32_t>(h->pp, 1);
+    const double dp = h->dp > 0 ? h->dp : std::max(1.0, gpus / tp_pp);
+    // tp x pp rings, each of the stage's gradients (parameters / (tp x pp)): the whole model's gradients.
+    return h->parameters_billion * 1e9 * h->gradient_bytes_per_parameter * ring_factor(dp) * crossings;
+  }
+  if (const auto* m = std::get_if<MeasuredProfile>(&profile)) return m->message_bytes * ring_factor(gpus) * crossings;
+  return std::get<FittedProfile>(profile).exposed_bytes * ring_factor(gpus) * crossings;
+}
+
 }  // namespace gputwin

@@ -28,8 +28,9 @@ struct TelemetryAssumptions {
 
 /// What a running job does on each of its GPUs, averaged over its run.
 struct GpuLoad {
-  double compute_share = 1;       ///< Share of the time computing (the rest is exposed communication), 0..1.
-  double nvlink_bytes_per_s = 0;  ///< NVLink bytes sent per second by each GPU (DCGM_FI_PROF_NVLINK_TX_BYTES).
+  double compute_share = 1;               ///< Share of the time computing (the rest is exposed communication), 0..1.
+  double nvlink_bytes_per_s = 0;          ///< NVLink bytes sent per second by each GPU (DCGM_FI_PROF_NVLINK_TX_BYTES).
+  double job_cross_leaf_bytes_per_s = 0;  ///< Bytes per second the whole job sends between leaf switches.
 };
 
 /// Power drawn by a GPU of model `gpu`: idle power, or with `load` (non-null: a job runs) idle power plus the
@@ -54,5 +55,11 @@ double fb_total_mib(const GpuModel& gpu);
 /// extra all-gather); hybrid: TP all-reduces of activations (all on NVLink) plus the DP share on NVLink;
 /// measured: one all-reduce of message_bytes; fitted: exposed_bytes. Pipeline sends are not counted.
 double nvlink_bytes_per_step(const JobProfile& profile, std::uint32_t gpus, std::uint32_t gpus_per_node);
+
+/// Bytes a job sends between leaf switches per step when its nodes span `leaves` leaves: its inter-node rings
+/// (the data-parallel collective; for hybrid layouts the tp x pp DP rings together) are ordered by leaf, as NCCL
+/// orders them by topology, so each crosses leaves `leaves` times (0 for one leaf), and every ring edge carries
+/// 2(n-1)/n of the collective's buffer: 2(n-1)/n x buffer x leaves. Tensor-parallel traffic stays in a node.
+double cross_leaf_bytes_per_step(const JobProfile& profile, std::uint32_t gpus, std::uint32_t leaves);
 
 }  // namespace gputwin

@@ -58,6 +58,7 @@ GpuLoad job_load(const ClusterState& state, JobIndex j, const JobLoadFn& load) {
     const double mean_speed = trace_s / actual_s;  // compute work is fixed: its share of the time scales with speed
     out.compute_share = std::min(1.0, out.compute_share * mean_speed);
     out.nvlink_bytes_per_s *= mean_speed;
+    out.job_cross_leaf_bytes_per_s *= mean_speed;
   }
   return out;
 }
@@ -211,9 +212,14 @@ std::vector<ClusterSample> build_metrics(const ClusterState& state, const GpuBin
 
   // Each started job's power delta over idle and NVLink rate per GPU, by allocation.
   std::vector<GpuLoad> loads(state.job_count());
+  double cross_leaf_bytes = 0;
   for (JobIndex j = 0; j < state.job_count(); ++j) {
-    if (state.job(j).start >= 0) loads[j] = job_load(state, j, load);
+    const JobRuntime& rt = state.job(j);
+    if (rt.start < 0) continue;
+    loads[j] = job_load(state, j, load);
+    cross_leaf_bytes += loads[j].job_cross_leaf_bytes_per_s * to_seconds_f(job_end(rt, horizon) - rt.start);
   }
+  totals.cross_leaf_traffic_tb = cross_leaf_bytes / 1e12;
 
   // ---- Per-GPU series -------------------------------------------------------------------------------------
   totals.socket_split_jobs = binding.socket_split_jobs();

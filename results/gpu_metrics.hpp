@@ -92,6 +92,7 @@ struct MetricsTotals {
   double gpu_power_mean_w = 0;    ///< Mean cluster GPU power over [0, horizon].
   double fragmentation_mean = 0;  ///< Time-weighted mean of gpus_free_fragmented / gpus_free (while gpus_free > 0).
   std::uint64_t socket_split_jobs = 0;  ///< Jobs whose GPUs on a node span both sockets.
+  double cross_leaf_traffic_tb = 0;     ///< Bytes (TB) jobs sent between leaf switches (profiled jobs only).
   std::uint64_t gpu_samples = 0;        ///< Per-GPU samples produced.
 };
 

@@ -119,6 +119,7 @@ std::vector<std::pair<std::string, double>> metrics_numbers(const MetricsTotals&
           {"gpu_power_mean_w", t.gpu_power_mean_w},
           {"gpu_fragmentation_mean", t.fragmentation_mean},
           {"socket_split_jobs", static_cast<double>(t.socket_split_jobs)},
+          {"cross_leaf_traffic_tb", t.cross_leaf_traffic_tb},
           {"metrics_gpu_step_s", t.gpu_step_s},
           {"metrics_cluster_step_s", t.cluster_step_s}};
 }

@@ -251,6 +251,7 @@ std::optional<GpuLoad> PlacementSpeedModel::reference_load(JobIndex job, std::sp
     GpuLoad load;
     load.compute_share = std::clamp(b.compute_s / b.step_s, 0.0, 1.0);
     load.nvlink_bytes_per_s = nvlink_bytes_per_step(r.resolved, gpus, allocation.front().gpus) / b.step_s;
+    load.job_cross_leaf_bytes_per_s = cross_leaf_bytes_per_step(r.resolved, gpus, network_.leaves(nodes_)) / b.step_s;
     return load;
   } catch (const PerfModelError&) {
     return std::nullopt;  // as in speed(): a profile that cannot cost this placement runs at its trace time

@@ -70,6 +70,23 @@ TEST(GpuTelemetry, NvlinkBytesPerStepWorkedByHand) {
   EXPECT_DOUBLE_EQ(nvlink_bytes_per_step(h, 16, 8), 15032385536.0);
 }
 
+TEST(GpuTelemetry, CrossLeafBytesPerStepWorkedByHand) {
+  // DDP 7B bf16 (14e9 B) on 32 GPUs over 2 leaves: 2 crossings x 2 x 31/32 x 14e9 = 54.25e9 B; within a leaf: 0.
+  DataParallelProfile dp;
+  dp.parameters_billion = 7;
+  dp.compute_s = 1;
+  EXPECT_DOUBLE_EQ(cross_leaf_bytes_per_step(dp, 32, 2), 54.25e9);
+  EXPECT_DOUBLE_EQ(cross_leaf_bytes_per_step(dp, 32, 1), 0.0);
+  // Hybrid TP=8 x DP=2, 70B bf16: 8 DP rings of 2 ranks, each with the stage's 140e9 / 8 B, crossing 2 leaves:
+  // 140e9 x (2 x 1/2) x 2 = 280e9 B.
+  HybridProfile h;
+  h.tp = 8;
+  h.dp = 2;
+  h.parameters_billion = 70;
+  h.compute_s = 1;
+  EXPECT_DOUBLE_EQ(cross_leaf_bytes_per_step(h, 16, 2), 280e9);
+}
+
 TEST(GpuMetrics, SampleStepKeepsTheBudget) {
   MetricsConfig c;
   c.interval_s = 30;

@@ -26,7 +26,9 @@ Scenario two_leaf_cluster() {
 std::vector<JobSpec> jobs_with_c(const char* switches) {
   std::vector<JobSpec> jobs{make_job(1, 0, 3, 3, 0, 100, 100), make_job(2, 0, 3, 3, 0, 1000, 1000),
                             make_job(3, 10, 2, 2, 0, 100, 100)};
-  if (switches != nullptr) EXPECT_TRUE(parse_switches_spec(switches, jobs[2].switches, jobs[2].switch_wait_s));
+  if (switches != nullptr) {
+    EXPECT_TRUE(parse_switches_spec(switches, jobs[2].switches, jobs[2].switch_wait_s));
+  }
   return jobs;
 }
 

@@ -8,6 +8,8 @@
 #include <cmath>
 
 #include "model/errors.hpp"
+#include "results/gpu_metrics.hpp"
+#include "sim/runner.hpp"
 #include "tests/support/test_cluster.hpp"
 
 namespace gputwin {
@@ -128,6 +130,32 @@ TEST(PlacementSpeedModel, WholeRunStretchesTheCrossLeafJob) {
   EXPECT_DOUBLE_EQ(o.summary.leaves_per_multi_node_job, 1.5);
   EXPECT_NEAR(o.summary.placement_gpu_hours,
               16 * (to_seconds_f(o.state->job(1).end - o.state->job(1).start) - 1000) / 3600, 1e-9);
+}
+
+TEST(PlacementSpeedModel, CrossLeafTrafficOfARun) {
+  // The run above: job 1 stays in leaf s0, job 2 spans s0 and s1. Its DDP ring over 16 GPUs crosses the leaves
+  // twice per step, each crossing carrying 2 x 15/16 of the 14 GB of bf16 gradients: 52.5 GB per step. Compute work
+  // is fixed, so whatever its speed the job runs 1000 s / step(reference) steps: the run's cross-leaf traffic is
+  // 52.5e9 x 1000 / step(reference) bytes; job 1 adds nothing.
+  Scenario s = two_leaves_h100();
+  s.cluster.topology.slurm.topo_optional = true;
+  auto o = run_jobs(s, {make_job(1, 0, 3, 336, 8, 5000, 1000), make_job(2, 0, 2, 224, 8, 5000, 1000)}, RunOptions{});
+  const JobProfile& dp = s.performance.profiles[0].profile;
+  EXPECT_DOUBLE_EQ(cross_leaf_bytes_per_step(dp, 16, 2), 52.5e9);
+  EXPECT_DOUBLE_EQ(cross_leaf_bytes_per_step(dp, 16, 1), 0.0);
+  const MetricsInput input = metrics_input(o);
+  ASSERT_TRUE(input.load);
+  EXPECT_DOUBLE_EQ(input.load(0)->job_cross_leaf_bytes_per_s, 0.0);
+  const PlacementNetwork net(s.cluster, s.performance.network);
+  const std::vector<NodeIndex> ref{0, 1};
+  const double step_ref = step_time_s(dp, net.path(ref, 8), nccl_options_for_nvlink(4));
+  EXPECT_NEAR(input.load(1)->job_cross_leaf_bytes_per_s, 52.5e9 / step_ref, 1e-3);
+  // Compute share at the reference: 0.5 s of compute in the reference step.
+  EXPECT_NEAR(input.load(1)->compute_share, 0.5 / step_ref, 1e-12);
+  MetricsTotals totals;
+  const GpuBinding binding(*o.state, input.horizon);
+  build_metrics(*o.state, binding, input.horizon, input.config, input.load, {}, {}, totals);
+  EXPECT_NEAR(totals.cross_leaf_traffic_tb, 52.5e9 * 1000 / step_ref / 1e12, 1e-9);
 }
 
 }  // namespace
