@@ -7,6 +7,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <numeric>
 #include <vector>
 
 #include "gpu/gpu_catalogue.hpp"
@@ -210,7 +211,7 @@ void export_metrics(const std::filesystem::path& results_dir, const MetricsExpor
   if (gpu_step <= 0 || cluster_step <= 0) throw InputError(db.path(), "metrics_info", "sample periods missing");
 
   // The export period: the stored one, or a multiple of both stored periods.
-  std::int64_t step = std::max(cluster_step, have_gpus ? gpu_step : cluster_step);
+  std::int64_t step = std::lcm(cluster_step, have_gpus ? gpu_step : cluster_step);
   if (options.step_s > 0) {
     const auto wanted = static_cast<std::int64_t>(std::llround(options.step_s));
     if (wanted != options.step_s || wanted % cluster_step != 0 || (have_gpus && wanted % gpu_step != 0))

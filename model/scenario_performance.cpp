@@ -188,8 +188,10 @@ void read_metrics(const Field& field, MetricsConfig& config) {
   if (field.has("enabled")) config.enabled = field.at("enabled").boolean();
   if (field.has("per_gpu")) config.per_gpu = field.at("per_gpu").boolean();
   if (field.has("interval_s")) {
-    config.interval_s = field.at("interval_s").number();
-    if (!(config.interval_s >= 1)) field.at("interval_s").fail("expected a sample period of at least 1 second");
+    const Field interval = field.at("interval_s");
+    if (!interval.raw().is_number_integer() || interval.integer() < 1)
+      interval.fail("expected a sample period of at least 1 second, in whole seconds");
+    config.interval_s = static_cast<double>(interval.integer());
   }
   if (field.has("max_gpu_samples")) config.max_gpu_samples = field.at("max_gpu_samples").positive();
   TelemetryAssumptions& t = config.telemetry;

@@ -174,7 +174,9 @@ GpuBinding::GpuBinding(const ClusterState& state, SimTime horizon) {
       }
       if (mask == 0) {
         mask = lowest_bits(free, u.gpus);  // no socket has them all: lowest free indices (or, over-committed, fewer)
-        if (socket_count > 1 && (mask & range_mask(0, per_socket)) != 0 && (mask & ~range_mask(0, per_socket)) != 0)
+        // A split that a socket could have avoided (a request larger than a socket is always split).
+        if (socket_count > 1 && u.gpus <= per_socket && (mask & range_mask(0, per_socket)) != 0 &&
+            (mask & ~range_mask(0, per_socket)) != 0)
           split[u.job] = true;
       }
       free &= ~mask;

@@ -129,6 +129,7 @@ TEST_F(GpuMetricsRun, BindingFollowsSocketsAndCountsSplitJobs) {
   EXPECT_EQ(binding.mask(4, 0), 0b10000011u);  // job 5, split across sockets
   EXPECT_EQ(binding.socket_split_jobs(), 1u);
   EXPECT_EQ(GpuBinding::sockets(8), 2u);
+  EXPECT_EQ(GpuBinding::sockets(4), 2u);
   EXPECT_EQ(GpuBinding::sockets(2), 1u);
 }
 
@@ -269,7 +270,9 @@ TEST(GpuMetricsScenario, MetricsKeysAreCheckedWithTheirPointer) {
     return std::string("no error");
   };
   EXPECT_EQ(error(R"({"interval_s": 0})"),
-            "m.json: /metrics/interval_s: expected a sample period of at least 1 second");
+            "m.json: /metrics/interval_s: expected a sample period of at least 1 second, in whole seconds");
+  EXPECT_EQ(error(R"({"interval_s": 45.5})"),
+            "m.json: /metrics/interval_s: expected a sample period of at least 1 second, in whole seconds");
   EXPECT_NE(error(R"({"epoch": "yesterday"})").find("m.json: /metrics/epoch: expected a UTC time"), std::string::npos);
   EXPECT_EQ(error(R"({"fb_used_fraction": 1.5})"), "m.json: /metrics/fb_used_fraction: expected a share in [0, 1]");
   EXPECT_NE(error(R"({"colour": 1})").find("m.json: /metrics/colour: unknown key"), std::string::npos);
