@@ -82,6 +82,8 @@ class GpuCursor {
   /// Integrals since the last reset.
   struct Sums {
     double energy_j = 0, busy_s = 0, nvlink_bytes = 0;
+    std::uint64_t top_job = 0;  // the job that held the GPU longest in the period (0: none)
+    double top_job_s = 0;
   };
 
   void advance(double to_s, Sums& sums) {
@@ -96,6 +98,10 @@ class GpuCursor {
       if (on != nullptr) {
         sums.busy_s += dt;
         sums.nvlink_bytes += on->nvlink_bytes_per_s * dt;
+        if (dt > sums.top_job_s) {  // a job is one segment per period, so its longest segment is its time
+          sums.top_job = on->job_id;
+          sums.top_job_s = dt;
+        }
       }
       temp_c_ = relax_temp_c(temp_c_, steady_temp_c(gpu_, a_, power), dt, a_.thermal_time_constant_s);
       t_ = seg_end;
@@ -268,7 +274,7 @@ std::vector<ClusterSample> build_metrics(const ClusterState& state, const GpuBin
           energy_j += sums.energy_j;
           const BusyInterval* on = cursor.current();
           s.time_s = static_cast<std::int64_t>(std::llround(t));
-          s.job_id = on != nullptr ? on->job_id : 0;
+          s.job_id = k == 0 ? (on != nullptr ? on->job_id : 0) : sums.top_job;
           if (k == 0) {  // an empty period: the instant's values
             s.util_pct = on != nullptr ? a.busy_util_pct : 0;
             s.power_w = on != nullptr ? on->power_w : gpu.idle_power_w;

@@ -55,7 +55,7 @@ struct GpuSample {
   std::int64_t time_s = 0;           ///< Sample time, seconds since the scenario epoch (end of its period).
   NodeIndex node = 0;                ///< Node.
   std::uint32_t gpu = 0;             ///< GPU index within the node.
-  std::uint64_t job_id = 0;          ///< Job on the GPU at time_s (0: none), as dcgm-exporter's hpc_job label.
+  std::uint64_t job_id = 0;          ///< Job that held the GPU longest in the period (0: none): the hpc_job label.
   double util_pct = 0;               ///< DCGM_FI_DEV_GPU_UTIL, %.
   double fb_used_mib = 0;            ///< DCGM_FI_DEV_FB_USED at time_s, MiB.
   double power_w = 0;                ///< DCGM_FI_DEV_POWER_USAGE, W.

@@ -146,7 +146,7 @@ TEST_F(GpuMetricsRun, GpuSamplesWorkedByHand) {
   EXPECT_DOUBLE_EQ(at(0, 1).util_pct, 97.0);
   EXPECT_DOUBLE_EQ(at(0, 1).power_w, 636.0);
   EXPECT_DOUBLE_EQ(at(0, 1).fb_used_mib, 69632.0);
-  EXPECT_EQ(at(0, 2).job_id, 0u);
+  EXPECT_EQ(at(0, 2).job_id, 1u);  // the job that held it during (50, 100]
   EXPECT_DOUBLE_EQ(at(0, 2).fb_used_mib, 0.0);
   EXPECT_DOUBLE_EQ(at(0, 5).power_w, 60.0);   // (200, 250] idle
   EXPECT_DOUBLE_EQ(at(0, 6).power_w, 636.0);  // (250, 300] job 5
@@ -155,12 +155,14 @@ TEST_F(GpuMetricsRun, GpuSamplesWorkedByHand) {
   // Temperature after 100 s at 636 W from idle: steady 68 C, 68 - 36 e^(-100/60).
   EXPECT_NEAR(at(0, 2).temp_c, 68 - 36 * std::exp(-100.0 / 60), 1e-9);
   // GPU 4: job 2 to 200, job 4 from 200: busy all of (150, 200] and (200, 250].
-  EXPECT_EQ(at(4, 4).job_id, 4u);
+  EXPECT_EQ(at(4, 4).job_id, 2u);  // (150, 200]: job 2
+  EXPECT_EQ(at(4, 5).job_id, 4u);  // (200, 250]: job 4
   EXPECT_DOUBLE_EQ(at(4, 4).util_pct, 97.0);
   EXPECT_DOUBLE_EQ(at(4, 5).util_pct, 97.0);
   // GPU 7: job 2 to 200, idle (200, 250], job 5 on (250, 300].
   EXPECT_DOUBLE_EQ(at(7, 5).util_pct, 0.0);
-  EXPECT_EQ(at(7, 6).job_id, 0u);  // at 300 job 5 has ended
+  EXPECT_EQ(at(7, 6).job_id, 5u);  // (250, 300]: job 5, though at 300 it has ended
+  EXPECT_EQ(at(7, 5).job_id, 0u);  // (200, 250]: idle
   EXPECT_DOUBLE_EQ(at(7, 6).util_pct, 97.0);
   // The per-GPU energies add up to the cluster's exact energy.
   double sum_mj = 0;
