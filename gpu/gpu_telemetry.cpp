@@ -19,6 +19,30 @@ double nvlink_share(double ranks, double ranks_per_node) {
   return (ranks_per_node - 1) / ranks_per_node;
 }
 
+/// Bytes of the buffer each rank of a job's data-parallel ring reduces per step: the gradients (x 1.5 for ZeRO-3's
+/// extra all-gather; for hybrid layouts one stage's share, parameters / (tp x pp)), a measured profile's message or
+/// a fitted profile's exposed bytes.
+double dp_buffer_bytes(const JobProfile& profile) {
+  if (const auto* dp = std::get_if<DataParallelProfile>(&profile)) {
+    const double volume = dp->sharding == Sharding::kZero3 ? 1.5 : 1.0;  // RS + 2 AG vs RS + AG (= all-reduce)
+    return dp->parameters_billion * 1e9 * dp->gradient_bytes_per_parameter * volume;
+  }
+  if (const auto* h = std::get_if<HybridProfile>(&profile)) {
+    const double tp_pp = double(std::max<std::uint32_t>(h->tp, 1)) * std::max<std::uint32_t>(h->pp, 1);
+    return h->parameters_billion * 1e9 / tp_pp * h->gradient_bytes_per_parameter;
+  }
+  if (const auto* m = std::get_if<MeasuredProfile>(&profile)) return m->message_bytes;
+  return std::get<FittedProfile>(profile).exposed_bytes;
+}
+
+/// Ranks in one data-parallel ring of a job of `gpus` GPUs: dp for hybrid layouts (dp = 0: gpus / (tp x pp)).
+double dp_ranks(const JobProfile& profile, double gpus) {
+  const auto* h = std::get_if<HybridProfile>(&profile);
+  if (h == nullptr) return gpus;
+  const double tp_pp = double(std::max<std::uint32_t>(h->tp, 1)) * std::max<std::uint32_t>(h->pp, 1);
+  return h->dp > 0 ? h->dp : std::max(1.0, gpus / tp_pp);
+}
+
 }  // namespace
 
 double gpu_power_w(const GpuModel& gpu, const TelemetryAssumptions& a, const GpuLoad* load) {
@@ -50,47 +74,28 @@ double fb_used_mib(const GpuModel& gpu, const TelemetryAssumptions& a, bool busy
 double nvlink_bytes_per_step(const JobProfile& profile, std::uint32_t gpus, std::uint32_t gpus_per_node) {
   const double n = gpus;
   const double g = std::min<double>(gpus_per_node, n);
-  if (const auto* dp = std::get_if<DataParallelProfile>(&profile)) {
-    const double bytes = dp->parameters_billion * 1e9 * dp->gradient_bytes_per_parameter;
-    const double volume = dp->sharding == Sharding::kZero3 ? 1.5 : 1.0;  // RS + 2 AG vs RS + AG (= all-reduce)
-    return bytes * volume * ring_factor(n) * nvlink_share(n, g);
-  }
-  if (const auto* h = std::get_if<HybridProfile>(&profile)) {
-    const double tp = std::max<std::uint32_t>(h->tp, 1);
-    const double pp = std::max<std::uint32_t>(h->pp, 1);
-    const double dp = h->dp > 0 ? h->dp : std::max(1.0, n / (tp * pp));
-    const double act = h->activation_bytes > 0 ? h->activation_bytes
-                                               : double(h->micro_batch_size) * h->sequence_length * h->hidden_size *
-                                                     h->activation_bytes_per_element;
-    // TP: 4 all-reduces per layer and micro-batch (2 forward, 2 backward), layers split over pp stages.
-    const double tp_bytes = 4.0 * (double(h->layers) / pp) * h->micro_batches * act * ring_factor(tp);
-    // DP: the stage's gradients over dp ranks; ranks per node of one DP group: g / (tp x pp) when that is > 1.
-    const double grads = h->parameters_billion * 1e9 / (tp * pp) * h->gradient_bytes_per_parameter;
-    const double dp_per_node = std::max(1.0, g / (tp * pp));
-    const double dp_bytes = grads * ring_factor(dp) * nvlink_share(dp, dp_per_node);
-    return tp_bytes + dp_bytes;
-  }
-  if (const auto* m = std::get_if<MeasuredProfile>(&profile))
-    return m->message_bytes * ring_factor(n) * nvlink_share(n, g);
-  const auto& f = std::get<FittedProfile>(profile);
-  return f.exposed_bytes * ring_factor(n) * nvlink_share(n, g);
+  const auto* h = std::get_if<HybridProfile>(&profile);
+  if (h == nullptr) return dp_buffer_bytes(profile) * ring_factor(n) * nvlink_share(n, g);
+  const double tp = std::max<std::uint32_t>(h->tp, 1);
+  const double pp = std::max<std::uint32_t>(h->pp, 1);
+  const double act = h->activation_bytes > 0 ? h->activation_bytes
+                                             : double(h->micro_batch_size) * h->sequence_length * h->hidden_size *
+                                                   h->activation_bytes_per_element;
+  // TP: 4 all-reduces per layer and micro-batch (2 forward, 2 backward), layers split over pp stages.
+  const double tp_bytes = 4.0 * (double(h->layers) / pp) * h->micro_batches * act * ring_factor(tp);
+  // DP: the stage's gradients over dp ranks; ranks per node of one DP group: g / (tp x pp) when that is > 1.
+  const double dp = dp_ranks(profile, n);
+  const double dp_bytes = dp_buffer_bytes(profile) * ring_factor(dp) * nvlink_share(dp, std::max(1.0, g / (tp * pp)));
+  return tp_bytes + dp_bytes;
 }
 
 double cross_leaf_bytes_per_step(const JobProfile& profile, std::uint32_t gpus, std::uint32_t leaves) {
   if (leaves <= 1) return 0;
-  const double crossings = leaves;
-  if (const auto* dp = std::get_if<DataParallelProfile>(&profile)) {
-    const double volume = dp->sharding == Sharding::kZero3 ? 1.5 : 1.0;
-    return dp->parameters_billion * 1e9 * dp->gradient_bytes_per_parameter * volume * ring_factor(gpus) * crossings;
-  }
-  if (const auto* h = std::get_if<HybridProfile>(&profile)) {
-    const double tp_pp = double(std::max<std::uint32_t>(h->tp, 1)) * std::max<std::uint32_t>(h->pp, 1);
-    const double dp = h->dp > 0 ? h->dp : std::max(1.0, gpus / tp_pp);
-    // tp x pp rings, each of the stage's gradients (parameters / (tp x pp)): the whole model's gradients.
-    return h->parameters_billion * 1e9 * h->gradient_bytes_per_parameter * ring_factor(dp) * crossings;
-  }
-  if (const auto* m = std::get_if<MeasuredProfile>(&profile)) return m->message_bytes * ring_factor(gpus) * crossings;
-  return std::get<FittedProfile>(profile).exposed_bytes * ring_factor(gpus) * crossings;
+  // Hybrid layouts run tp x pp DP rings, each with one stage's share: together the whole buffer once more.
+  double rings = 1;
+  if (const auto* h = std::get_if<HybridProfile>(&profile))
+    rings = double(std::max<std::uint32_t>(h->tp, 1)) * std::max<std::uint32_t>(h->pp, 1);
+  return rings * dp_buffer_bytes(profile) * ring_factor(dp_ranks(profile, gpus)) * leaves;
 }
 
 }  // namespace gputwin

@@ -99,16 +99,6 @@ bool parse_count(std::string_view s, std::int64_t& n) {
   return parse_scaled(s, 0, n);
 }
 
-// Days from 1970-01-01 to a civil date (Howard Hinnant's days_from_civil), so no time zone is involved.
-std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const auto yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
-}
-
 // ---- the intermediate record ---------------------------------------------------------------------------------------
 
 /// Trackable resources of one job (-1 where absent).

@@ -6,6 +6,7 @@
 #include "gpu/perf_model_error.hpp"
 #include "model/performance.hpp"
 #include "model/scenario_field.hpp"
+#include "model/text.hpp"
 
 namespace gputwin {
 
@@ -170,17 +171,6 @@ void read_performance(const Field& field, PerformanceConfig& config) {
   }
 }
 
-/// Seconds since 1970 of a UTC calendar date (proleptic Gregorian; Howard Hinnant's days_from_civil).
-std::int64_t unix_seconds(std::int64_t y, unsigned m, unsigned d, unsigned hh, unsigned mm, unsigned ss) {
-  y -= m <= 2;
-  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const auto yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  const std::int64_t days = era * 146097 + static_cast<std::int64_t>(doe) - 719468;
-  return days * 86400 + hh * 3600 + mm * 60 + ss;
-}
-
 void read_metrics(const Field& field, MetricsConfig& config) {
   field.expect_object({"enabled", "interval_s", "per_gpu", "max_gpu_samples", "epoch", "busy_util_pct",
                        "compute_power_share", "comm_power_share", "idle_temp_c", "full_power_temp_c",
@@ -229,7 +219,7 @@ void read_metrics(const Field& field, MetricsConfig& config) {
       if (date_only) h = mi = s = 0;
       if (!(date_only || with_time) || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60)
         e.fail("expected a UTC time \"YYYY-MM-DD\" or \"YYYY-MM-DDTHH:MM:SSZ\", or Unix seconds");
-      config.epoch_unix_s = unix_seconds(y, mo, d, h, mi, s);
+      config.epoch_unix_s = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s;
     }
   }
 }
