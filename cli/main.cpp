@@ -70,8 +70,17 @@ void print_summary(const RunOutcome& o, const std::filesystem::path& out_dir) {
         "placement speed\n",
         s.multi_node_jobs, s.cross_leaf_jobs, s.leaves_per_multi_node_job, s.placement_gpu_hours);
   }
-  if (s.requeues > 0 || s.by_state.count("PREEMPTED")) {
+  if (!s.lifecycle && (s.requeues > 0 || s.by_state.count("PREEMPTED"))) {
     fmt::print("preempted  {} requeued runs, {:.1f} GPU-hours of discarded work\n", s.requeues, s.lost_gpu_hours);
+  }
+  if (s.lifecycle) {
+    fmt::print("faults     {} faults ({} on nodes already out), {} job runs interrupted, node availability {:.2f}%\n",
+               s.faults, s.faults_suppressed, s.job_interruptions, s.node_availability * 100);
+    fmt::print(
+        "goodput    {:.2f}% of {:.1f} GPU-hours; lost: fault work {:.1f}, restarts {:.1f}, checkpoint writes {:.1f}, "
+        "preemption {:.1f}\n",
+        s.goodput * 100, s.allocated_gpu_hours, s.gpu_hours_lost_fault_work, s.gpu_hours_lost_restart,
+        s.gpu_hours_checkpoint, s.lost_gpu_hours);
   }
   const double events_per_s = o.sim_wall_s > 0 ? static_cast<double>(o.counters.events) / o.sim_wall_s : 0;
   const double jobs_per_s = o.sim_wall_s > 0 ? static_cast<double>(s.jobs) / o.sim_wall_s : 0;
@@ -113,7 +122,7 @@ int run_command(const std::string& scenario_path, const std::string& out, std::o
     out_dir = out.empty() ? std::filesystem::path("out") / outcome.scenario->name : std::filesystem::path(out);
     const MetricsInput metrics = metrics_input(outcome);
     write_results(out_dir, run_info(outcome), *outcome.state, outcome.summary, *outcome.recorder,
-                  metrics.config.enabled ? &metrics : nullptr);
+                  metrics.config.enabled ? &metrics : nullptr, fault_log(outcome));
   }
   if (!quiet) print_summary(outcome, out_dir);
   return 0;

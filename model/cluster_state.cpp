@@ -79,6 +79,14 @@ std::string_view node_state_name(NodeState state) {
       return "MIXED";
     case NodeState::kAllocated:
       return "ALLOCATED";
+    case NodeState::kDraining:
+      return "DRAINING";
+    case NodeState::kDrained:
+      return "DRAINED";
+    case NodeState::kDown:
+      return "DOWN";
+    case NodeState::kRebooting:
+      return "REBOOTING";
   }
   return "UNKNOWN";
 }
@@ -195,17 +203,32 @@ void ClusterState::release(JobIndex j) {
   ++job_updates_;
 }
 
-void ClusterState::requeue(JobIndex j) {
+void ClusterState::requeue(JobIndex j, double lost_s, bool by_fault) {
   JobRuntime& job = jobs_[j];
   const double run = to_seconds_f(job.end - job.start);
-  for (std::uint32_t k = 0; k < job.alloc_count; ++k) job.lost_gpu_s += alloc_pool_[job.alloc_offset + k].gpus * run;
-  job.lost_s += run;
+  const double lost = lost_s < 0 ? run : std::min(lost_s, run);
+  double gpus = 0;
+  for (std::uint32_t k = 0; k < job.alloc_count; ++k) gpus += alloc_pool_[job.alloc_offset + k].gpus;
+  (by_fault ? job.fault_lost_gpu_s : job.lost_gpu_s) += gpus * lost;
+  job.prior_runs_gpu_s += gpus * run;
+  job.lost_s += lost;
   ++job.restarts;
   job.state = JobState::kPending;
   job.start = job.end = job.planned_end = -1;
   job.alloc_count = 0;
   job.reason = PendingReason::kNone;
   ++job_updates_;
+}
+
+void ClusterState::set_node_schedulable(NodeIndex n, bool schedulable) {
+  if ((schedulable_[n] != 0) == schedulable) return;
+  adjust_partition_counters(n, -1);
+  schedulable_[n] = schedulable ? 1 : 0;
+  adjust_partition_counters(n, +1);
+  update_free_bits(n);
+  ++node_version_[n];
+  ++node_updates_;
+  ++job_updates_;  // schedulers that look only at job updates must re-plan too
 }
 
 void ClusterState::end_pending(JobIndex j, JobState state, SimTime now) {

@@ -88,6 +88,13 @@ struct JobRuntime {
   std::uint32_t restarts = 0;                   ///< Times the job was requeued (preemption) and ran again.
   double lost_gpu_s = 0;                        ///< GPU-seconds of runs discarded by requeues.
   double lost_s = 0;                            ///< Run seconds discarded by requeues.
+  std::uint32_t interruptions = 0;              ///< Runs ended by a fault (node failure, XID, hang).
+  double fault_lost_gpu_s = 0;                  ///< GPU-seconds of work lost to faults (recomputed after restart).
+  double restart_gpu_s = 0;                     ///< GPU-seconds spent restarting from a checkpoint (u0).
+  double checkpoint_gpu_s = 0;                  ///< GPU-seconds spent writing checkpoints (blocking writes).
+  double prior_runs_gpu_s = 0;                  ///< GPU-seconds of all earlier (requeued) runs.
+  double work_saved_s = 0;                      ///< Trace run seconds already done and kept (checkpoints).
+  double run_length_s = 0;                      ///< Reference run seconds the current run needs (work + overheads).
   PendingReason reason = PendingReason::kNone;  ///< Last pending reason set by the scheduler.
   std::uint32_t partition = 0;                  ///< Partition index.
   std::uint32_t priority = 0;                   ///< Priority as the scheduler sorts it.
@@ -161,9 +168,15 @@ class ClusterState {
   void finish(JobIndex j, JobState state, SimTime now);
   /// Returns the resources of finished job `j` to its nodes (epilog complete).
   void release(JobIndex j);
-  /// Returns finished and released job `j` to PENDING for another run (requeue); the discarded run is counted
-  /// in restarts, lost_s and lost_gpu_s.
-  void requeue(JobIndex j);
+  /// Returns finished and released job `j` to PENDING for another run (requeue): restarts and prior_runs_gpu_s
+  /// count the run; `lost_s` of it (default: all) is counted in lost_s and in fault_lost_gpu_s (`by_fault`) or
+  /// lost_gpu_s (preemption).
+  void requeue(JobIndex j, double lost_s = -1, bool by_fault = false);
+  /// Takes node `n` out of scheduling (drained, down, rebooting) or puts it back; running jobs keep their
+  /// resources. Counts as a node update.
+  void set_node_schedulable(NodeIndex n, bool schedulable);
+  /// Counter that changes whenever a node enters or leaves service (Slurm's last_node_update).
+  [[nodiscard]] std::uint64_t node_update_count() const { return node_updates_; }
   /// Marks job `j` as ended without ever running (e.g. rejected at submit).
   void end_pending(JobIndex j, JobState state, SimTime now);
 
@@ -197,6 +210,7 @@ class ClusterState {
   std::vector<JobRuntime> jobs_;
   std::vector<NodeAllocation> alloc_pool_;
   std::uint64_t job_updates_ = 0;
+  std::uint64_t node_updates_ = 0;
 };
 
 }  // namespace gputwin

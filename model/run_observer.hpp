@@ -10,8 +10,17 @@
 
 namespace gputwin {
 
-/// Node states as sinfo shows them (derived, CPU-based as in node_info.c:_set_node_mixed_op).
-enum class NodeState : std::uint8_t { kIdle, kMixed, kAllocated };
+/// Node states as sinfo shows them (derived, CPU-based as in node_info.c:_set_node_mixed_op), with the DRAIN,
+/// DOWN and REBOOT flags of the node lifecycle.
+enum class NodeState : std::uint8_t {
+  kIdle,       ///< IDLE.
+  kMixed,      ///< MIXED: some CPUs allocated.
+  kAllocated,  ///< ALLOCATED: every CPU allocated.
+  kDraining,   ///< DRAINING: drained, jobs still running.
+  kDrained,    ///< DRAINED: drained and idle (a GPU reset runs in this state).
+  kDown,       ///< DOWN: not responding, or out for repair.
+  kRebooting,  ///< REBOOTING (REBOOT_ISSUED).
+};
 
 /// Slurm's name of a node state.
 std::string_view node_state_name(NodeState state);

@@ -9,6 +9,7 @@
 
 #include "model/accounting.hpp"
 #include "model/cluster.hpp"
+#include "model/faults_config.hpp"
 #include "model/job.hpp"
 #include "model/performance.hpp"
 #include "model/swf.hpp"
@@ -76,6 +77,7 @@ struct Scenario {
   SchedulerConfig scheduler;                 ///< Scheduling policy and parameters.
   PerformanceConfig performance;             ///< Placement-aware job speed (/performance).
   MetricsConfig metrics;                     ///< GPU and cluster metrics sampling (/metrics).
+  FaultsConfig faults;                       ///< Node lifecycle: faults, detection, repair, checkpoints (/faults).
 };
 
 /// Loads and checks a scenario file; throws ScenarioError naming the file and JSON pointer. Each override is

@@ -11,6 +11,8 @@
 #include <string_view>
 
 #include "model/accounting.hpp"
+#include "model/cluster.hpp"
+#include "model/faults_config.hpp"
 #include "model/errors.hpp"
 #include "model/job.hpp"
 #include "model/performance.hpp"
@@ -128,6 +130,8 @@ void read_priority(const Field& field, PriorityConfig& config);
 void read_performance(const Field& field, PerformanceConfig& config);
 /// Reads /metrics.
 void read_metrics(const Field& field, MetricsConfig& config);
+/// Reads /faults (node names resolved against `cluster`).
+void read_faults(const Field& field, const ClusterConfig& cluster, FaultsConfig& config);
 /// Reads /workload/jobs (array tasks expanded, ids checked unique).
 std::vector<JobSpec> read_inline_jobs(const Field& field);
 

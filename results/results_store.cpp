@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -80,6 +81,32 @@ CREATE TABLE preemptions (time INTEGER NOT NULL, job_id INTEGER NOT NULL, preemp
   end_time INTEGER NOT NULL, mode TEXT NOT NULL);
 CREATE TABLE summary (key TEXT PRIMARY KEY, value REAL);
 )sql";
+
+constexpr const char* kFaultSchema = R"sql(
+CREATE TABLE faults (fault_id INTEGER PRIMARY KEY, time REAL NOT NULL, class TEXT NOT NULL, cause TEXT, xid INTEGER,
+  component TEXT NOT NULL, node TEXT, gpu INTEGER, grp INTEGER, nodes_hit INTEGER NOT NULL, effect TEXT NOT NULL,
+  symptom TEXT NOT NULL, detected_by TEXT, detected_time REAL, return_time REAL, jobs_hit INTEGER NOT NULL,
+  lost_gpu_hours REAL NOT NULL);
+CREATE TABLE job_interruptions (time REAL NOT NULL, job_id INTEGER NOT NULL, fault_id INTEGER NOT NULL,
+  state TEXT NOT NULL, stopped_by TEXT NOT NULL, run_s REAL NOT NULL, lost_s REAL NOT NULL,
+  lost_gpu_hours REAL NOT NULL, requeued INTEGER NOT NULL);
+CREATE TABLE job_checkpoints (job_id INTEGER NOT NULL, gpus INTEGER NOT NULL, interval_s REAL, write_s REAL NOT NULL,
+  restart_s REAL NOT NULL, mttf_h REAL, young_s REAL, daly_s REAL);
+)sql";
+
+void bind_optional_time(sqlite3_stmt* s, int i, SimTime t) {
+  if (t == kNever)
+    sqlite3_bind_null(s, i);
+  else
+    sqlite3_bind_double(s, i, to_seconds_f(t));
+}
+
+void bind_finite(sqlite3_stmt* s, int i, double v) {
+  if (std::isfinite(v))
+    sqlite3_bind_double(s, i, v);
+  else
+    sqlite3_bind_null(s, i);  // no fault profile: no MTTF, no optimum
+}
 
 /// Requested or allocated node/CPU/GPU counts of a job, as sacct's AllocTRES (or ReqTRES if it never ran).
 struct JobTres {
@@ -270,9 +297,90 @@ std::vector<std::pair<std::string, double>> summary_numbers(const RunSummary& s)
           {"placement_gpu_hours", s.placement_gpu_hours}};
 }
 
+/// The node lifecycle's figures (only for runs with /faults, so other runs' summaries are unchanged).
+std::vector<std::pair<std::string, double>> lifecycle_numbers(const RunSummary& s) {
+  std::vector<std::pair<std::string, double>> v;
+  if (!s.lifecycle) return v;
+  v = {{"faults", static_cast<double>(s.faults)},
+       {"faults_suppressed", static_cast<double>(s.faults_suppressed)},
+       {"job_interruptions", static_cast<double>(s.job_interruptions)},
+       {"allocated_gpu_hours", s.allocated_gpu_hours},
+       {"gpu_hours_lost_fault_work", s.gpu_hours_lost_fault_work},
+       {"gpu_hours_lost_restart", s.gpu_hours_lost_restart},
+       {"gpu_hours_checkpoint", s.gpu_hours_checkpoint},
+       {"goodput", s.goodput},
+       {"node_availability", s.node_availability}};
+  for (const auto& [cls, hours] : s.lost_gpu_hours_by_class) v.emplace_back("lost_gpu_hours_class_" + cls, hours);
+  return v;
+}
+
+/// Writes the node lifecycle's tables: faults, job_interruptions, job_checkpoints.
+void write_fault_tables(Database& db, const ClusterState& state, const FaultLog& log) {
+  db.exec(kFaultSchema);
+  const auto& nodes = state.config().nodes;
+  {
+    Statement st{db.prepare("INSERT INTO faults VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")};
+    for (std::size_t i = 0; i < log.faults.size(); ++i) {
+      const FaultRecord& f = log.faults[i];
+      sqlite3_bind_int64(st.stmt, 1, static_cast<sqlite3_int64>(i));
+      sqlite3_bind_double(st.stmt, 2, to_seconds_f(f.time));
+      bind_text(st.stmt, 3, f.fault_class);
+      bind_text(st.stmt, 4, f.cause);
+      sqlite3_bind_int64(st.stmt, 5, f.xid);
+      bind_text(st.stmt, 6, std::string(to_string(f.component)));
+      if (f.node < nodes.size()) bind_text(st.stmt, 7, nodes[f.node].name); else sqlite3_bind_null(st.stmt, 7);
+      if (f.gpu != UINT32_MAX) sqlite3_bind_int64(st.stmt, 8, f.gpu); else sqlite3_bind_null(st.stmt, 8);
+      if (f.group != UINT32_MAX) sqlite3_bind_int64(st.stmt, 9, f.group); else sqlite3_bind_null(st.stmt, 9);
+      sqlite3_bind_int64(st.stmt, 10, f.nodes_hit);
+      bind_text(st.stmt, 11, std::string(to_string(f.effect)));
+      bind_text(st.stmt, 12, std::string(to_string(f.symptom)));
+      if (f.detected == kNever)
+        sqlite3_bind_null(st.stmt, 13);
+      else
+        bind_text(st.stmt, 13, f.found_by_people ? "people" : std::string(to_string(f.detected_by)));
+      bind_optional_time(st.stmt, 14, f.detected);
+      bind_optional_time(st.stmt, 15, f.returned);
+      sqlite3_bind_int64(st.stmt, 16, f.jobs_hit);
+      sqlite3_bind_double(st.stmt, 17, f.lost_gpu_s / 3600.0);
+      db.step(st.stmt);
+    }
+  }
+  {
+    Statement st{db.prepare("INSERT INTO job_interruptions VALUES (?,?,?,?,?,?,?,?,?)")};
+    for (const InterruptionRecord& r : log.interruptions) {
+      sqlite3_bind_double(st.stmt, 1, to_seconds_f(r.time));
+      sqlite3_bind_int64(st.stmt, 2, static_cast<sqlite3_int64>(state.spec(r.job).id));
+      sqlite3_bind_int64(st.stmt, 3, r.fault);
+      bind_text(st.stmt, 4, std::string(job_state_name(r.state)));
+      bind_text(st.stmt, 5, std::string(to_string(r.by)));
+      sqlite3_bind_double(st.stmt, 6, r.run_s);
+      sqlite3_bind_double(st.stmt, 7, r.lost_s);
+      sqlite3_bind_double(st.stmt, 8, r.lost_gpu_s / 3600.0);
+      sqlite3_bind_int(st.stmt, 9, r.requeued ? 1 : 0);
+      db.step(st.stmt);
+    }
+  }
+  {
+    Statement st{db.prepare("INSERT INTO job_checkpoints VALUES (?,?,?,?,?,?,?,?)")};
+    for (const CheckpointRecord& c : log.checkpoints) {
+      sqlite3_bind_int64(st.stmt, 1, static_cast<sqlite3_int64>(state.spec(c.job).id));
+      sqlite3_bind_int64(st.stmt, 2, c.gpus);
+      bind_finite(st.stmt, 3, c.interval_s);
+      sqlite3_bind_double(st.stmt, 4, c.write_s);
+      sqlite3_bind_double(st.stmt, 5, c.restart_s);
+      bind_finite(st.stmt, 6, c.mttf_s / 3600.0);
+      bind_finite(st.stmt, 7, c.young_s);
+      bind_finite(st.stmt, 8, c.daly_s);
+      db.step(st.stmt);
+    }
+  }
+  db.exec("CREATE INDEX job_interruptions_by_job ON job_interruptions(job_id);");
+}
+
 std::optional<MetricsTotals> write_sqlite(const std::filesystem::path& path, const RunInfo& info,
                                           const ClusterState& state, const RunSummary& summary,
-                                          const RunRecorder& recorder, const MetricsInput* metrics) {
+                                          const RunRecorder& recorder, const MetricsInput* metrics,
+                                          const FaultLog* faults) {
   std::error_code ec;
   std::filesystem::remove(path, ec);  // a leftover temporary from a crashed run; absence is fine
   Database db(path);
@@ -404,9 +512,12 @@ std::optional<MetricsTotals> write_sqlite(const std::filesystem::path& path, con
   }
   std::optional<MetricsTotals> totals;
   if (metrics != nullptr) totals = write_metrics(db, state, *metrics);
+  if (faults != nullptr) write_fault_tables(db, state, *faults);
   {
     Statement st{db.prepare("INSERT INTO summary VALUES (?,?)")};
     auto numbers = summary_numbers(summary);
+    const auto lifecycle = lifecycle_numbers(summary);
+    numbers.insert(numbers.end(), lifecycle.begin(), lifecycle.end());
     if (totals) {
       const auto more = metrics_numbers(*totals);
       numbers.insert(numbers.end(), more.begin(), more.end());
@@ -489,6 +600,7 @@ std::string summary_json(const RunInfo& info, const RunSummary& summary, const M
   j["wall_time_s"] = info.wall_time_s;
   j["events"] = info.events;
   for (const auto& [key, value] : summary_numbers(summary)) j[key] = value;
+  for (const auto& [key, value] : lifecycle_numbers(summary)) j[key] = value;
   if (totals != nullptr) {
     for (const auto& [key, value] : metrics_numbers(*totals)) j[key] = value;
   }
@@ -498,7 +610,8 @@ std::string summary_json(const RunInfo& info, const RunSummary& summary, const M
 }
 
 void write_results(const std::filesystem::path& out_dir, const RunInfo& info, const ClusterState& state,
-                   const RunSummary& summary, const RunRecorder& recorder, const MetricsInput* metrics) {
+                   const RunSummary& summary, const RunRecorder& recorder, const MetricsInput* metrics,
+                   const FaultLog* faults) {
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
   if (ec) throw ResultsError(out_dir.string() + ": cannot create: " + ec.message());
@@ -506,7 +619,7 @@ void write_results(const std::filesystem::path& out_dir, const RunInfo& info, co
   const auto csv_tmp = out_dir / ".jobs.csv.tmp";
   const auto json_tmp = out_dir / ".summary.json.tmp";
   try {
-    const std::optional<MetricsTotals> totals = write_sqlite(db_tmp, info, state, summary, recorder, metrics);
+    const std::optional<MetricsTotals> totals = write_sqlite(db_tmp, info, state, summary, recorder, metrics, faults);
     write_csv(csv_tmp, state);
     write_text(json_tmp, summary_json(info, summary, totals ? &*totals : nullptr));
   } catch (...) {

@@ -43,8 +43,10 @@ struct MetricsInput {
 
 /// Writes results.sqlite, summary.json and jobs.csv into `out_dir` (created if missing). With `metrics`, also
 /// the tables gpu_metrics, cluster_metrics, job_gpus and metrics_info, and the energy and fragmentation figures.
+/// With `faults`, also the node lifecycle's tables faults, job_interruptions and job_checkpoints.
 void write_results(const std::filesystem::path& out_dir, const RunInfo& info, const ClusterState& state,
-                   const RunSummary& summary, const RunRecorder& recorder, const MetricsInput* metrics = nullptr);
+                   const RunSummary& summary, const RunRecorder& recorder, const MetricsInput* metrics = nullptr,
+                   const FaultLog* faults = nullptr);
 
 /// summary.json's content (with the metrics figures when `totals` is given).
 std::string summary_json(const RunInfo& info, const RunSummary& summary, const MetricsTotals* totals = nullptr);

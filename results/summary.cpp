@@ -14,7 +14,7 @@ double nearest_rank_percentile(const std::vector<double>& sorted, double p) {
   return sorted[rank - 1];
 }
 
-RunSummary summarize(const ClusterState& state, std::uint64_t rejected) {
+RunSummary summarize(const ClusterState& state, std::uint64_t rejected, const FaultLog* faults) {
   RunSummary s;
   s.jobs = state.job_count();
   s.rejected = rejected;
@@ -39,6 +39,10 @@ RunSummary summarize(const ClusterState& state, std::uint64_t rejected) {
     s.last_submit_s = std::max(s.last_submit_s, static_cast<double>(spec.submit_s));
     s.requeues += rt.restarts;
     s.lost_gpu_hours += rt.lost_gpu_s / 3600.0;
+    s.allocated_gpu_hours += rt.prior_runs_gpu_s / 3600.0;
+    s.gpu_hours_lost_fault_work += rt.fault_lost_gpu_s / 3600.0;
+    s.gpu_hours_lost_restart += rt.restart_gpu_s / 3600.0;
+    s.gpu_hours_checkpoint += rt.checkpoint_gpu_s / 3600.0;
     if (rt.start < 0) continue;
     ++s.started;
     const double wait = to_seconds_f(rt.start) - static_cast<double>(spec.submit_s);
@@ -64,7 +68,9 @@ RunSummary summarize(const ClusterState& state, std::uint64_t rejected) {
     if (rt.state == spec.outcome && rt.state != JobState::kTimeout) {  // ran to its own end
       double job_gpus = 0;
       for (const NodeAllocation& a : allocation) job_gpus += a.gpus;
-      s.placement_gpu_hours += job_gpus * (run - static_cast<double>(spec.run_time_s)) / 3600.0;
+      // The run's planned reference length (its trace time, plus restart and checkpoint overheads with faults).
+      const double planned = rt.run_length_s > 0 ? rt.run_length_s : static_cast<double>(spec.run_time_s);
+      s.placement_gpu_hours += job_gpus * (run - planned) / 3600.0;
     }
   }
   if (s.multi_node_jobs > 0) s.leaves_per_multi_node_job = leaves_sum / static_cast<double>(s.multi_node_jobs);
@@ -77,6 +83,21 @@ RunSummary summarize(const ClusterState& state, std::uint64_t rejected) {
   }
   s.cpu_hours = cpu_seconds / 3600.0;
   s.gpu_hours = gpu_seconds / 3600.0;
+  s.allocated_gpu_hours += s.gpu_hours;
+  if (s.allocated_gpu_hours > 0) {
+    const double losses =
+        s.gpu_hours_lost_fault_work + s.gpu_hours_lost_restart + s.gpu_hours_checkpoint + s.lost_gpu_hours;
+    s.goodput = std::max(0.0, 1 - losses / s.allocated_gpu_hours);
+  }
+  if (faults != nullptr) {
+    s.lifecycle = true;
+    s.faults = faults->faults.size();
+    s.faults_suppressed = faults->suppressed;
+    s.job_interruptions = faults->interruptions.size();
+    for (const FaultRecord& f : faults->faults) s.lost_gpu_hours_by_class[f.fault_class] += f.lost_gpu_s / 3600.0;
+    const double node_seconds = static_cast<double>(faults->nodes) * to_seconds_f(faults->horizon);
+    if (node_seconds > 0) s.node_availability = std::max(0.0, 1 - faults->node_out_s / node_seconds);
+  }
   if (!waits.empty()) {
     double sum = 0;
     for (double w : waits) sum += w;

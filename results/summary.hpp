@@ -7,6 +7,7 @@
 #include <string>
 
 #include "model/cluster_state.hpp"
+#include "model/fault_log.hpp"
 
 namespace gputwin {
 
@@ -37,6 +38,18 @@ struct RunSummary {
   double leaves_per_multi_node_job = 0;           ///< Mean leaf switches (blocks) per multi-node job; 0 when flat.
   double placement_gpu_hours = 0;                 ///< GPU-hours that placement added to jobs that ran to their end
                                                   ///< (time on their nodes minus their trace time; < 0 if faster).
+  // Node lifecycle (zeros without /faults).
+  bool lifecycle = false;                         ///< True when the run had a node lifecycle (/faults).
+  std::uint64_t faults = 0;                       ///< Faults that struck a node in service.
+  std::uint64_t faults_suppressed = 0;            ///< Faults on components already out of service.
+  std::uint64_t job_interruptions = 0;            ///< Job runs ended by a fault.
+  double allocated_gpu_hours = 0;                 ///< GPU-hours of every run, requeued ones included.
+  double gpu_hours_lost_fault_work = 0;           ///< Work lost to faults (recomputed or never finished).
+  double gpu_hours_lost_restart = 0;              ///< Restart overhead (u0) after faults and preemptions.
+  double gpu_hours_checkpoint = 0;                ///< Blocking checkpoint writes.
+  double goodput = 1;                             ///< 1 - (fault, preemption, restart, checkpoint losses) / allocated.
+  double node_availability = 1;                   ///< 1 - node time out of service / (nodes x run length).
+  std::map<std::string, double> lost_gpu_hours_by_class;  ///< Fault work lost per fault class.
 };
 
 /// Bounded-slowdown threshold tau, seconds.
@@ -45,7 +58,7 @@ inline constexpr double kSlowdownTauS = 10.0;
 /// Nearest-rank percentile (p in [0, 100]) of sorted values; 0 when empty.
 double nearest_rank_percentile(const std::vector<double>& sorted, double p);
 
-/// Computes the summary of a finished run.
-RunSummary summarize(const ClusterState& state, std::uint64_t rejected);
+/// Computes the summary of a finished run; `faults` (may be null) adds the node lifecycle's figures.
+RunSummary summarize(const ClusterState& state, std::uint64_t rejected, const FaultLog* faults = nullptr);
 
 }  // namespace gputwin

@@ -82,6 +82,7 @@ class ClassicScheduler final : public Scheduler {
     dirty_ = true;
   }
   [[nodiscard]] const JobPolicy* job_policy() const override { return &jobs_; }
+  void on_nodes_changed() override { dirty_ = true; }
   void on_instant_end() override {
     if (!dirty_) return;
     dirty_ = false;

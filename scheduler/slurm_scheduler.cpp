@@ -256,6 +256,14 @@ class SlurmScheduler final : public Scheduler {
   [[nodiscard]] SchedulerStats stats() const override { return stats_; }
   [[nodiscard]] const JobPolicy* job_policy() const override { return &policy_; }
 
+  // A node drained, went DOWN or came back: node_mgr.c's updates set last_node_update and queue_job_scheduler().
+  void on_nodes_changed() override {
+    up_nodes_ = NodeBitmap();
+    ++job_sched_count_;
+    arm_batch_tick();
+    note_change();
+  }
+
  private:
   ClusterState& state_mut() { return const_cast<ClusterState&>(state_); }
 

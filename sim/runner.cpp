@@ -114,6 +114,10 @@ RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> all, const RunOption
     outcome.speed_model = std::make_unique<PlacementSpeedModel>(state, sc.performance);
     world.set_speed_model(outcome.speed_model.get());
   }
+  if (sc.faults.enabled) {
+    outcome.lifecycle = std::make_unique<NodeLifecycle>(sc.faults, state, sc.seed);
+    world.set_lifecycle(outcome.lifecycle.get());
+  }
   if (options.stop_at) world.set_stop_at(*options.stop_at);
   const auto sim_start = Clock::now();
   std::function<void(const SimWorld&)> progress;
@@ -131,12 +135,18 @@ RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> all, const RunOption
   }
   outcome.counters = world.counters();
   outcome.scheduler_stats = scheduler->stats();
-  outcome.summary = summarize(state, outcome.rejected);
+  if (outcome.lifecycle) outcome.lifecycle->finish(world.now());
+  outcome.summary = summarize(state, outcome.rejected, fault_log(outcome));
   return outcome;
+}
+
+const FaultLog* fault_log(const RunOutcome& outcome) {
+  return outcome.lifecycle ? &outcome.lifecycle->log() : nullptr;
 }
 
 MetricsInput metrics_input(const RunOutcome& outcome) {
   MetricsInput input;
+  input.xids = outcome.world->xids();
   input.config = outcome.scenario->metrics;
   input.horizon = outcome.world->now();
   if (auto* model = dynamic_cast<PlacementSpeedModel*>(outcome.speed_model.get())) {

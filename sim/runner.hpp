@@ -44,6 +44,7 @@ struct RunOutcome {
   std::unique_ptr<ClusterState> state;         ///< Final state: every job's times, allocation and state.
   std::unique_ptr<RunRecorder> recorder;       ///< Node history.
   std::unique_ptr<JobSpeedModel> speed_model;  ///< The placement-aware speed model, if the scenario has one.
+  std::unique_ptr<NodeLifecycle> lifecycle;    ///< Faults, drain and repair, if the scenario has /faults.
   std::unique_ptr<SimWorld> world;             ///< The world (its clock is where the run stopped).
   std::unique_ptr<Scheduler> scheduler;        ///< The policy, for views of its state (sprio, sshare).
   RunSummary summary;                          ///< Headline numbers.
@@ -59,6 +60,9 @@ RunOutcome run_scenario(Scenario scenario, const RunOptions& options);
 
 /// Runs `scenario` on the given jobs instead of its workload (tests, replays built in code).
 RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> jobs, const RunOptions& options);
+
+/// The node lifecycle's log of the run, or null without /faults. Valid while `outcome` lives.
+const FaultLog* fault_log(const RunOutcome& outcome);
 
 /// The run's metadata for the results store.
 RunInfo run_info(const RunOutcome& outcome);

@@ -13,6 +13,50 @@ SimWorld::SimWorld(ClusterState& state, const SlurmParameters& slurm, RunObserve
   idle_horizon_ = from_seconds(2 * longest_period + slurm.batch_sched_delay_s + slurm.epilog_s + 2);
 }
 
+void SimWorld::set_lifecycle(NodeLifecycle* lifecycle) {
+  lifecycle_ = lifecycle;
+  if (lifecycle_ == nullptr) return;
+  node_condition_.assign(state_.node_count(), NodeCondition::kNone);
+  node_job_list_.assign(state_.node_count(), {});
+  fault_requeue_.assign(state_.job_count(), 0);
+  run_lost_s_.assign(state_.job_count(), -1);
+}
+
+void SimWorld::push_lifecycle(SimTime at, std::uint64_t target, std::uint32_t generation) {
+  assert(at >= now_);
+  events_.push(at, kLifecycle, target, generation);
+}
+
+void SimWorld::set_node_condition(NodeIndex n, NodeCondition condition) {
+  if (node_condition_[n] == condition) return;
+  node_condition_[n] = condition;
+  state_.set_node_schedulable(n, condition == NodeCondition::kNone);
+  last_activity_ = now_;
+  update_node_state(n);
+  scheduler_->on_nodes_changed();
+}
+
+InterruptionRecord SimWorld::interrupt_job(JobIndex job, JobState state, bool requeue) {
+  JobRuntime& rt = state_.job_mut(job);
+  assert(rt.state == JobState::kRunning);
+  InterruptionRecord rec;
+  rec.time = now_;
+  rec.job = job;
+  rec.state = state;
+  rec.run_s = to_seconds_f(now_ - rt.start);
+  double gpus = 0;
+  for (const NodeAllocation& a : state_.allocation(job)) gpus += a.gpus;
+  rt.planned_end = now_;
+  fault_requeue_[job] = requeue ? 1 : 0;
+  ++rt.interruptions;
+  end_job(job, state, false);
+  rec.lost_s = std::max(0.0, run_lost_s_[job]);
+  rec.lost_gpu_s = rec.lost_s * gpus;
+  rec.requeued = requeue;
+  if (!requeue) state_.job_mut(job).fault_lost_gpu_s += rec.lost_gpu_s;  // requeued runs count it at requeue
+  return rec;
+}
+
 void SimWorld::set_timer(TimerId timer, SimTime at) {
   assert(at >= now_);
   if (timer >= timer_generation_.size()) timer_generation_.resize(timer + 1, 0);
@@ -28,6 +72,7 @@ void SimWorld::annotate_job(JobIndex job, std::uint32_t priority, PendingReason 
 
 void SimWorld::reject_job(JobIndex job, PendingReason reason) {
   state_.end_pending(job, JobState::kCancelled, now_);
+  --pending_;
   JobRuntime& rt = state_.job_mut(job);
   rt.rejected = true;
   rt.reason = reason;
@@ -48,21 +93,28 @@ void SimWorld::preempt_job(JobIndex job, SimTime at, bool requeue, JobIndex pree
 void SimWorld::start_job(JobIndex job, std::span<const NodeAllocation> allocation, SimTime kill_at) {
   state_.allocate(job, allocation, now_);
   ++started_;
+  --pending_;
   last_activity_ = now_;
   JobRuntime& rt = state_.job_mut(job);
   const JobSpec& spec = state_.spec(job);
   rt.reason = PendingReason::kNone;
+  rt.run_length_s = static_cast<double>(spec.run_time_s);
+  if (lifecycle_ != nullptr) {
+    for (const NodeAllocation& a : allocation) node_job_list_[a.node].push_back(job);
+    const RunCheckpointing plan = lifecycle_->on_job_start(*this, job);
+    rt.run_length_s = run_length_s(plan, std::max(0.0, static_cast<double>(spec.run_time_s) - rt.work_saved_s));
+  }
   if (speed_model_ != nullptr) {
     if (progress_.size() < state_.job_count()) progress_.resize(state_.job_count());
     Progress& p = progress_[job];
-    p.work_left_us = static_cast<double>(from_seconds(spec.run_time_s));
+    p.work_left_us = rt.run_length_s * 1e6;
     p.speed = speed_model_->start(job, allocation);
     p.since = now_;
     p.kill_at = kill_at;
     plan_end(job);
     apply_speed_changes();
   } else {
-    const SimTime natural_end = now_ + from_seconds(spec.run_time_s);
+    const SimTime natural_end = now_ + from_seconds_f(rt.run_length_s);
     rt.planned_end = natural_end <= kill_at ? natural_end : kill_at;
     events_.push(rt.planned_end, kJobEnd, job, 0);
   }
@@ -100,22 +152,58 @@ void SimWorld::stop_speed(JobIndex job) {
 }
 
 void SimWorld::update_node_states(JobIndex job) {
-  const auto& nodes = state_.config().nodes;
-  for (const NodeAllocation& a : state_.allocation(job)) {
-    NodeState s = NodeState::kMixed;
-    if (state_.node_jobs()[a.node] == 0)
-      s = NodeState::kIdle;
-    else if (state_.free_cpus()[a.node] == 0)
-      s = NodeState::kAllocated;
-    (void)nodes;
-    if (s != node_state_[a.node]) {
-      node_state_[a.node] = s;
-      if (observer_) observer_->on_node_state(a.node, s, now_);
-    }
+  for (const NodeAllocation& a : state_.allocation(job)) update_node_state(a.node);
+}
+
+void SimWorld::update_node_state(NodeIndex n) {
+  const bool busy = state_.node_jobs()[n] != 0;
+  NodeState s = NodeState::kMixed;
+  switch (node_condition_.empty() ? NodeCondition::kNone : node_condition_[n]) {
+    case NodeCondition::kDrain:
+      s = busy ? NodeState::kDraining : NodeState::kDrained;
+      break;
+    case NodeCondition::kDown:
+      s = NodeState::kDown;
+      break;
+    case NodeCondition::kRebooting:
+      s = NodeState::kRebooting;
+      break;
+    case NodeCondition::kNone:
+      if (!busy)
+        s = NodeState::kIdle;
+      else if (state_.free_cpus()[n] == 0)
+        s = NodeState::kAllocated;
+      break;
+  }
+  if (s != node_state_[n]) {
+    node_state_[n] = s;
+    if (observer_) observer_->on_node_state(n, s, now_);
   }
 }
 
-void SimWorld::end_job(JobIndex job, JobState state) {
+double SimWorld::elapsed_reference_s(JobIndex job) const {
+  const JobRuntime& rt = state_.job(job);
+  if (speed_model_ == nullptr) return to_seconds_f(now_ - rt.start);
+  const Progress& p = progress_[job];
+  const double left_us = std::max(0.0, p.work_left_us - static_cast<double>(now_ - p.since) * p.speed);
+  return rt.run_length_s - left_us / 1e6;
+}
+
+void SimWorld::end_job(JobIndex job, JobState state, bool completed) {
+  if (lifecycle_ != nullptr) {
+    const double elapsed = elapsed_reference_s(job);
+    const RunSplit split = lifecycle_->account_run(state_, job, elapsed, completed);
+    const double wall = to_seconds_f(now_ - state_.job(job).start);
+    run_lost_s_[job] = elapsed > 0 ? split.lost_s * wall / elapsed : wall;
+    for (const NodeAllocation& a : state_.allocation(job)) {
+      auto& list = node_job_list_[a.node];
+      auto it = std::find(list.begin(), list.end(), job);
+      if (it != list.end()) {
+        *it = list.back();
+        list.pop_back();
+      }
+    }
+  }
   state_.finish(job, state, now_);
   stop_speed(job);
   ++ended_;
@@ -131,16 +219,25 @@ void SimWorld::end_job(JobIndex job, JobState state) {
 void SimWorld::release_job(JobIndex job) {
   state_.release(job);
   update_node_states(job);
+  if (lifecycle_ != nullptr) lifecycle_->on_job_released(*this, job);
   scheduler_->on_job_released(job);
+  const double lost_s = lifecycle_ != nullptr ? run_lost_s_[job] : -1;  // -1: the whole run
   if (!preempting_.empty() && preempting_[job] != 0) {
     // A job that finished on its own during the grace time is not requeued.
     const bool requeue = preempting_[job] == 2 && state_.job(job).state == JobState::kPreempted;
     preempting_[job] = 0;
     if (requeue) {
-      state_.requeue(job);
+      state_.requeue(job, lost_s, false);
+      ++pending_;
       last_activity_ = now_;
       scheduler_->on_job_requeued(job);
     }
+  } else if (!fault_requeue_.empty() && fault_requeue_[job] != 0) {
+    fault_requeue_[job] = 0;
+    state_.requeue(job, lost_s, true);
+    ++pending_;
+    last_activity_ = now_;
+    scheduler_->on_job_requeued(job);
   }
 }
 
@@ -153,13 +250,16 @@ void SimWorld::dispatch(const Event& event) {
       if (rt.state != JobState::kRunning || rt.planned_end != event.time) return;  // stale
       const JobSpec& spec = state_.spec(job);
       const bool finished = speed_model_ != nullptr ? progress_[job].natural_end <= now_
-                                                    : rt.start + from_seconds(spec.run_time_s) <= now_;
+                                                    : rt.start + from_seconds_f(rt.run_length_s) <= now_;
       const bool preempted = !preempting_.empty() && preempting_[job] != 0;
-      end_job(job, finished ? spec.outcome : (preempted ? JobState::kPreempted : JobState::kTimeout));
+      end_job(job, finished ? spec.outcome : (preempted ? JobState::kPreempted : JobState::kTimeout), finished);
       break;
     }
     case kRelease:
       release_job(static_cast<JobIndex>(event.target));
+      break;
+    case kLifecycle:
+      lifecycle_->on_event(*this, event.target, event.generation);
       break;
     case kTimer:
       if (event.generation != timer_generation_[event.target]) return;  // replaced by a later set_timer
@@ -176,6 +276,7 @@ void SimWorld::run(const std::function<void(const SimWorld&)>& progress, std::ui
   const std::uint64_t job_count = specs.size();
   now_ = job_count > 0 ? from_seconds(specs.front().submit_s) : 0;
   scheduler_->on_start();
+  if (lifecycle_ != nullptr) lifecycle_->start(*this);
   std::uint64_t next_progress = progress_every;
   while (true) {
     const bool have_submit = next_submit_ < job_count;
@@ -185,7 +286,9 @@ void SimWorld::run(const std::function<void(const SimWorld&)>& progress, std::ui
     if (!events_.empty() && events_.top().time < t) t = events_.top().time;
     // Only the scheduler's periodic timers are left, nothing runs, and a full round of passes has already
     // looked at whatever is still pending: nothing can change any more.
-    if (!have_submit && started_ == ended_ && t > std::max(last_activity_, expected_activity_) + idle_horizon_) break;
+    // Nodes coming back from repair can start jobs that wait for them.
+    const SimTime expected = pending_ > 0 ? std::max(expected_activity_, latest_return_) : expected_activity_;
+    if (!have_submit && started_ == ended_ && t > std::max(last_activity_, expected) + idle_horizon_) break;
     if (t > stop_at_) {
       now_ = stop_at_;
       break;
@@ -201,6 +304,7 @@ void SimWorld::run(const std::function<void(const SimWorld&)>& progress, std::ui
       if (next_submit_ < job_count && from_seconds(specs[next_submit_].submit_s) == t) {
         const auto job = static_cast<JobIndex>(next_submit_++);
         state_.job_mut(job).submitted = true;
+        ++pending_;
         state_.note_job_update();
         last_activity_ = t;
         ++counters_.events;

@@ -9,12 +9,15 @@
 #include <vector>
 
 #include "model/cluster_state.hpp"
+#include "model/fault_log.hpp"
+#include "results/gpu_metrics.hpp"
 #include "model/run_observer.hpp"
 #include "model/scenario.hpp"
 #include "scheduler/scheduler.hpp"
 #include "scheduler/world.hpp"
 #include "sim/engine/event_queue.hpp"
 #include "sim/job_speed_model.hpp"
+#include "sim/node_lifecycle.hpp"
 
 namespace gputwin {
 
@@ -34,6 +37,8 @@ class SimWorld final : public World {
   void set_scheduler(Scheduler* scheduler) { scheduler_ = scheduler; }
   /// Sets the placement-aware speed model (may be null: every job runs its trace run time).
   void set_speed_model(JobSpeedModel* model) { speed_model_ = model; }
+  /// Sets the node lifecycle (faults, drain, repair, checkpoints); may be null (no faults).
+  void set_lifecycle(NodeLifecycle* lifecycle);
   /// Runs until no event is left. `progress` (may be empty) is called every `progress_every` events.
   void run(const std::function<void(const SimWorld&)>& progress, std::uint64_t progress_every = 1u << 16);
 
@@ -46,6 +51,26 @@ class SimWorld final : public World {
   void preempt_job(JobIndex job, SimTime at, bool requeue, JobIndex preemptor) override;
   void expect_activity(SimTime at) override { expected_activity_ = std::max(expected_activity_, at); }
 
+  /// The slurm.conf parameters of the run.
+  [[nodiscard]] const SlurmParameters& slurm_parameters() const { return slurm_; }
+
+  // ---- for the node lifecycle ----
+  /// Schedules NodeLifecycle::on_event(target, generation) at `at` (>= now).
+  void push_lifecycle(SimTime at, std::uint64_t target, std::uint32_t generation);
+  /// Running jobs on node `n` (with a lifecycle only).
+  [[nodiscard]] std::span<const JobIndex> jobs_on(NodeIndex n) const { return node_job_list_[n]; }
+  /// Ends running job `job` now with `state` because of a fault; it is requeued once released if `requeue`.
+  /// Returns the run's record (fault and cause left for the caller).
+  InterruptionRecord interrupt_job(JobIndex job, JobState state, bool requeue);
+  /// Sets a node's condition: out of scheduling unless kNone; the scheduler hears of it as a node update.
+  void set_node_condition(NodeIndex n, NodeCondition condition);
+  /// A node out of service returns at `at`: the run must not end as idle before then while jobs wait.
+  void note_node_return(SimTime at) { latest_return_ = std::max(latest_return_, at); }
+  /// A GPU reported an XID now (for the metrics).
+  void note_xid(NodeIndex node, std::uint32_t gpu, std::uint32_t xid) { xids_.push_back({now_, node, gpu, xid}); }
+  /// XIDs reported so far, in time order.
+  [[nodiscard]] const std::vector<XidEvent>& xids() const { return xids_; }
+
   /// Stops the run after the last instant at or before `at`.
   void set_stop_at(SimTime at) { stop_at_ = at; }
   /// Counters so far.
@@ -56,11 +81,13 @@ class SimWorld final : public World {
   [[nodiscard]] std::uint64_t ended() const { return ended_; }
 
  private:
-  enum EventKind : std::uint32_t { kJobEnd = 1, kRelease = 2, kTimer = 3 };
+  enum EventKind : std::uint32_t { kJobEnd = 1, kRelease = 2, kTimer = 3, kLifecycle = 4 };
   void dispatch(const Event& event);
-  void end_job(JobIndex job, JobState state);
+  void end_job(JobIndex job, JobState state, bool completed);
   void release_job(JobIndex job);
   void update_node_states(JobIndex job);
+  void update_node_state(NodeIndex n);
+  double elapsed_reference_s(JobIndex job) const;
   void stop_speed(JobIndex job);
   void apply_speed_changes();
   void plan_end(JobIndex job);
@@ -95,6 +122,14 @@ class SimWorld final : public World {
   std::vector<std::uint8_t> preempting_;  // per job: 0, or 1 (ends PREEMPTED) / 2 (then requeued)
   std::vector<NodeState> node_state_;
   SimCounters counters_;
+  NodeLifecycle* lifecycle_ = nullptr;
+  std::vector<NodeCondition> node_condition_;         // with a lifecycle: per node
+  std::vector<std::vector<JobIndex>> node_job_list_;  // with a lifecycle: running jobs per node
+  std::vector<std::uint8_t> fault_requeue_;           // with a lifecycle: per job, requeue at release
+  std::vector<double> run_lost_s_;                    // with a lifecycle: per job, wall seconds its last run lost
+  std::vector<XidEvent> xids_;
+  std::int64_t pending_ = 0;  // submitted jobs waiting to start
+  SimTime latest_return_ = 0;
 };
 
 }  // namespace gputwin

@@ -1,0 +1,465 @@
+#include "sim/node_lifecycle.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <limits>
+
+#include "model/topology.hpp"
+#include "sim/sim_world.hpp"
+
+namespace gputwin {
+
+double run_length_s(const RunCheckpointing& plan, double work_s) {
+  if (!(plan.interval_s > 0) || !std::isfinite(plan.interval_s)) return plan.restart_s + work_s;
+  const double writes = std::max(0.0, std::ceil(work_s / plan.interval_s) - 1);
+  return plan.restart_s + work_s + writes * plan.write_s;
+}
+
+RunSplit split_run(const RunCheckpointing& plan, double work_s, double elapsed_s, bool completed) {
+  RunSplit split;
+  const bool checkpoints = plan.interval_s > 0 && std::isfinite(plan.interval_s);
+  const double writes_planned = checkpoints ? std::max(0.0, std::ceil(work_s / plan.interval_s) - 1) : 0;
+  if (completed) {
+    split.saved_s = work_s;
+    split.restart_s = plan.restart_s;
+    split.checkpoint_s = writes_planned * plan.write_s;
+    return split;
+  }
+  split.restart_s = std::min(std::max(elapsed_s, 0.0), plan.restart_s);
+  const double computing = std::max(0.0, elapsed_s - split.restart_s);
+  if (!checkpoints) {
+    split.lost_s = computing;
+    return split;
+  }
+  const double done = std::min(std::floor(computing / (plan.interval_s + plan.write_s)), writes_planned);
+  split.saved_s = done * plan.interval_s;
+  split.checkpoint_s = done * plan.write_s;
+  split.lost_s = std::max(0.0, computing - split.saved_s - split.checkpoint_s);
+  return split;
+}
+
+namespace {
+
+std::vector<std::vector<std::uint32_t>> groups_by_index(const std::vector<int>& index_of_node) {
+  std::vector<std::vector<std::uint32_t>> groups;
+  for (std::uint32_t n = 0; n < index_of_node.size(); ++n) {
+    const int g = index_of_node[n];
+    if (g < 0) continue;
+    if (groups.size() <= static_cast<std::size_t>(g)) groups.resize(static_cast<std::size_t>(g) + 1);
+    groups[static_cast<std::size_t>(g)].push_back(n);
+  }
+  std::erase_if(groups, [](const auto& g) { return g.empty(); });
+  return groups;
+}
+
+ClusterShape cluster_shape(const FaultsConfig& config, const ClusterConfig& cluster) {
+  ClusterShape shape;
+  shape.nodes = static_cast<std::uint32_t>(cluster.nodes.size());
+  shape.gpus_per_node = 1;
+  for (const NodeConfig& n : cluster.nodes) shape.gpus_per_node = std::max(shape.gpus_per_node, n.gpus);
+  shape.links_per_node = std::max<std::uint32_t>(config.links_per_node, 1);
+  if (config.nodes_per_switch > 0) {
+    shape.switch_groups = contiguous_groups(shape.nodes, config.nodes_per_switch);
+  } else if (cluster.topology.slurm.kind == TopologyKind::kTree) {
+    shape.switch_groups = groups_by_index(cluster.topology.slurm.leaf_of_node);
+  } else if (cluster.topology.slurm.kind == TopologyKind::kBlock) {
+    shape.switch_groups = groups_by_index(cluster.topology.slurm.block_of_node);
+  }
+  if (config.nodes_per_rack > 0) shape.rack_groups = contiguous_groups(shape.nodes, config.nodes_per_rack);
+  return shape;
+}
+
+/// How much worse an effect is (a node hit twice recovers by the worse one).
+int severity(FaultEffect e) {
+  switch (e) {
+    case FaultEffect::kNone:
+      return 0;
+    case FaultEffect::kRestartApp:
+      return 1;
+    case FaultEffect::kResetGpu:
+      return 2;
+    case FaultEffect::kRebootNode:
+      return 3;
+    case FaultEffect::kRepairNode:
+      return 4;
+  }
+  return 0;
+}
+
+}  // namespace
+
+NodeLifecycle::NodeLifecycle(const FaultsConfig& config, const ClusterState& state, std::uint64_t seed)
+    : config_(config),
+      state_(state),
+      detection_(config.detection),
+      repair_rng_(Rng::stream(seed, "faults/repair")),
+      nodes_(state.node_count()),
+      interrupts_(state.job_count()),
+      run_plan_(state.job_count()),
+      planned_(state.job_count(), 0),
+      first_plan_(state.job_count()) {
+  detection_.slurm.node_count = static_cast<std::uint32_t>(state.node_count());
+  if (config.random_faults && !config.profile.classes.empty()) {
+    FaultProcessConfig pc = config.process;
+    pc.seed = seed;
+    pc.start = 0;
+    process_.emplace(config.profile, cluster_shape(config, state.config()), pc);
+  }
+  log_.nodes = static_cast<std::uint32_t>(state.node_count());
+}
+
+void NodeLifecycle::start(SimWorld& world) {
+  detection_.slurm.slurmctld_start = -from_seconds(world.slurm_parameters().phase_s);
+  for (std::size_t i = 0; i < config_.inject.size(); ++i)
+    world.push_lifecycle(from_seconds_f(config_.inject[i].time_s), target(kInjected, i), 0);
+  arm_next_random(world);
+}
+
+void NodeLifecycle::arm_next_random(SimWorld& world) {
+  if (!process_) return;
+  next_fault_ = process_->next();
+  if (next_fault_) world.push_lifecycle(std::max(next_fault_->time, world.now()), target(kNextFault, 0), 0);
+}
+
+void NodeLifecycle::on_event(SimWorld& world, std::uint64_t tgt, std::uint32_t generation) {
+  const auto kind = static_cast<Kind>(tgt >> 56);
+  const std::uint64_t index = tgt & ((1ULL << 56) - 1);
+  switch (kind) {
+    case kNextFault: {
+      const FaultEvent f = *next_fault_;
+      const FaultClass& c = process_->fault_class(f);
+      FaultRecord r;
+      r.time = world.now();
+      r.fault_class = c.name;
+      r.cause = c.cause;
+      r.xid = f.xid;
+      r.component = f.component;
+      r.node = f.node;
+      r.gpu = f.gpu;
+      r.group = f.group;
+      r.effect = f.effect;
+      r.symptom = f.symptom;
+      const auto affected = process_->affected_nodes(f);
+      const bool gpu_kind = f.component == ComponentKind::kGpu || f.component == ComponentKind::kNvlink;
+      if (gpu_kind && f.gpu >= state_.config().nodes[f.node].gpus) {
+        ++log_.suppressed;  // a GPU fault on a node without that GPU (mixed clusters)
+      } else {
+        strike(world, std::move(r), affected);
+      }
+      arm_next_random(world);
+      break;
+    }
+    case kInjected: {
+      const InjectedFault& in = config_.inject[index];
+      FaultRecord r;
+      r.time = world.now();
+      r.fault_class = "injected";
+      r.cause = in.cause;
+      r.xid = in.xid;
+      r.component = state_.config().nodes[in.node].gpus > 0 && in.xid != 0 ? ComponentKind::kGpu
+                                                                             : ComponentKind::kNode;
+      r.node = in.node;
+      r.gpu = r.component == ComponentKind::kGpu ? in.gpu : UINT32_MAX;
+      r.effect = in.effect;
+      r.symptom = in.symptom;
+      const std::uint32_t node = in.node;
+      strike(world, std::move(r), std::span<const std::uint32_t>(&node, 1));
+      break;
+    }
+    case kDetect:
+      if (nodes_[index].generation == generation) detect(world, static_cast<NodeIndex>(index));
+      break;
+    case kInterrupt:
+      interrupt(world, static_cast<JobIndex>(index));
+      break;
+    case kReturn:
+      if (nodes_[index].generation == generation) node_returns(world, static_cast<NodeIndex>(index));
+      break;
+  }
+}
+
+void NodeLifecycle::strike(SimWorld& world, FaultRecord record, std::span<const std::uint32_t> nodes) {
+  const auto fault = static_cast<std::uint32_t>(log_.faults.size());
+  const SimTime now = world.now();
+  std::uint32_t in_service = 0;
+  for (std::uint32_t n : nodes) {
+    if (nodes_[n].phase != Phase::kRecovering) ++in_service;
+  }
+  if (in_service == 0) {  // every node it could take is already out: nothing happens
+    ++log_.suppressed;
+    return;
+  }
+  record.nodes_hit = in_service;
+  log_.faults.push_back(std::move(record));
+  fault_repair_s_.push_back(-1);
+  fault_nodes_out_.push_back(0);
+  const FaultRecord& r = log_.faults.back();
+  if (r.xid != 0 && r.node != UINT32_MAX && r.gpu != UINT32_MAX) world.note_xid(r.node, r.gpu, r.xid);
+  for (std::uint32_t n : nodes) {
+    NodeHealth& h = nodes_[n];
+    if (h.phase == Phase::kRecovering) continue;
+    hit_jobs_on(world, n, now, r.symptom, fault);
+    if (severity(r.effect) <= severity(FaultEffect::kRestartApp)) continue;  // the node stays fine
+    if (h.phase == Phase::kUp) {
+      h.phase = Phase::kLatent;
+      h.effect = r.effect;
+      h.symptom = r.symptom;
+      h.fault = fault;
+      ++fault_nodes_out_[fault];
+      Detection d = detect_node_fault(detection_, n, now, r.symptom);
+      h.by_people = d.time == kNever;
+      if (h.by_people) d = Detection{now + from_seconds_f(config_.repair.undetected_found_s), DetectedBy::kNotDetected};
+      h.detect_at = d.time;
+      h.by = d.by;
+      world.push_lifecycle(d.time, target(kDetect, n), ++h.generation);
+      world.note_node_return(d.time);
+    } else if (severity(r.effect) > severity(h.effect)) {
+      h.effect = r.effect;  // a worse fault on a node already waiting: it recovers by the worse action
+    }
+  }
+}
+
+void NodeLifecycle::hit_jobs_on(SimWorld& world, NodeIndex node, SimTime fault_time, Symptom symptom,
+                                std::uint32_t fault) {
+  for (JobIndex j : world.jobs_on(node)) {
+    const Detection when = job_interrupt(detection_, node, fault_time, symptom);
+    if (when.time != kNever) arm_interrupt(world, j, when, fault);
+  }
+}
+
+void NodeLifecycle::arm_interrupt(SimWorld& world, JobIndex job, Detection when, std::uint32_t fault) {
+  PendingInterrupt& p = interrupts_[job];
+  const std::uint32_t run = state_.job(job).restarts;
+  if (p.time != kNever && p.run == run && p.time <= when.time) return;  // an earlier interrupt is armed already
+  p = PendingInterrupt{std::max(when.time, world.now()), fault, when.by, run};
+  world.push_lifecycle(p.time, target(kInterrupt, job), 0);
+}
+
+RunCheckpointing NodeLifecycle::plan_for(JobIndex job) {
+  const JobSpec& spec = state_.spec(job);
+  const auto alloc = state_.allocation(job);
+  std::uint32_t gpus = 0;
+  for (const NodeAllocation& a : alloc) gpus += a.gpus;
+  if (!planned_[job]) {
+    planned_[job] = 1;
+    const CheckpointRule* rule = match_checkpoint(config_, gpus, spec.name);
+    if (rule != nullptr) {
+      JobFootprint fp;
+      fp.gpus = gpus;
+      fp.nodes = static_cast<std::uint32_t>(alloc.size());
+      fp.nic_links = fp.nodes * config_.links_per_node;
+      if (process_) {
+        const ClusterShape& shape = process_->cluster();
+        const auto count_groups = [&](const std::vector<std::vector<std::uint32_t>>& groups) {
+          std::uint32_t count = 0;
+          for (const auto& g : groups) {
+            for (const NodeAllocation& a : alloc) {
+              if (std::binary_search(g.begin(), g.end(), a.node)) {
+                ++count;
+                break;
+              }
+            }
+          }
+          return count;
+        };
+        fp.switches = count_groups(shape.switch_groups);
+        fp.racks = count_groups(shape.rack_groups);
+      }
+      const double mttf_s = process_ ? job_mttf_hours(process_->profile(), fp) * 3600.0
+                                     : std::numeric_limits<double>::infinity();
+      CheckpointRecord rec;
+      rec.job = job;
+      rec.gpus = gpus;
+      rec.write_s = rule->write_s;
+      rec.restart_s = rule->restart_s;
+      rec.mttf_s = mttf_s;
+      rec.young_s = std::isfinite(mttf_s) ? young_interval_s(rule->write_s, mttf_s) : mttf_s;
+      rec.daly_s = std::isfinite(mttf_s) ? daly_interval_s(rule->write_s, mttf_s) : mttf_s;
+      switch (rule->interval) {
+        case CheckpointRule::Interval::kFixed:
+          rec.interval_s = rule->interval_s;
+          break;
+        case CheckpointRule::Interval::kYoung:
+          rec.interval_s = rec.young_s;
+          break;
+        case CheckpointRule::Interval::kDaly:
+          rec.interval_s = rec.daly_s;
+          break;
+      }
+      first_plan_[job] = RunCheckpointing{rec.interval_s, rule->blocking ? rule->write_s : 0, rule->restart_s};
+      log_.checkpoints.push_back(rec);
+    }
+  }
+  RunCheckpointing plan = first_plan_[job];
+  if (state_.job(job).restarts == 0) plan.restart_s = 0;  // a first start's initialisation is in its run time
+  return plan;
+}
+
+RunCheckpointing NodeLifecycle::on_job_start(SimWorld& world, JobIndex job) {
+  run_plan_[job] = plan_for(job);
+  interrupts_[job].time = kNever;
+  for (const NodeAllocation& a : state_.allocation(job)) {
+    const NodeHealth& h = nodes_[a.node];
+    if (h.phase != Phase::kLatent) continue;
+    // A node whose fault nobody has noticed yet: the job meets the fault as if it struck now.
+    const Detection when = job_interrupt(detection_, a.node, world.now(), h.symptom);
+    if (when.time != kNever) arm_interrupt(world, job, when, h.fault);
+  }
+  return run_plan_[job];
+}
+
+RunSplit NodeLifecycle::account_run(ClusterState& state, JobIndex job, double elapsed_s, bool completed) {
+  JobRuntime& rt = state.job_mut(job);
+  const RunCheckpointing& plan = run_plan_[job];
+  const double work = std::max(0.0, static_cast<double>(state.spec(job).run_time_s) - rt.work_saved_s);
+  const RunSplit split = split_run(plan, work, elapsed_s, completed);
+  double gpus = 0;
+  for (const NodeAllocation& a : state.allocation(job)) gpus += a.gpus;
+  rt.work_saved_s += split.saved_s;
+  rt.restart_gpu_s += gpus * split.restart_s;
+  rt.checkpoint_gpu_s += gpus * split.checkpoint_s;
+  return split;
+}
+
+void NodeLifecycle::interrupt(SimWorld& world, JobIndex job) {
+  PendingInterrupt& p = interrupts_[job];
+  const JobRuntime& rt = state_.job(job);
+  if (rt.state != JobState::kRunning || p.time != world.now() || p.run != rt.restarts) return;  // stale
+  p.time = kNever;
+  const std::uint32_t fault = p.fault;
+  const DetectedBy by = p.by;
+  // A node set DOWN (or removed on detection) ends the run NODE_FAIL, requeued by Slurm's rule; a crash or the
+  // watchdog ends it FAILED, restarted only by the job's own wrapper.
+  const bool node_fail = by == DetectedBy::kSlurmdTimeout || by == DetectedBy::kHealthCheck ||
+                         by == DetectedBy::kActiveCheck || by == DetectedBy::kNotDetected;
+  const JobSpec& spec = state_.spec(job);
+  bool requeue = node_fail ? spec.requeue : config_.restart_failed_jobs;
+  if (rt.interruptions + 1 > config_.max_restarts) requeue = false;
+  InterruptionRecord rec = world.interrupt_job(job, node_fail ? JobState::kNodeFail : JobState::kFailed, requeue);
+  rec.fault = fault;
+  rec.by = by;
+  FaultRecord& f = log_.faults[fault];
+  ++f.jobs_hit;
+  f.lost_gpu_s += rec.lost_gpu_s;
+  log_.interruptions.push_back(rec);
+}
+
+void NodeLifecycle::kill_jobs_on(SimWorld& world, NodeIndex node, DetectedBy by) {
+  const auto on_node = world.jobs_on(node);
+  const std::vector<JobIndex> jobs(on_node.begin(), on_node.end());  // ending a job edits the list
+  for (JobIndex j : jobs) {
+    interrupts_[j] = PendingInterrupt{world.now(), nodes_[node].fault, by, state_.job(j).restarts};
+    interrupt(world, j);
+  }
+}
+
+void NodeLifecycle::detect(SimWorld& world, NodeIndex node) {
+  NodeHealth& h = nodes_[node];
+  if (h.phase != Phase::kLatent) return;
+  const HealthCheckNodeState& filter = detection_.slurm.health_check_node_state;
+  const bool any_state = !filter.idle && !filter.alloc && !filter.mixed && !filter.nondrained_idle;
+  if (h.by == DetectedBy::kHealthCheck && !any_state) {
+    const NodeIndex n = node;
+    const std::uint32_t cpus = state_.config().nodes[n].cpus;
+    if (!health_check_runs_on(filter, cpus - state_.free_cpus()[n], cpus, false)) {
+      // Slurm skipped this node's check in its current state: the next check (or another mechanism) sees it.
+      const Detection next = detect_node_fault(detection_, n, world.now() + kMicrosPerSecond, h.symptom);
+      if (next.time != kNever) {
+        h.detect_at = next.time;
+        h.by = next.by;
+        world.push_lifecycle(next.time, target(kDetect, n), ++h.generation);
+        world.note_node_return(next.time);
+        return;
+      }
+    }
+  }
+  FaultRecord& f = log_.faults[h.fault];
+  if (f.detected == kNever) {
+    f.detected = world.now();
+    f.detected_by = h.by;
+    f.found_by_people = h.by_people;
+  }
+  h.phase = Phase::kDrained;
+  h.out_since = world.now();
+  h.down = h.symptom == Symptom::kHostDown || h.by == DetectedBy::kSlurmdTimeout;
+  world.set_node_condition(node, h.down ? NodeCondition::kDown : NodeCondition::kDrain);
+  // Slurm kills (or requeues) the jobs of a DOWN node; Meta-style handling removes them from a drained one too.
+  if (h.down) {
+    kill_jobs_on(world, node, DetectedBy::kSlurmdTimeout);
+  } else if (detection_.requeue_on_detection || h.by_people) {
+    kill_jobs_on(world, node, h.by);
+  }
+  if (h.phase == Phase::kDrained && state_.node_jobs()[node] == 0) start_recovery(world, node);
+}
+
+void NodeLifecycle::on_job_released(SimWorld& world, JobIndex job) {
+  for (const NodeAllocation& a : state_.allocation(job)) {
+    if (nodes_[a.node].phase == Phase::kDrained && state_.node_jobs()[a.node] == 0) start_recovery(world, a.node);
+  }
+}
+
+double NodeLifecycle::repair_time_s(std::uint32_t fault) {
+  double& drawn = fault_repair_s_[fault];
+  if (drawn >= 0) return drawn;
+  const RepairTimes& r = config_.repair;
+  switch (log_.faults[fault].effect) {
+    case FaultEffect::kResetGpu:
+      drawn = r.gpu_reset_s;
+      break;
+    case FaultEffect::kRebootNode:
+      drawn = r.reboot_s;
+      break;
+    default: {
+      // Automated repair; with probability p_manual it fails and a technician repairs (AIReSim's model).
+      drawn = r.auto_repair_s > 0 ? repair_rng_.exponential(r.auto_repair_s) : 0;
+      if (repair_rng_.uniform() < r.p_manual && r.manual_repair_s > 0)
+        drawn += repair_rng_.exponential(r.manual_repair_s);
+      break;
+    }
+  }
+  drawn = std::round(drawn);  // whole seconds, as Slurm's clock
+  return drawn;
+}
+
+void NodeLifecycle::start_recovery(SimWorld& world, NodeIndex node) {
+  NodeHealth& h = nodes_[node];
+  h.phase = Phase::kRecovering;
+  // A node's recovery takes its own fault's action; the worse of two faults wins (strike escalates h.effect).
+  double seconds = 0;
+  if (h.effect == log_.faults[h.fault].effect) {
+    seconds = repair_time_s(h.fault);
+  } else {
+    seconds = h.effect == FaultEffect::kRebootNode ? config_.repair.reboot_s
+              : h.effect == FaultEffect::kResetGpu ? config_.repair.gpu_reset_s
+                                                    : repair_time_s(h.fault);
+  }
+  if (h.effect == FaultEffect::kRebootNode) {
+    world.set_node_condition(node, NodeCondition::kRebooting);
+  } else if (h.effect == FaultEffect::kRepairNode) {
+    world.set_node_condition(node, NodeCondition::kDown);
+  }
+  const SimTime back = world.now() + from_seconds_f(seconds);
+  world.push_lifecycle(back, target(kReturn, node), ++h.generation);
+  world.note_node_return(back);
+}
+
+void NodeLifecycle::node_returns(SimWorld& world, NodeIndex node) {
+  NodeHealth& h = nodes_[node];
+  log_.node_out_s += to_seconds_f(world.now() - h.out_since);
+  FaultRecord& f = log_.faults[h.fault];
+  if (--fault_nodes_out_[h.fault] == 0) f.returned = world.now();
+  h = NodeHealth{Phase::kUp, FaultEffect::kNone, Symptom::kNone, 0, kNever, DetectedBy::kNotDetected, false, false,
+                 kNever, h.generation + 1};
+  world.set_node_condition(node, NodeCondition::kNone);
+}
+
+void NodeLifecycle::finish(SimTime horizon) {
+  log_.horizon = horizon;
+  for (const NodeHealth& h : nodes_) {
+    if ((h.phase == Phase::kDrained || h.phase == Phase::kRecovering) && h.out_since < horizon)
+      log_.node_out_s += to_seconds_f(horizon - h.out_since);
+  }
+}
+
+}  // namespace gputwin

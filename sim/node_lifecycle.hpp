@@ -1,0 +1,140 @@
+// NodeLifecycle: faults, detection, drain and repair of nodes during a run, and what they do to jobs, wired
+// from the faults/ library into SimWorld (gpu-domain.md 0-3; slurm-semantics.md 4).
+//
+// - Faults come from the scenario's profile through one lazy FaultProcess (one pending event at a time, however
+//   many nodes) and from /faults/inject.
+// - Detection is closed form (faults/health_check.hpp): a fault's node is drained (or set DOWN for a dead host)
+//   at the first health check, active check or SlurmdTimeout round that sees it. No event runs per node per
+//   check tick: a fault costs a handful of events whatever the cluster size and check interval.
+// - A running job on the struck node crashes at once (XID that kills its processes), stalls until the NCCL
+//   watchdog or the node's DOWN kills it, or keeps running (degraded, silent). Jobs started on a node whose
+//   fault is not detected yet meet the same fate (black-hole nodes). Runs ended by a node going DOWN end
+//   NODE_FAIL and are requeued by Slurm's rule (--requeue / JobRequeue); crashed runs end FAILED and are
+//   restarted if the scenario says the job's wrapper restarts them.
+// - A drained node takes no new jobs; once its jobs are gone (DRAINED) its recovery runs: GPU reset, reboot, or
+//   repair (automated, escalating to manual), then it returns to service.
+// - Checkpointing jobs keep their work up to their last completed checkpoint and pay a restart overhead.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "faults/fault_process.hpp"
+#include "model/cluster_state.hpp"
+#include "model/fault_log.hpp"
+#include "model/faults_config.hpp"
+#include "sim/engine/rng.hpp"
+
+namespace gputwin {
+
+class SimWorld;
+
+/// How one run of a job splits between kept work, overheads and lost work (reference seconds).
+struct RunSplit {
+  double saved_s = 0;       ///< Work kept (checkpointed, or all of it when the run completed).
+  double restart_s = 0;     ///< Restart overhead spent (u0).
+  double checkpoint_s = 0;  ///< Blocking checkpoint writes completed.
+  double lost_s = 0;        ///< The rest: work to redo (and a write or restart cut short).
+};
+
+/// A job's checkpointing for one run.
+struct RunCheckpointing {
+  double interval_s = 0;  ///< Compute between checkpoints; 0: the job does not checkpoint.
+  double write_s = 0;     ///< Blocking write time (0 for asynchronous writes).
+  double restart_s = 0;   ///< Restart overhead of this run (0 on a first run).
+};
+
+/// Reference seconds a run needs to finish `work_s` of work: restart + work + a write after every full interval
+/// but the last (none when the work ends exactly at a checkpoint boundary).
+double run_length_s(const RunCheckpointing& plan, double work_s);
+
+/// The split of a run that did `elapsed_s` reference seconds of a run planned for `work_s` of work; `completed`
+/// when it ran to its end.
+RunSplit split_run(const RunCheckpointing& plan, double work_s, double elapsed_s, bool completed);
+
+/// Node conditions beyond what jobs make of a node (sinfo's DRAIN, DOWN and REBOOT flags).
+enum class NodeCondition : std::uint8_t {
+  kNone,       ///< In service.
+  kDrain,      ///< DRAINING (jobs still running) or DRAINED: no new jobs; recovery waits for the jobs to leave.
+  kDown,       ///< DOWN: the node failed (not responding) or is out for repair.
+  kRebooting,  ///< REBOOT_ISSUED: rebooting.
+};
+
+/// The node lifecycle of one run (see the file comment).
+class NodeLifecycle {
+ public:
+  /// Lifecycle of `state`'s cluster per `config`; `seed` is the scenario's (streams "faults/...").
+  NodeLifecycle(const FaultsConfig& config, const ClusterState& state, std::uint64_t seed);
+
+  /// Arms the first fault events (called by SimWorld::run before the first event).
+  void start(SimWorld& world);
+  /// A lifecycle event fired (target and generation as pushed).
+  void on_event(SimWorld& world, std::uint64_t target, std::uint32_t generation);
+  /// A job is starting on its allocation: returns its checkpointing for this run and arms the interrupts of
+  /// nodes with undetected faults.
+  RunCheckpointing on_job_start(SimWorld& world, JobIndex job);
+  /// A job's resources were released: drained nodes it left may start their recovery.
+  void on_job_released(SimWorld& world, JobIndex job);
+  /// The checkpointing of the job's current run (as on_job_start returned it).
+  [[nodiscard]] const RunCheckpointing& checkpointing(JobIndex job) const { return run_plan_[job]; }
+  /// Records the split of a run that ended (any reason) in the job's runtime; returns it.
+  RunSplit account_run(ClusterState& state, JobIndex job, double elapsed_s, bool completed);
+
+  /// What was recorded.
+  [[nodiscard]] const FaultLog& log() const { return log_; }
+  /// Closes open out-of-service intervals at `horizon`.
+  void finish(SimTime horizon);
+
+ private:
+  enum class Phase : std::uint8_t { kUp, kLatent, kDrained, kRecovering };
+  enum Kind : std::uint64_t { kNextFault = 1, kInjected = 2, kDetect = 3, kInterrupt = 4, kReturn = 5 };
+  struct NodeHealth {
+    Phase phase = Phase::kUp;
+    FaultEffect effect = FaultEffect::kNone;
+    Symptom symptom = Symptom::kNone;
+    std::uint32_t fault = 0;       // index in log_.faults of the fault that took it
+    SimTime detect_at = kNever;
+    DetectedBy by = DetectedBy::kNotDetected;
+    bool by_people = false;
+    bool down = false;             // DOWN rather than DRAIN
+    SimTime out_since = kNever;
+    std::uint32_t generation = 0;
+  };
+  struct PendingInterrupt {
+    SimTime time = kNever;
+    std::uint32_t fault = 0;
+    DetectedBy by = DetectedBy::kAtOnce;
+    std::uint32_t run = 0;  // the job's restarts when armed
+  };
+
+  static std::uint64_t target(Kind kind, std::uint64_t index) { return (static_cast<std::uint64_t>(kind) << 56) | index; }
+  void arm_next_random(SimWorld& world);
+  void strike(SimWorld& world, FaultRecord record, std::span<const std::uint32_t> nodes);
+  void hit_jobs_on(SimWorld& world, NodeIndex node, SimTime fault_time, Symptom symptom, std::uint32_t fault);
+  void arm_interrupt(SimWorld& world, JobIndex job, Detection when, std::uint32_t fault);
+  void detect(SimWorld& world, NodeIndex node);
+  void start_recovery(SimWorld& world, NodeIndex node);
+  void node_returns(SimWorld& world, NodeIndex node);
+  void interrupt(SimWorld& world, JobIndex job);
+  void kill_jobs_on(SimWorld& world, NodeIndex node, DetectedBy by);
+  double repair_time_s(std::uint32_t fault);
+  RunCheckpointing plan_for(JobIndex job);
+
+  const FaultsConfig& config_;
+  const ClusterState& state_;
+  DetectionConfig detection_;
+  std::optional<FaultProcess> process_;
+  std::optional<FaultEvent> next_fault_;
+  Rng repair_rng_;
+  std::vector<NodeHealth> nodes_;
+  std::vector<PendingInterrupt> interrupts_;  // per job
+  std::vector<RunCheckpointing> run_plan_;    // per job, current run
+  std::vector<std::uint8_t> planned_;         // per job: checkpoint plan recorded
+  std::vector<RunCheckpointing> first_plan_;  // per job: interval and write chosen at first start
+  std::vector<double> fault_repair_s_;        // per fault: drawn repair time (-1: not drawn)
+  std::vector<std::uint32_t> fault_nodes_out_;  // per fault: its nodes still out
+  FaultLog log_;
+};
+
+}  // namespace gputwin
