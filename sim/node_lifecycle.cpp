@@ -222,17 +222,27 @@ void NodeLifecycle::strike(SimWorld& world, FaultRecord record, std::span<const 
 
 void NodeLifecycle::hit_jobs_on(SimWorld& world, NodeIndex node, SimTime fault_time, Symptom symptom,
                                 std::uint32_t fault) {
+  const bool stalls = job_impact(symptom) == JobImpact::kStallsUntilKilled;
   for (JobIndex j : world.jobs_on(node)) {
     const Detection when = job_interrupt(detection_, node, fault_time, symptom);
-    if (when.time != kNever) arm_interrupt(world, j, when, fault);
+    if (when.time != kNever) arm_interrupt(world, j, when, fault, stalls ? fault_time : kNever);
   }
 }
 
-void NodeLifecycle::arm_interrupt(SimWorld& world, JobIndex job, Detection when, std::uint32_t fault) {
+void NodeLifecycle::arm_interrupt(SimWorld& world, JobIndex job, Detection when, std::uint32_t fault,
+                                  SimTime progress_until) {
   PendingInterrupt& p = interrupts_[job];
   const std::uint32_t run = state_.job(job).restarts;
-  if (p.time != kNever && p.run == run && p.time <= when.time) return;  // an earlier interrupt is armed already
-  p = PendingInterrupt{std::max(when.time, world.now()), fault, when.by, run};
+  if (p.time != kNever && p.run == run) {  // an interrupt is armed already: the earlier one wins
+    p.progress_until = std::min(p.progress_until, progress_until);  // a stall that began first still counts
+    if (p.time <= when.time) return;
+  } else {
+    p.progress_until = progress_until;
+  }
+  p.time = std::max(when.time, world.now());
+  p.fault = fault;
+  p.by = when.by;
+  p.run = run;
   world.push_lifecycle(p.time, target(kInterrupt, job), 0);
 }
 
@@ -304,7 +314,8 @@ RunCheckpointing NodeLifecycle::on_job_start(SimWorld& world, JobIndex job) {
     if (h.phase != Phase::kLatent) continue;
     // A node whose fault nobody has noticed yet: the job meets the fault as if it struck now.
     const Detection when = job_interrupt(detection_, a.node, world.now(), h.symptom);
-    if (when.time != kNever) arm_interrupt(world, job, when, h.fault);
+    const bool stalls = job_impact(h.symptom) == JobImpact::kStallsUntilKilled;
+    if (when.time != kNever) arm_interrupt(world, job, when, h.fault, stalls ? world.now() : kNever);
   }
   return run_plan_[job];
 }
@@ -329,6 +340,7 @@ void NodeLifecycle::interrupt(SimWorld& world, JobIndex job) {
   p.time = kNever;
   const std::uint32_t fault = p.fault;
   const DetectedBy by = p.by;
+  const SimTime progress_until = p.progress_until;
   // A node set DOWN (or removed on detection) ends the run NODE_FAIL, requeued by Slurm's rule; a crash or the
   // watchdog ends it FAILED, restarted only by the job's own wrapper.
   const bool node_fail = by == DetectedBy::kSlurmdTimeout || by == DetectedBy::kHealthCheck ||
@@ -336,7 +348,8 @@ void NodeLifecycle::interrupt(SimWorld& world, JobIndex job) {
   const JobSpec& spec = state_.spec(job);
   bool requeue = node_fail ? spec.requeue : config_.restart_failed_jobs;
   if (rt.interruptions + 1 > config_.max_restarts) requeue = false;
-  InterruptionRecord rec = world.interrupt_job(job, node_fail ? JobState::kNodeFail : JobState::kFailed, requeue);
+  InterruptionRecord rec =
+      world.interrupt_job(job, node_fail ? JobState::kNodeFail : JobState::kFailed, requeue, progress_until);
   rec.fault = fault;
   rec.by = by;
   FaultRecord& f = log_.faults[fault];
@@ -348,8 +361,16 @@ void NodeLifecycle::interrupt(SimWorld& world, JobIndex job) {
 void NodeLifecycle::kill_jobs_on(SimWorld& world, NodeIndex node, DetectedBy by) {
   const auto on_node = world.jobs_on(node);
   const std::vector<JobIndex> jobs(on_node.begin(), on_node.end());  // ending a job edits the list
+  const NodeHealth& h = nodes_[node];
+  const bool stalls = job_impact(h.symptom) == JobImpact::kStallsUntilKilled;
+  const SimTime fault_time = log_.faults[h.fault].time;
   for (JobIndex j : jobs) {
-    interrupts_[j] = PendingInterrupt{world.now(), nodes_[node].fault, by, state_.job(j).restarts};
+    PendingInterrupt& p = interrupts_[j];
+    const std::uint32_t run = state_.job(j).restarts;
+    // A job already stalled by this or another fault keeps the earliest stall.
+    SimTime until = stalls ? std::max(fault_time, state_.job(j).start) : kNever;
+    if (p.time != kNever && p.run == run) until = std::min(until, p.progress_until);
+    p = PendingInterrupt{world.now(), h.fault, by, run, until};
     interrupt(world, j);
   }
 }

@@ -36,7 +36,7 @@ void SimWorld::set_node_condition(NodeIndex n, NodeCondition condition) {
   scheduler_->on_nodes_changed();
 }
 
-InterruptionRecord SimWorld::interrupt_job(JobIndex job, JobState state, bool requeue) {
+InterruptionRecord SimWorld::interrupt_job(JobIndex job, JobState state, bool requeue, SimTime progress_until) {
   JobRuntime& rt = state_.job_mut(job);
   assert(rt.state == JobState::kRunning);
   InterruptionRecord rec;
@@ -49,7 +49,7 @@ InterruptionRecord SimWorld::interrupt_job(JobIndex job, JobState state, bool re
   rt.planned_end = now_;
   fault_requeue_[job] = requeue ? 1 : 0;
   ++rt.interruptions;
-  end_job(job, state, false);
+  end_job(job, state, false, progress_until);
   rec.lost_s = std::max(0.0, run_lost_s_[job]);
   rec.lost_gpu_s = rec.lost_s * gpus;
   rec.requeued = requeue;
@@ -181,20 +181,23 @@ void SimWorld::update_node_state(NodeIndex n) {
   }
 }
 
-double SimWorld::elapsed_reference_s(JobIndex job) const {
+double SimWorld::elapsed_reference_s(JobIndex job, SimTime at) const {
   const JobRuntime& rt = state_.job(job);
-  if (speed_model_ == nullptr) return to_seconds_f(now_ - rt.start);
+  if (speed_model_ == nullptr) return to_seconds_f(at - rt.start);
   const Progress& p = progress_[job];
-  const double left_us = std::max(0.0, p.work_left_us - static_cast<double>(now_ - p.since) * p.speed);
+  const double left_us = std::max(0.0, p.work_left_us - static_cast<double>(at - p.since) * p.speed);
   return rt.run_length_s - left_us / 1e6;
 }
 
-void SimWorld::end_job(JobIndex job, JobState state, bool completed) {
+void SimWorld::end_job(JobIndex job, JobState state, bool completed, SimTime progress_until) {
   if (lifecycle_ != nullptr) {
-    const double elapsed = elapsed_reference_s(job);
+    // Progress up to the stall (if any), at the run's speeds; the stalled time after it is all lost.
+    const SimTime start = state_.job(job).start;
+    const SimTime until = std::clamp(progress_until, start, now_);
+    const double elapsed = elapsed_reference_s(job, until);
     const RunSplit split = lifecycle_->account_run(state_, job, elapsed, completed);
-    const double wall = to_seconds_f(now_ - state_.job(job).start);
-    run_lost_s_[job] = elapsed > 0 ? split.lost_s * wall / elapsed : wall;
+    const double wall = to_seconds_f(until - start);
+    run_lost_s_[job] = (elapsed > 0 ? split.lost_s * wall / elapsed : wall) + to_seconds_f(now_ - until);
     for (const NodeAllocation& a : state_.allocation(job)) {
       auto& list = node_job_list_[a.node];
       auto it = std::find(list.begin(), list.end(), job);

@@ -59,9 +59,10 @@ class SimWorld final : public World {
   void push_lifecycle(SimTime at, std::uint64_t target, std::uint32_t generation);
   /// Running jobs on node `n` (with a lifecycle only).
   [[nodiscard]] std::span<const JobIndex> jobs_on(NodeIndex n) const { return node_job_list_[n]; }
-  /// Ends running job `job` now with `state` because of a fault; it is requeued once released if `requeue`.
-  /// Returns the run's record (fault and cause left for the caller).
-  InterruptionRecord interrupt_job(JobIndex job, JobState state, bool requeue);
+  /// Ends running job `job` now with `state` because of a fault; it is requeued once released if `requeue`. A
+  /// job that stalled made no progress after `progress_until` (kNever: it progressed until now). Returns the
+  /// run's record (fault and cause left for the caller).
+  InterruptionRecord interrupt_job(JobIndex job, JobState state, bool requeue, SimTime progress_until);
   /// Sets a node's condition: out of scheduling unless kNone; the scheduler hears of it as a node update.
   void set_node_condition(NodeIndex n, NodeCondition condition);
   /// A node out of service returns at `at`: the run must not end as idle before then while jobs wait.
@@ -83,11 +84,11 @@ class SimWorld final : public World {
  private:
   enum EventKind : std::uint32_t { kJobEnd = 1, kRelease = 2, kTimer = 3, kLifecycle = 4 };
   void dispatch(const Event& event);
-  void end_job(JobIndex job, JobState state, bool completed);
+  void end_job(JobIndex job, JobState state, bool completed, SimTime progress_until = kNever);
   void release_job(JobIndex job);
   void update_node_states(JobIndex job);
   void update_node_state(NodeIndex n);
-  double elapsed_reference_s(JobIndex job) const;
+  double elapsed_reference_s(JobIndex job, SimTime at) const;
   void stop_speed(JobIndex job);
   void apply_speed_changes();
   void plan_end(JobIndex job);
