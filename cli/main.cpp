@@ -74,8 +74,10 @@ void print_summary(const RunOutcome& o, const std::filesystem::path& out_dir) {
     fmt::print("preempted  {} requeued runs, {:.1f} GPU-hours of discarded work\n", s.requeues, s.lost_gpu_hours);
   }
   if (s.lifecycle) {
-    fmt::print("faults     {} faults ({} on nodes already out), {} job runs interrupted, node availability {:.2f}%\n",
-               s.faults, s.faults_suppressed, s.job_interruptions, s.node_availability * 100);
+    fmt::print(
+        "faults     {} faults ({} on nodes already out), {} job runs interrupted ({} on faulty nodes not yet "
+        "noticed), node availability {:.2f}%\n",
+        s.faults, s.faults_suppressed, s.job_interruptions, s.black_hole_interruptions, s.node_availability * 100);
     fmt::print(
         "goodput    {:.2f}% of {:.1f} GPU-hours; lost: fault work {:.1f}, restarts {:.1f}, checkpoint writes {:.1f}, "
         "preemption {:.1f}\n",

@@ -46,6 +46,7 @@ struct InterruptionRecord {
   double lost_s = 0;                 ///< Wall seconds of it that were lost (not kept by a checkpoint).
   double lost_gpu_s = 0;             ///< lost_s x GPUs.
   bool requeued = false;             ///< The job went back to the queue.
+  bool black_hole = false;           ///< The run started on the node after its fault, before anyone noticed it.
 };
 
 /// A checkpointing job's plan (at its first start).

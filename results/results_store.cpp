@@ -89,7 +89,7 @@ CREATE TABLE faults (fault_id INTEGER PRIMARY KEY, time REAL NOT NULL, class TEX
   lost_gpu_hours REAL NOT NULL);
 CREATE TABLE job_interruptions (time REAL NOT NULL, job_id INTEGER NOT NULL, fault_id INTEGER NOT NULL,
   state TEXT NOT NULL, stopped_by TEXT NOT NULL, run_s REAL NOT NULL, lost_s REAL NOT NULL,
-  lost_gpu_hours REAL NOT NULL, requeued INTEGER NOT NULL);
+  lost_gpu_hours REAL NOT NULL, requeued INTEGER NOT NULL, black_hole INTEGER NOT NULL);
 CREATE TABLE job_checkpoints (job_id INTEGER NOT NULL, gpus INTEGER NOT NULL, interval_s REAL, write_s REAL NOT NULL,
   restart_s REAL NOT NULL, mttf_h REAL, young_s REAL, daly_s REAL);
 )sql";
@@ -304,6 +304,7 @@ std::vector<std::pair<std::string, double>> lifecycle_numbers(const RunSummary& 
   v = {{"faults", static_cast<double>(s.faults)},
        {"faults_suppressed", static_cast<double>(s.faults_suppressed)},
        {"job_interruptions", static_cast<double>(s.job_interruptions)},
+       {"black_hole_interruptions", static_cast<double>(s.black_hole_interruptions)},
        {"allocated_gpu_hours", s.allocated_gpu_hours},
        {"gpu_hours_lost_fault_work", s.gpu_hours_lost_fault_work},
        {"gpu_hours_lost_restart", s.gpu_hours_lost_restart},
@@ -346,7 +347,7 @@ void write_fault_tables(Database& db, const ClusterState& state, const FaultLog&
     }
   }
   {
-    Statement st{db.prepare("INSERT INTO job_interruptions VALUES (?,?,?,?,?,?,?,?,?)")};
+    Statement st{db.prepare("INSERT INTO job_interruptions VALUES (?,?,?,?,?,?,?,?,?,?)")};
     for (const InterruptionRecord& r : log.interruptions) {
       sqlite3_bind_double(st.stmt, 1, to_seconds_f(r.time));
       sqlite3_bind_int64(st.stmt, 2, static_cast<sqlite3_int64>(state.spec(r.job).id));
@@ -357,6 +358,7 @@ void write_fault_tables(Database& db, const ClusterState& state, const FaultLog&
       sqlite3_bind_double(st.stmt, 7, r.lost_s);
       sqlite3_bind_double(st.stmt, 8, r.lost_gpu_s / 3600.0);
       sqlite3_bind_int(st.stmt, 9, r.requeued ? 1 : 0);
+      sqlite3_bind_int(st.stmt, 10, r.black_hole ? 1 : 0);
       db.step(st.stmt);
     }
   }

@@ -94,6 +94,7 @@ RunSummary summarize(const ClusterState& state, std::uint64_t rejected, const Fa
     s.faults = faults->faults.size();
     s.faults_suppressed = faults->suppressed;
     s.job_interruptions = faults->interruptions.size();
+    for (const InterruptionRecord& r : faults->interruptions) s.black_hole_interruptions += r.black_hole ? 1 : 0;
     for (const FaultRecord& f : faults->faults) s.lost_gpu_hours_by_class[f.fault_class] += f.lost_gpu_s / 3600.0;
     const double node_seconds = static_cast<double>(faults->nodes) * to_seconds_f(faults->horizon);
     if (node_seconds > 0) s.node_availability = std::max(0.0, 1 - faults->node_out_s / node_seconds);

@@ -43,6 +43,7 @@ struct RunSummary {
   std::uint64_t faults = 0;                       ///< Faults that struck a node in service.
   std::uint64_t faults_suppressed = 0;            ///< Faults on components already out of service.
   std::uint64_t job_interruptions = 0;            ///< Job runs ended by a fault.
+  std::uint64_t black_hole_interruptions = 0;     ///< ... of them started on a faulty node nobody had noticed yet.
   double allocated_gpu_hours = 0;                 ///< GPU-hours of every run, requeued ones included.
   double gpu_hours_lost_fault_work = 0;           ///< Work lost to faults (recomputed or never finished).
   double gpu_hours_lost_restart = 0;              ///< Restart overhead (u0) after faults and preemptions.

@@ -225,12 +225,12 @@ void NodeLifecycle::hit_jobs_on(SimWorld& world, NodeIndex node, SimTime fault_t
   const bool stalls = job_impact(symptom) == JobImpact::kStallsUntilKilled;
   for (JobIndex j : world.jobs_on(node)) {
     const Detection when = job_interrupt(detection_, node, fault_time, symptom);
-    if (when.time != kNever) arm_interrupt(world, j, when, fault, stalls ? fault_time : kNever);
+    if (when.time != kNever) arm_interrupt(world, j, when, fault, stalls ? fault_time : kNever, false);
   }
 }
 
 void NodeLifecycle::arm_interrupt(SimWorld& world, JobIndex job, Detection when, std::uint32_t fault,
-                                  SimTime progress_until) {
+                                  SimTime progress_until, bool black_hole) {
   PendingInterrupt& p = interrupts_[job];
   const std::uint32_t run = state_.job(job).restarts;
   if (p.time != kNever && p.run == run) {  // an interrupt is armed already: the earlier one wins
@@ -240,6 +240,7 @@ void NodeLifecycle::arm_interrupt(SimWorld& world, JobIndex job, Detection when,
     p.progress_until = progress_until;
   }
   p.time = std::max(when.time, world.now());
+  p.black_hole = black_hole;
   p.fault = fault;
   p.by = when.by;
   p.run = run;
@@ -315,7 +316,7 @@ RunCheckpointing NodeLifecycle::on_job_start(SimWorld& world, JobIndex job) {
     // A node whose fault nobody has noticed yet: the job meets the fault as if it struck now.
     const Detection when = job_interrupt(detection_, a.node, world.now(), h.symptom);
     const bool stalls = job_impact(h.symptom) == JobImpact::kStallsUntilKilled;
-    if (when.time != kNever) arm_interrupt(world, job, when, h.fault, stalls ? world.now() : kNever);
+    if (when.time != kNever) arm_interrupt(world, job, when, h.fault, stalls ? world.now() : kNever, true);
   }
   return run_plan_[job];
 }
@@ -341,6 +342,7 @@ void NodeLifecycle::interrupt(SimWorld& world, JobIndex job) {
   const std::uint32_t fault = p.fault;
   const DetectedBy by = p.by;
   const SimTime progress_until = p.progress_until;
+  const bool black_hole = p.black_hole;
   // A node set DOWN (or removed on detection) ends the run NODE_FAIL, requeued by Slurm's rule; a crash or the
   // watchdog ends it FAILED, restarted only by the job's own wrapper.
   const bool node_fail = by == DetectedBy::kSlurmdTimeout || by == DetectedBy::kHealthCheck ||
@@ -352,6 +354,7 @@ void NodeLifecycle::interrupt(SimWorld& world, JobIndex job) {
       world.interrupt_job(job, node_fail ? JobState::kNodeFail : JobState::kFailed, requeue, progress_until);
   rec.fault = fault;
   rec.by = by;
+  rec.black_hole = black_hole;
   FaultRecord& f = log_.faults[fault];
   ++f.jobs_hit;
   f.lost_gpu_s += rec.lost_gpu_s;
@@ -369,8 +372,11 @@ void NodeLifecycle::kill_jobs_on(SimWorld& world, NodeIndex node, DetectedBy by)
     const std::uint32_t run = state_.job(j).restarts;
     // A job already stalled by this or another fault keeps the earliest stall.
     SimTime until = stalls ? std::max(fault_time, state_.job(j).start) : kNever;
-    if (p.time != kNever && p.run == run) until = std::min(until, p.progress_until);
-    p = PendingInterrupt{world.now(), h.fault, by, run, until};
+    const bool armed = p.time != kNever && p.run == run;
+    if (armed) until = std::min(until, p.progress_until);
+    // A job that started on the node after its fault met an old fault (a black hole).
+    const bool black_hole = (armed && p.black_hole) || state_.job(j).start > fault_time;
+    p = PendingInterrupt{world.now(), h.fault, by, run, until, black_hole};
     interrupt(world, j);
   }
 }

@@ -107,13 +107,15 @@ class NodeLifecycle {
     DetectedBy by = DetectedBy::kAtOnce;
     std::uint32_t run = 0;  // the job's restarts when armed
     SimTime progress_until = kNever;  // a stalled job made no progress after this
+    bool black_hole = false;          // armed at the job's start on a node already faulty
   };
 
   static std::uint64_t target(Kind kind, std::uint64_t index) { return (static_cast<std::uint64_t>(kind) << 56) | index; }
   void arm_next_random(SimWorld& world);
   void strike(SimWorld& world, FaultRecord record, std::span<const std::uint32_t> nodes);
   void hit_jobs_on(SimWorld& world, NodeIndex node, SimTime fault_time, Symptom symptom, std::uint32_t fault);
-  void arm_interrupt(SimWorld& world, JobIndex job, Detection when, std::uint32_t fault, SimTime progress_until);
+  void arm_interrupt(SimWorld& world, JobIndex job, Detection when, std::uint32_t fault, SimTime progress_until,
+                     bool black_hole);
   void detect(SimWorld& world, NodeIndex node);
   void start_recovery(SimWorld& world, NodeIndex node);
   void node_returns(SimWorld& world, NodeIndex node);
