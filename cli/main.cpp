@@ -84,6 +84,15 @@ void print_summary(const RunOutcome& o, const std::filesystem::path& out_dir) {
         s.goodput * 100, s.allocated_gpu_hours, s.gpu_hours_lost_fault_work, s.gpu_hours_lost_restart,
         s.gpu_hours_checkpoint, s.lost_gpu_hours);
   }
+  if (s.autoscaled) {
+    fmt::print("autoscale  {} nodes created ({} boot failures), {} removed; pool up {:.1f} node-hours; cold start {:.0f} s\n",
+               s.nodes_created, s.boot_failures, s.nodes_removed, s.pool_node_hours, s.cold_start_s);
+  }
+  if (s.costed) {
+    fmt::print("cost       ${:.2f} in all, ${:.2f} idle, ${:.2f} per used GPU-hour; {} spot reclaims, {} jobs cancelled or "
+               "refused by quotas\n",
+               s.cost_total_usd, s.cost_idle_usd, s.cost_per_used_gpu_hour, s.spot_interruptions, s.quota_cancels);
+  }
   const double events_per_s = o.sim_wall_s > 0 ? static_cast<double>(o.counters.events) / o.sim_wall_s : 0;
   const double jobs_per_s = o.sim_wall_s > 0 ? static_cast<double>(s.jobs) / o.sim_wall_s : 0;
   fmt::print(
@@ -124,7 +133,7 @@ int run_command(const std::string& scenario_path, const std::string& out, std::o
     out_dir = out.empty() ? std::filesystem::path("out") / outcome.scenario->name : std::filesystem::path(out);
     const MetricsInput metrics = metrics_input(outcome);
     write_results(out_dir, run_info(outcome), *outcome.state, outcome.summary, *outcome.recorder,
-                  metrics.config.enabled ? &metrics : nullptr, fault_log(outcome));
+                  metrics.config.enabled ? &metrics : nullptr, fault_log(outcome), cloud_log(outcome));
   }
   if (!quiet) print_summary(outcome, out_dir);
   return 0;

@@ -56,6 +56,7 @@ std::string_view pending_reason_name(PendingReason reason) {
       "InvalidQOS",
       "Reservation",
       "InvalidReservation",
+      "AssocGrpBillingMinutes",
   };
   static_assert(std::size(kNames) == static_cast<std::size_t>(PendingReason::kCount));
   const auto i = static_cast<std::size_t>(reason);
@@ -87,6 +88,12 @@ std::string_view node_state_name(NodeState state) {
       return "DOWN";
     case NodeState::kRebooting:
       return "REBOOTING";
+    case NodeState::kPoweredDown:
+      return "POWERED_DOWN";
+    case NodeState::kPoweringUp:
+      return "POWERING_UP";
+    case NodeState::kPoweringDown:
+      return "POWERING_DOWN";
   }
   return "UNKNOWN";
 }

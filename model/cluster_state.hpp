@@ -72,6 +72,7 @@ enum class PendingReason : std::uint8_t {
   kInvalidQos,
   kReservation,         ///< Waiting for its advance reservation to start.
   kInvalidReservation,  ///< Submit-time rejection: unknown reservation or access denied.
+  kAssocGrpBillingMinutes,  ///< Refused by a spend quota (Slurm's reason for a billing-minutes limit).
   kCount,  ///< Number of reasons (not a reason).
 };
 

@@ -20,6 +20,9 @@ enum class NodeState : std::uint8_t {
   kDrained,    ///< DRAINED: drained and idle (a GPU reset runs in this state).
   kDown,       ///< DOWN: not responding, or out for repair.
   kRebooting,  ///< REBOOTING (REBOOT_ISSUED).
+  kPoweredDown,   ///< POWERED_DOWN (sinfo idle~): a cloud node that does not exist now.
+  kPoweringUp,    ///< POWERING_UP (idle#): a cloud node in its cold start.
+  kPoweringDown,  ///< POWERING_DOWN (idle%): a cloud node being removed.
 };
 
 /// Slurm's name of a node state.

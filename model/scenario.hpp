@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/accounting.hpp"
+#include "model/cloud_config.hpp"
 #include "model/cluster.hpp"
 #include "model/faults_config.hpp"
 #include "model/job.hpp"
@@ -78,6 +79,8 @@ struct Scenario {
   PerformanceConfig performance;             ///< Placement-aware job speed (/performance).
   MetricsConfig metrics;                     ///< GPU and cluster metrics sampling (/metrics).
   FaultsConfig faults;                       ///< Node lifecycle: faults, detection, repair, checkpoints (/faults).
+  AutoscalerConfig autoscaler;               ///< Cloud node autoscaling with cold starts (/autoscaler).
+  CostConfig cost;                           ///< Prices, spot, quotas (/cost).
 };
 
 /// Loads and checks a scenario file; throws ScenarioError naming the file and JSON pointer. Each override is

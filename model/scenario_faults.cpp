@@ -24,7 +24,6 @@ const CheckpointRule* match_checkpoint(const FaultsConfig& config, std::uint32_t
 }
 
 namespace detail {
-namespace {
 
 double non_negative_seconds(const Field& f) {
   if (f.raw().is_string()) {
@@ -49,14 +48,9 @@ double probability(const Field& f) {
   return v;
 }
 
-std::unordered_map<std::string, std::uint32_t> node_indices(const ClusterConfig& cluster) {
+std::vector<std::uint32_t> read_node_set(const Field& f, const ClusterConfig& cluster) {
   std::unordered_map<std::string, std::uint32_t> index;
   for (std::uint32_t i = 0; i < cluster.nodes.size(); ++i) index.emplace(cluster.nodes[i].name, i);
-  return index;
-}
-
-std::vector<std::uint32_t> read_node_set(const Field& f, const ClusterConfig& cluster) {
-  const auto index = node_indices(cluster);
   std::vector<std::string> names;
   if (f.raw().is_array()) {
     for (std::size_t i = 0; i < f.array_size(); ++i) names.push_back(f.at(i).non_empty_string());
@@ -73,6 +67,8 @@ std::vector<std::uint32_t> read_node_set(const Field& f, const ClusterConfig& cl
   nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
   return nodes;
 }
+
+namespace {
 
 CheckKind read_check(const Field& f) {
   const std::string name = f.non_empty_string();

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "model/accounting.hpp"
+#include "model/cloud_config.hpp"
 #include "model/cluster.hpp"
 #include "model/faults_config.hpp"
 #include "model/errors.hpp"
@@ -130,6 +131,16 @@ void read_priority(const Field& field, PriorityConfig& config);
 void read_performance(const Field& field, PerformanceConfig& config);
 /// Reads /metrics.
 void read_metrics(const Field& field, MetricsConfig& config);
+/// Seconds: a non-negative number, or a Slurm time string ("12:00:00").
+double non_negative_seconds(const Field& f);
+/// A positive number of seconds, or a Slurm time string.
+double positive_seconds(const Field& f);
+/// Node indices of a hostlist ("gpu[001-004]") or an array of node names, ascending, without repeats.
+std::vector<std::uint32_t> read_node_set(const Field& f, const ClusterConfig& cluster);
+/// Reads /autoscaler (node names resolved against `cluster`).
+void read_autoscaler(const Field& field, const ClusterConfig& cluster, AutoscalerConfig& config);
+/// Reads /cost.
+void read_cost(const Field& field, const ClusterConfig& cluster, CostConfig& config);
 /// Reads /faults (node names resolved against `cluster`).
 void read_faults(const Field& field, const ClusterConfig& cluster, FaultsConfig& config);
 /// Reads /workload/jobs (array tasks expanded, ids checked unique).

@@ -94,6 +94,13 @@ CREATE TABLE job_checkpoints (job_id INTEGER NOT NULL, gpus INTEGER NOT NULL, in
   restart_s REAL NOT NULL, mttf_h REAL, young_s REAL, daly_s REAL);
 )sql";
 
+constexpr const char* kCloudSchema = R"sql(
+CREATE TABLE scaling (time REAL NOT NULL, node TEXT NOT NULL, action TEXT NOT NULL, demand INTEGER NOT NULL);
+CREATE TABLE costs (time REAL NOT NULL, scope TEXT NOT NULL, burn_usd_per_h REAL NOT NULL, total_usd REAL NOT NULL);
+CREATE TABLE quota_events (time REAL NOT NULL, user TEXT NOT NULL, action TEXT NOT NULL, job_id INTEGER,
+  spend_usd REAL NOT NULL, projected_usd REAL NOT NULL);
+)sql";
+
 void bind_optional_time(sqlite3_stmt* s, int i, SimTime t) {
   if (t == kNever)
     sqlite3_bind_null(s, i);
@@ -315,6 +322,26 @@ std::vector<std::pair<std::string, double>> lifecycle_numbers(const RunSummary& 
   return v;
 }
 
+/// The autoscaler's and the cost model's figures (only for runs that have them).
+std::vector<std::pair<std::string, double>> cloud_numbers(const RunSummary& s) {
+  std::vector<std::pair<std::string, double>> v;
+  if (s.autoscaled) {
+    v.insert(v.end(), {{"nodes_created", static_cast<double>(s.nodes_created)},
+                       {"boot_failures", static_cast<double>(s.boot_failures)},
+                       {"nodes_removed", static_cast<double>(s.nodes_removed)},
+                       {"pool_node_hours", s.pool_node_hours},
+                       {"cold_start_s", s.cold_start_s}});
+  }
+  if (s.costed) {
+    v.insert(v.end(), {{"cost_total_usd", s.cost_total_usd},
+                       {"cost_idle_usd", s.cost_idle_usd},
+                       {"cost_per_used_gpu_hour", s.cost_per_used_gpu_hour},
+                       {"spot_interruptions", static_cast<double>(s.spot_interruptions)},
+                       {"quota_cancels", static_cast<double>(s.quota_cancels)}});
+  }
+  return v;
+}
+
 /// Writes the node lifecycle's tables: faults, job_interruptions, job_checkpoints.
 void write_fault_tables(Database& db, const ClusterState& state, const FaultLog& log) {
   db.exec(kFaultSchema);
@@ -379,10 +406,48 @@ void write_fault_tables(Database& db, const ClusterState& state, const FaultLog&
   db.exec("CREATE INDEX job_interruptions_by_job ON job_interruptions(job_id);");
 }
 
+/// Writes the cloud tables: scaling, costs, quota_events.
+void write_cloud_tables(Database& db, const ClusterState& state, const CloudLog& log) {
+  db.exec(kCloudSchema);
+  const auto& nodes = state.config().nodes;
+  {
+    Statement st{db.prepare("INSERT INTO scaling VALUES (?,?,?,?)")};
+    for (const ScalingRecord& r : log.scaling) {
+      sqlite3_bind_double(st.stmt, 1, to_seconds_f(r.time));
+      bind_text(st.stmt, 2, nodes[r.node].name);
+      bind_text(st.stmt, 3, std::string(to_string(r.action)));
+      sqlite3_bind_int64(st.stmt, 4, r.demand);
+      db.step(st.stmt);
+    }
+  }
+  {
+    Statement st{db.prepare("INSERT INTO costs VALUES (?,?,?,?)")};
+    for (const CostSample& c : log.costs) {
+      sqlite3_bind_double(st.stmt, 1, to_seconds_f(c.time));
+      bind_text(st.stmt, 2, c.scope);
+      sqlite3_bind_double(st.stmt, 3, c.burn_usd_per_h);
+      sqlite3_bind_double(st.stmt, 4, c.total_usd);
+      db.step(st.stmt);
+    }
+  }
+  {
+    Statement st{db.prepare("INSERT INTO quota_events VALUES (?,?,?,?,?,?)")};
+    for (const QuotaEvent& e : log.quota_events) {
+      sqlite3_bind_double(st.stmt, 1, to_seconds_f(e.time));
+      bind_text(st.stmt, 2, e.user);
+      bind_text(st.stmt, 3, e.action);
+      if (e.job_id != 0) sqlite3_bind_int64(st.stmt, 4, static_cast<sqlite3_int64>(e.job_id)); else sqlite3_bind_null(st.stmt, 4);
+      sqlite3_bind_double(st.stmt, 5, e.spend_usd);
+      sqlite3_bind_double(st.stmt, 6, e.projected_usd);
+      db.step(st.stmt);
+    }
+  }
+}
+
 std::optional<MetricsTotals> write_sqlite(const std::filesystem::path& path, const RunInfo& info,
                                           const ClusterState& state, const RunSummary& summary,
                                           const RunRecorder& recorder, const MetricsInput* metrics,
-                                          const FaultLog* faults) {
+                                          const FaultLog* faults, const CloudLog* cloud) {
   std::error_code ec;
   std::filesystem::remove(path, ec);  // a leftover temporary from a crashed run; absence is fine
   Database db(path);
@@ -515,11 +580,14 @@ std::optional<MetricsTotals> write_sqlite(const std::filesystem::path& path, con
   std::optional<MetricsTotals> totals;
   if (metrics != nullptr) totals = write_metrics(db, state, *metrics);
   if (faults != nullptr) write_fault_tables(db, state, *faults);
+  if (cloud != nullptr) write_cloud_tables(db, state, *cloud);
   {
     Statement st{db.prepare("INSERT INTO summary VALUES (?,?)")};
     auto numbers = summary_numbers(summary);
     const auto lifecycle = lifecycle_numbers(summary);
     numbers.insert(numbers.end(), lifecycle.begin(), lifecycle.end());
+    const auto cloud_figures = cloud_numbers(summary);
+    numbers.insert(numbers.end(), cloud_figures.begin(), cloud_figures.end());
     if (totals) {
       const auto more = metrics_numbers(*totals);
       numbers.insert(numbers.end(), more.begin(), more.end());
@@ -603,6 +671,7 @@ std::string summary_json(const RunInfo& info, const RunSummary& summary, const M
   j["events"] = info.events;
   for (const auto& [key, value] : summary_numbers(summary)) j[key] = value;
   for (const auto& [key, value] : lifecycle_numbers(summary)) j[key] = value;
+  for (const auto& [key, value] : cloud_numbers(summary)) j[key] = value;
   if (totals != nullptr) {
     for (const auto& [key, value] : metrics_numbers(*totals)) j[key] = value;
   }
@@ -613,7 +682,7 @@ std::string summary_json(const RunInfo& info, const RunSummary& summary, const M
 
 void write_results(const std::filesystem::path& out_dir, const RunInfo& info, const ClusterState& state,
                    const RunSummary& summary, const RunRecorder& recorder, const MetricsInput* metrics,
-                   const FaultLog* faults) {
+                   const FaultLog* faults, const CloudLog* cloud) {
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
   if (ec) throw ResultsError(out_dir.string() + ": cannot create: " + ec.message());
@@ -621,7 +690,7 @@ void write_results(const std::filesystem::path& out_dir, const RunInfo& info, co
   const auto csv_tmp = out_dir / ".jobs.csv.tmp";
   const auto json_tmp = out_dir / ".summary.json.tmp";
   try {
-    const std::optional<MetricsTotals> totals = write_sqlite(db_tmp, info, state, summary, recorder, metrics, faults);
+    const std::optional<MetricsTotals> totals = write_sqlite(db_tmp, info, state, summary, recorder, metrics, faults, cloud);
     write_csv(csv_tmp, state);
     write_text(json_tmp, summary_json(info, summary, totals ? &*totals : nullptr));
   } catch (...) {

@@ -43,10 +43,11 @@ struct MetricsInput {
 
 /// Writes results.sqlite, summary.json and jobs.csv into `out_dir` (created if missing). With `metrics`, also
 /// the tables gpu_metrics, cluster_metrics, job_gpus and metrics_info, and the energy and fragmentation figures.
-/// With `faults`, also the node lifecycle's tables faults, job_interruptions and job_checkpoints.
+/// With `faults`, also the node lifecycle's tables faults, job_interruptions and job_checkpoints; with `cloud`, the
+/// tables scaling, costs and quota_events.
 void write_results(const std::filesystem::path& out_dir, const RunInfo& info, const ClusterState& state,
                    const RunSummary& summary, const RunRecorder& recorder, const MetricsInput* metrics = nullptr,
-                   const FaultLog* faults = nullptr);
+                   const FaultLog* faults = nullptr, const CloudLog* cloud = nullptr);
 
 /// summary.json's content (with the metrics figures when `totals` is given).
 std::string summary_json(const RunInfo& info, const RunSummary& summary, const MetricsTotals* totals = nullptr);

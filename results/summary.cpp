@@ -14,7 +14,8 @@ double nearest_rank_percentile(const std::vector<double>& sorted, double p) {
   return sorted[rank - 1];
 }
 
-RunSummary summarize(const ClusterState& state, std::uint64_t rejected, const FaultLog* faults) {
+RunSummary summarize(const ClusterState& state, std::uint64_t rejected, const FaultLog* faults,
+                     const CloudLog* cloud) {
   RunSummary s;
   s.jobs = state.job_count();
   s.rejected = rejected;
@@ -98,6 +99,23 @@ RunSummary summarize(const ClusterState& state, std::uint64_t rejected, const Fa
     for (const FaultRecord& f : faults->faults) s.lost_gpu_hours_by_class[f.fault_class] += f.lost_gpu_s / 3600.0;
     const double node_seconds = static_cast<double>(faults->nodes) * to_seconds_f(faults->horizon);
     if (node_seconds > 0) s.node_availability = std::max(0.0, 1 - faults->node_out_s / node_seconds);
+  }
+  if (cloud != nullptr) {
+    s.autoscaled = !cloud->scaling.empty() || cloud->pool_node_hours > 0;
+    for (const ScalingRecord& r : cloud->scaling) {
+      s.nodes_created += r.action == ScalingRecord::Action::kCreate ? 1 : 0;
+      s.boot_failures += r.action == ScalingRecord::Action::kBootFailed ? 1 : 0;
+      s.nodes_removed += r.action == ScalingRecord::Action::kRemove ? 1 : 0;
+    }
+    s.pool_node_hours = cloud->pool_node_hours;
+    s.cold_start_s = cloud->cold_start_s;
+    s.costed = cloud->has_cost;
+    s.cost_total_usd = cloud->cost_total_usd;
+    s.cost_idle_usd = cloud->cost_idle_usd;
+    if (s.allocated_gpu_hours > 0) s.cost_per_used_gpu_hour = s.cost_total_usd / s.allocated_gpu_hours;
+    s.spot_interruptions = cloud->spot_interruptions;
+    for (const QuotaEvent& e : cloud->quota_events)
+      s.quota_cancels += e.action == "cancel" || e.action == "refuse" ? 1 : 0;
   }
   if (!waits.empty()) {
     double sum = 0;

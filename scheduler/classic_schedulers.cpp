@@ -83,6 +83,11 @@ class ClassicScheduler final : public Scheduler {
   }
   [[nodiscard]] const JobPolicy* job_policy() const override { return &jobs_; }
   void on_nodes_changed() override { dirty_ = true; }
+  void on_job_cancelled(JobIndex j) override {
+    queue_.remove_job(j);
+    jobs_.on_end(j);
+    dirty_ = true;
+  }
   void on_instant_end() override {
     if (!dirty_) return;
     dirty_ = false;

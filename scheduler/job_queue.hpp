@@ -37,6 +37,16 @@ class JobQueue {
       entries_.insert(std::upper_bound(entries_.begin(), entries_.end(), key), key);
     }
   }
+  /// Removes job `job` wherever it is (a linear scan: for rare events such as a cancellation); false if absent.
+  bool remove_job(JobIndex job) {
+    compact();
+    for (std::size_t i = 0; i < entries_.size(); ++i) {
+      if (entries_[i].job != job) continue;
+      entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(i));
+      return true;
+    }
+    return false;
+  }
   /// Marks position `pos` removed; call compact() after the pass.
   void remove_at(std::size_t pos) { removed_.push_back(static_cast<std::uint32_t>(pos)); }
   /// Erases all marked entries.

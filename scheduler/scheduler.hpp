@@ -35,6 +35,8 @@ class Scheduler {
   virtual void on_job_released(JobIndex job) = 0;
   /// A preempted job was requeued: it is PENDING again (after on_job_released for its run).
   virtual void on_job_requeued(JobIndex job) { (void)job; }
+  /// A pending job was cancelled (scancel, a quota): it leaves the queue.
+  virtual void on_job_cancelled(JobIndex job) = 0;
   /// Nodes entered or left service (drain, down, return): Slurm's node update, which queues a scheduler run.
   virtual void on_nodes_changed() {}
   /// A timer set with World::set_timer fired.

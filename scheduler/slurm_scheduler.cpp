@@ -256,6 +256,15 @@ class SlurmScheduler final : public Scheduler {
   [[nodiscard]] SchedulerStats stats() const override { return stats_; }
   [[nodiscard]] const JobPolicy* job_policy() const override { return &policy_; }
 
+  // scancel of a pending job: it leaves the queue and its submit counts (acct_policy_remove_job_submit).
+  void on_job_cancelled(JobIndex j) override {
+    queue_.remove_job(j);
+    policy_.on_end(j);
+    being_preempted_.erase(j);
+    state_mut().note_job_update();
+    note_change();
+  }
+
   // A node drained, went DOWN or came back: node_mgr.c's updates set last_node_update and queue_job_scheduler().
   void on_nodes_changed() override {
     up_nodes_ = NodeBitmap();

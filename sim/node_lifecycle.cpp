@@ -182,9 +182,15 @@ void NodeLifecycle::on_event(SimWorld& world, std::uint64_t tgt, std::uint32_t g
 void NodeLifecycle::strike(SimWorld& world, FaultRecord record, std::span<const std::uint32_t> nodes) {
   const auto fault = static_cast<std::uint32_t>(log_.faults.size());
   const SimTime now = world.now();
+  // Nodes being repaired, or cloud nodes that do not exist (powered down, booting, being removed), are out.
+  const auto out = [&](std::uint32_t n) {
+    const NodeCondition c = world.node_condition(n);
+    return nodes_[n].phase == Phase::kRecovering || c == NodeCondition::kPoweredDown ||
+           c == NodeCondition::kPoweringUp || c == NodeCondition::kPoweringDown;
+  };
   std::uint32_t in_service = 0;
   for (std::uint32_t n : nodes) {
-    if (nodes_[n].phase != Phase::kRecovering) ++in_service;
+    if (!out(n)) ++in_service;
   }
   if (in_service == 0) {  // every node it could take is already out: nothing happens
     ++log_.suppressed;
@@ -198,7 +204,7 @@ void NodeLifecycle::strike(SimWorld& world, FaultRecord record, std::span<const 
   if (r.xid != 0 && r.node != UINT32_MAX && r.gpu != UINT32_MAX) world.note_xid(r.node, r.gpu, r.xid);
   for (std::uint32_t n : nodes) {
     NodeHealth& h = nodes_[n];
-    if (h.phase == Phase::kRecovering) continue;
+    if (out(n)) continue;
     hit_jobs_on(world, n, now, r.symptom, fault);
     if (severity(r.effect) <= severity(FaultEffect::kRestartApp)) continue;  // the node stays fine
     if (h.phase == Phase::kUp) {
@@ -384,6 +390,15 @@ void NodeLifecycle::kill_jobs_on(SimWorld& world, NodeIndex node, DetectedBy by)
 void NodeLifecycle::detect(SimWorld& world, NodeIndex node) {
   NodeHealth& h = nodes_[node];
   if (h.phase != Phase::kLatent) return;
+  const NodeCondition power = world.node_condition(node);
+  if (power == NodeCondition::kPoweredDown || power == NodeCondition::kPoweringDown) {
+    // The autoscaler deleted the cloud node before anyone noticed: the fault went with it.
+    FaultRecord& f = log_.faults[h.fault];
+    if (--fault_nodes_out_[h.fault] == 0) f.returned = world.now();
+    h = NodeHealth{Phase::kUp, FaultEffect::kNone, Symptom::kNone, 0, kNever, DetectedBy::kNotDetected, false, false,
+                   kNever, h.generation + 1};
+    return;
+  }
   const HealthCheckNodeState& filter = detection_.slurm.health_check_node_state;
   const bool any_state = !filter.idle && !filter.alloc && !filter.mixed && !filter.nondrained_idle;
   if (h.by == DetectedBy::kHealthCheck && !any_state) {

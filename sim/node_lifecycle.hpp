@@ -59,6 +59,9 @@ enum class NodeCondition : std::uint8_t {
   kDrain,      ///< DRAINING (jobs still running) or DRAINED: no new jobs; recovery waits for the jobs to leave.
   kDown,       ///< DOWN: the node failed (not responding) or is out for repair.
   kRebooting,  ///< REBOOT_ISSUED: rebooting.
+  kPoweredDown,   ///< POWERED_DOWN: a cloud node not created (or removed); costs nothing on demand.
+  kPoweringUp,    ///< POWERING_UP: a cloud node in its cold start.
+  kPoweringDown,  ///< POWERING_DOWN: a cloud node being removed.
 };
 
 /// The node lifecycle of one run (see the file comment).

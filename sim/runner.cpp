@@ -114,6 +114,14 @@ RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> all, const RunOption
     outcome.speed_model = std::make_unique<PlacementSpeedModel>(state, sc.performance);
     world.set_speed_model(outcome.speed_model.get());
   }
+  if (sc.cost.enabled) {
+    outcome.cost = std::make_unique<CostMeter>(sc.cost, state, sc.seed);
+    world.set_cost_meter(outcome.cost.get());
+  }
+  if (sc.autoscaler.enabled) {
+    outcome.autoscaler = std::make_unique<Autoscaler>(sc.autoscaler, state, sc.seed);
+    world.set_autoscaler(outcome.autoscaler.get());
+  }
   if (sc.faults.enabled) {
     outcome.lifecycle = std::make_unique<NodeLifecycle>(sc.faults, state, sc.seed);
     world.set_lifecycle(outcome.lifecycle.get());
@@ -136,8 +144,18 @@ RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> all, const RunOption
   outcome.counters = world.counters();
   outcome.scheduler_stats = scheduler->stats();
   if (outcome.lifecycle) outcome.lifecycle->finish(world.now());
-  outcome.summary = summarize(state, outcome.rejected, fault_log(outcome));
+  if (outcome.cost) outcome.cost->finish(world.now(), outcome.cloud);
+  if (outcome.autoscaler) {
+    outcome.cloud.scaling = outcome.autoscaler->records();
+    outcome.cloud.pool_node_hours = outcome.autoscaler->pool_node_seconds(world.now()) / 3600.0;
+    outcome.cloud.cold_start_s = sc.autoscaler.cold_start.total_s();
+  }
+  outcome.summary = summarize(state, outcome.rejected, fault_log(outcome), cloud_log(outcome));
   return outcome;
+}
+
+const CloudLog* cloud_log(const RunOutcome& outcome) {
+  return outcome.cost || outcome.autoscaler ? &outcome.cloud : nullptr;
 }
 
 const FaultLog* fault_log(const RunOutcome& outcome) {

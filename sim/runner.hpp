@@ -45,6 +45,9 @@ struct RunOutcome {
   std::unique_ptr<RunRecorder> recorder;       ///< Node history.
   std::unique_ptr<JobSpeedModel> speed_model;  ///< The placement-aware speed model, if the scenario has one.
   std::unique_ptr<NodeLifecycle> lifecycle;    ///< Faults, drain and repair, if the scenario has /faults.
+  std::unique_ptr<Autoscaler> autoscaler;      ///< Cloud node autoscaling, if the scenario has /autoscaler.
+  std::unique_ptr<CostMeter> cost;             ///< Prices and quotas, if the scenario has /cost.
+  CloudLog cloud;                              ///< Scaling actions, cost series and quota events.
   std::unique_ptr<SimWorld> world;             ///< The world (its clock is where the run stopped).
   std::unique_ptr<Scheduler> scheduler;        ///< The policy, for views of its state (sprio, sshare).
   RunSummary summary;                          ///< Headline numbers.
@@ -63,6 +66,9 @@ RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> jobs, const RunOptio
 
 /// The node lifecycle's log of the run, or null without /faults. Valid while `outcome` lives.
 const FaultLog* fault_log(const RunOutcome& outcome);
+
+/// The cloud log (scaling, cost, quotas), or null when the scenario has neither /autoscaler nor /cost.
+const CloudLog* cloud_log(const RunOutcome& outcome);
 
 /// The run's metadata for the results store.
 RunInfo run_info(const RunOutcome& outcome);

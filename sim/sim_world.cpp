@@ -13,13 +13,81 @@ SimWorld::SimWorld(ClusterState& state, const SlurmParameters& slurm, RunObserve
   idle_horizon_ = from_seconds(2 * longest_period + slurm.batch_sched_delay_s + slurm.epilog_s + 2);
 }
 
-void SimWorld::set_lifecycle(NodeLifecycle* lifecycle) {
-  lifecycle_ = lifecycle;
-  if (lifecycle_ == nullptr) return;
-  node_condition_.assign(state_.node_count(), NodeCondition::kNone);
+void SimWorld::enable_node_conditions() {
+  if (node_condition_.empty()) node_condition_.assign(state_.node_count(), NodeCondition::kNone);
+}
+
+void SimWorld::set_autoscaler(Autoscaler* autoscaler) {
+  autoscaler_ = autoscaler;
+  if (autoscaler_ == nullptr) return;
+  enable_node_conditions();
+  listed_.assign(state_.job_count(), 0);
+}
+
+void SimWorld::push_autoscaler(SimTime at, std::uint64_t target, std::uint32_t generation) {
+  assert(at >= now_);
+  events_.push(at, kAutoscaler, target, generation);
+}
+
+void SimWorld::list_pending(JobIndex job) {
+  if (autoscaler_ == nullptr || listed_[job]) return;
+  listed_[job] = 1;
+  pending_list_.push_back(job);
+}
+
+void SimWorld::enable_job_tracking() {
+  if (!node_job_list_.empty()) return;
   node_job_list_.assign(state_.node_count(), {});
   fault_requeue_.assign(state_.job_count(), 0);
   run_lost_s_.assign(state_.job_count(), -1);
+}
+
+void SimWorld::set_lifecycle(NodeLifecycle* lifecycle) {
+  lifecycle_ = lifecycle;
+  if (lifecycle_ == nullptr) return;
+  enable_node_conditions();
+  enable_job_tracking();
+}
+
+void SimWorld::set_cost_meter(CostMeter* meter) {
+  cost_ = meter;
+  if (cost_ == nullptr) return;
+  enable_node_conditions();
+  enable_job_tracking();
+}
+
+void SimWorld::push_cost(SimTime at, std::uint64_t target, std::uint32_t generation) {
+  assert(at >= now_);
+  events_.push(at, kCost, target, generation);
+}
+
+void SimWorld::cancel_job(JobIndex job) {
+  JobRuntime& rt = state_.job_mut(job);
+  if (rt.state == JobState::kRunning) {
+    rt.planned_end = now_;
+    end_job(job, JobState::kCancelled, false);
+  } else if (rt.state == JobState::kPending && rt.submitted) {
+    state_.end_pending(job, JobState::kCancelled, now_);
+    rt.reason = PendingReason::kAssocGrpBillingMinutes;
+    --pending_;
+    last_activity_ = now_;
+    if (observer_ != nullptr) observer_->on_job_reason(job, rt.reason, now_);
+    scheduler_->on_job_cancelled(job);
+  }
+}
+
+void SimWorld::reclaim_node(NodeIndex n) {
+  const auto on_node = jobs_on(n);
+  const std::vector<JobIndex> jobs(on_node.begin(), on_node.end());  // ending a job edits the list
+  for (JobIndex j : jobs) interrupt_job(j, JobState::kNodeFail, state_.spec(j).requeue, kNever);
+  set_node_condition(n, NodeCondition::kPoweredDown);
+  if (autoscaler_ != nullptr && autoscaler_->owns(n)) {
+    autoscaler_->on_node_reclaimed(*this, n);
+  } else {
+    const SimTime back = now_ + from_seconds_f(ColdStart{}.total_s());
+    events_.push(back, kReplaced, n, 0);
+    note_node_return(back);
+  }
 }
 
 void SimWorld::push_lifecycle(SimTime at, std::uint64_t target, std::uint32_t generation) {
@@ -29,11 +97,12 @@ void SimWorld::push_lifecycle(SimTime at, std::uint64_t target, std::uint32_t ge
 
 void SimWorld::set_node_condition(NodeIndex n, NodeCondition condition) {
   if (node_condition_[n] == condition) return;
+  if (cost_ != nullptr) cost_->on_node_condition(now_, n, node_condition_[n], condition);
   node_condition_[n] = condition;
   state_.set_node_schedulable(n, condition == NodeCondition::kNone);
   last_activity_ = now_;
   update_node_state(n);
-  scheduler_->on_nodes_changed();
+  if (scheduler_ != nullptr) scheduler_->on_nodes_changed();
 }
 
 InterruptionRecord SimWorld::interrupt_job(JobIndex job, JobState state, bool requeue, SimTime progress_until) {
@@ -99,8 +168,11 @@ void SimWorld::start_job(JobIndex job, std::span<const NodeAllocation> allocatio
   const JobSpec& spec = state_.spec(job);
   rt.reason = PendingReason::kNone;
   rt.run_length_s = static_cast<double>(spec.run_time_s);
-  if (lifecycle_ != nullptr) {
+  if (!node_job_list_.empty()) {
     for (const NodeAllocation& a : allocation) node_job_list_[a.node].push_back(job);
+  }
+  if (cost_ != nullptr) cost_->on_job_start(now_, job);
+  if (lifecycle_ != nullptr) {
     const RunCheckpointing plan = lifecycle_->on_job_start(*this, job);
     rt.run_length_s = run_length_s(plan, std::max(0.0, static_cast<double>(spec.run_time_s) - rt.work_saved_s));
   }
@@ -119,6 +191,7 @@ void SimWorld::start_job(JobIndex job, std::span<const NodeAllocation> allocatio
     events_.push(rt.planned_end, kJobEnd, job, 0);
   }
   update_node_states(job);
+  if (autoscaler_ != nullptr) autoscaler_->on_job_start(job);
   if (observer_) observer_->on_job_started(job, now_);
 }
 
@@ -168,6 +241,15 @@ void SimWorld::update_node_state(NodeIndex n) {
     case NodeCondition::kRebooting:
       s = NodeState::kRebooting;
       break;
+    case NodeCondition::kPoweredDown:
+      s = NodeState::kPoweredDown;
+      break;
+    case NodeCondition::kPoweringUp:
+      s = NodeState::kPoweringUp;
+      break;
+    case NodeCondition::kPoweringDown:
+      s = NodeState::kPoweringDown;
+      break;
     case NodeCondition::kNone:
       if (!busy)
         s = NodeState::kIdle;
@@ -198,6 +280,11 @@ void SimWorld::end_job(JobIndex job, JobState state, bool completed, SimTime pro
     const RunSplit split = lifecycle_->account_run(state_, job, elapsed, completed);
     const double wall = to_seconds_f(until - start);
     run_lost_s_[job] = (elapsed > 0 ? split.lost_s * wall / elapsed : wall) + to_seconds_f(now_ - until);
+  } else if (!run_lost_s_.empty()) {
+    run_lost_s_[job] = to_seconds_f(now_ - state_.job(job).start);  // no checkpoints: the whole run
+  }
+  if (cost_ != nullptr) cost_->on_job_end(now_, job);
+  if (!node_job_list_.empty()) {
     for (const NodeAllocation& a : state_.allocation(job)) {
       auto& list = node_job_list_[a.node];
       auto it = std::find(list.begin(), list.end(), job);
@@ -223,8 +310,9 @@ void SimWorld::release_job(JobIndex job) {
   state_.release(job);
   update_node_states(job);
   if (lifecycle_ != nullptr) lifecycle_->on_job_released(*this, job);
+  if (autoscaler_ != nullptr) autoscaler_->on_job_released(*this, job);
   scheduler_->on_job_released(job);
-  const double lost_s = lifecycle_ != nullptr ? run_lost_s_[job] : -1;  // -1: the whole run
+  const double lost_s = !run_lost_s_.empty() ? run_lost_s_[job] : -1;  // -1: the whole run
   if (!preempting_.empty() && preempting_[job] != 0) {
     // A job that finished on its own during the grace time is not requeued.
     const bool requeue = preempting_[job] == 2 && state_.job(job).state == JobState::kPreempted;
@@ -232,6 +320,7 @@ void SimWorld::release_job(JobIndex job) {
     if (requeue) {
       state_.requeue(job, lost_s, false);
       ++pending_;
+      list_pending(job);
       last_activity_ = now_;
       scheduler_->on_job_requeued(job);
     }
@@ -239,6 +328,7 @@ void SimWorld::release_job(JobIndex job) {
     fault_requeue_[job] = 0;
     state_.requeue(job, lost_s, true);
     ++pending_;
+    list_pending(job);
     last_activity_ = now_;
     scheduler_->on_job_requeued(job);
   }
@@ -264,6 +354,16 @@ void SimWorld::dispatch(const Event& event) {
     case kLifecycle:
       lifecycle_->on_event(*this, event.target, event.generation);
       break;
+    case kAutoscaler:
+      autoscaler_->on_event(*this, event.target, event.generation);
+      break;
+    case kCost:
+      cost_->on_event(*this, event.target, event.generation);
+      break;
+    case kReplaced:
+      if (node_condition_[event.target] == NodeCondition::kPoweredDown)
+        set_node_condition(static_cast<NodeIndex>(event.target), NodeCondition::kNone);
+      break;
     case kTimer:
       if (event.generation != timer_generation_[event.target]) return;  // replaced by a later set_timer
       scheduler_->on_timer(static_cast<TimerId>(event.target));
@@ -279,6 +379,8 @@ void SimWorld::run(const std::function<void(const SimWorld&)>& progress, std::ui
   const std::uint64_t job_count = specs.size();
   now_ = job_count > 0 ? from_seconds(specs.front().submit_s) : 0;
   scheduler_->on_start();
+  if (cost_ != nullptr) cost_->start(*this);
+  if (autoscaler_ != nullptr) autoscaler_->start(*this);
   if (lifecycle_ != nullptr) lifecycle_->start(*this);
   std::uint64_t next_progress = progress_every;
   while (true) {
@@ -307,10 +409,19 @@ void SimWorld::run(const std::function<void(const SimWorld&)>& progress, std::ui
       if (next_submit_ < job_count && from_seconds(specs[next_submit_].submit_s) == t) {
         const auto job = static_cast<JobIndex>(next_submit_++);
         state_.job_mut(job).submitted = true;
+        ++counters_.events;
+        if (cost_ != nullptr && cost_->refuses(job)) {  // a quota blocked the user: the submission is refused
+          state_.end_pending(job, JobState::kCancelled, t);
+          JobRuntime& rt = state_.job_mut(job);
+          rt.rejected = true;
+          rt.reason = PendingReason::kAssocGrpBillingMinutes;
+          if (observer_ != nullptr) observer_->on_job_reason(job, rt.reason, t);
+          continue;
+        }
         ++pending_;
+        list_pending(job);
         state_.note_job_update();
         last_activity_ = t;
-        ++counters_.events;
         scheduler_->on_submit(job);
         continue;
       }

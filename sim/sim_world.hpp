@@ -16,6 +16,8 @@
 #include "scheduler/scheduler.hpp"
 #include "scheduler/world.hpp"
 #include "sim/engine/event_queue.hpp"
+#include "sim/autoscaler.hpp"
+#include "sim/cost_meter.hpp"
 #include "sim/job_speed_model.hpp"
 #include "sim/node_lifecycle.hpp"
 
@@ -39,6 +41,10 @@ class SimWorld final : public World {
   void set_speed_model(JobSpeedModel* model) { speed_model_ = model; }
   /// Sets the node lifecycle (faults, drain, repair, checkpoints); may be null (no faults).
   void set_lifecycle(NodeLifecycle* lifecycle);
+  /// Sets the cloud autoscaler; may be null (a static cluster).
+  void set_autoscaler(Autoscaler* autoscaler);
+  /// Sets the cost meter (prices, quotas, spot reclaims); may be null.
+  void set_cost_meter(CostMeter* meter);
   /// Runs until no event is left. `progress` (may be empty) is called every `progress_every` events.
   void run(const std::function<void(const SimWorld&)>& progress, std::uint64_t progress_every = 1u << 16);
 
@@ -57,6 +63,23 @@ class SimWorld final : public World {
   // ---- for the node lifecycle ----
   /// Schedules NodeLifecycle::on_event(target, generation) at `at` (>= now).
   void push_lifecycle(SimTime at, std::uint64_t target, std::uint32_t generation);
+  /// Schedules Autoscaler::on_event(target, generation) at `at` (>= now).
+  void push_autoscaler(SimTime at, std::uint64_t target, std::uint32_t generation);
+  /// Schedules CostMeter::on_event(target, generation) at `at` (>= now).
+  void push_cost(SimTime at, std::uint64_t target, std::uint32_t generation);
+  /// Cancels job `job` (scancel): a running job ends CANCELLED, a pending one leaves the queue.
+  void cancel_job(JobIndex job);
+  /// The provider reclaims (spot) node `n`: its jobs end NODE_FAIL (requeued by Slurm's rule) and the node goes
+  /// away; the autoscaler may create it again, else the provider replaces it after a cold start.
+  void reclaim_node(NodeIndex n);
+  /// Jobs submitted or requeued and maybe still pending (with an autoscaler; it drops those no longer pending).
+  [[nodiscard]] std::vector<JobIndex>& pending_list() { return pending_list_; }
+  /// Marks a job as no longer in pending_list() (the autoscaler compacted it out).
+  void unlist_pending(JobIndex job) { listed_[job] = 0; }
+  /// A node's condition (kNone without a lifecycle or autoscaler).
+  [[nodiscard]] NodeCondition node_condition(NodeIndex n) const {
+    return node_condition_.empty() ? NodeCondition::kNone : node_condition_[n];
+  }
   /// Running jobs on node `n` (with a lifecycle only).
   [[nodiscard]] std::span<const JobIndex> jobs_on(NodeIndex n) const { return node_job_list_[n]; }
   /// Ends running job `job` now with `state` because of a fault; it is requeued once released if `requeue`. A
@@ -82,7 +105,18 @@ class SimWorld final : public World {
   [[nodiscard]] std::uint64_t ended() const { return ended_; }
 
  private:
-  enum EventKind : std::uint32_t { kJobEnd = 1, kRelease = 2, kTimer = 3, kLifecycle = 4 };
+  enum EventKind : std::uint32_t {
+    kJobEnd = 1,
+    kRelease = 2,
+    kTimer = 3,
+    kLifecycle = 4,
+    kAutoscaler = 5,
+    kCost = 6,
+    kReplaced = 7
+  };
+  void enable_node_conditions();
+  void enable_job_tracking();
+  void list_pending(JobIndex job);
   void dispatch(const Event& event);
   void end_job(JobIndex job, JobState state, bool completed, SimTime progress_until = kNever);
   void release_job(JobIndex job);
@@ -124,6 +158,10 @@ class SimWorld final : public World {
   std::vector<NodeState> node_state_;
   SimCounters counters_;
   NodeLifecycle* lifecycle_ = nullptr;
+  Autoscaler* autoscaler_ = nullptr;
+  CostMeter* cost_ = nullptr;
+  std::vector<JobIndex> pending_list_;  // with an autoscaler
+  std::vector<std::uint8_t> listed_;    // with an autoscaler: per job, in pending_list_
   std::vector<NodeCondition> node_condition_;         // with a lifecycle: per node
   std::vector<std::vector<JobIndex>> node_job_list_;  // with a lifecycle: running jobs per node
   std::vector<std::uint8_t> fault_requeue_;           // with a lifecycle: per job, requeue at release

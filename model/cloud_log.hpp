@@ -1,0 +1,73 @@
+// What the cloud side of a run reports: scaling actions of the autoscaler, the cost series, and quota actions.
+// The simulator fills it (sim/autoscaler, sim/cost_meter); the results store writes it (tables scaling, costs,
+// quota_events) and the summary reads it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/engine/sim_time.hpp"
+
+namespace gputwin {
+
+/// One scaling action, for the `scaling` table.
+struct ScalingRecord {
+  /// What happened.
+  enum class Action : std::uint8_t { kCreate, kReady, kBootFailed, kRemove, kRemoved };
+  SimTime time = 0;                 ///< When.
+  std::uint32_t node = 0;           ///< Node index.
+  Action action = Action::kCreate;  ///< What.
+  std::uint32_t demand = 0;         ///< Nodes of its shape pending jobs needed at the decision (create/remove).
+};
+
+/// Name of a scaling action ("create", "ready", "boot_failed", "remove", "removed").
+inline std::string_view to_string(ScalingRecord::Action action) {
+  switch (action) {
+    case ScalingRecord::Action::kCreate:
+      return "create";
+    case ScalingRecord::Action::kReady:
+      return "ready";
+    case ScalingRecord::Action::kBootFailed:
+      return "boot_failed";
+    case ScalingRecord::Action::kRemove:
+      return "remove";
+    case ScalingRecord::Action::kRemoved:
+      return "removed";
+  }
+  return "unknown";
+}
+
+/// One point of the cost series: a scope's burn rate and spend so far.
+struct CostSample {
+  SimTime time = 0;            ///< When.
+  std::string scope;           ///< "cluster", "idle", "user:NAME" or "account:NAME".
+  double burn_usd_per_h = 0;   ///< Spend rate at that time.
+  double total_usd = 0;        ///< Spend since t = 0.
+};
+
+/// A quota action.
+struct QuotaEvent {
+  SimTime time = 0;          ///< When.
+  std::string user;          ///< The user.
+  std::string action;        ///< "warn", "block", "cancel" (a running job), "refuse" (a pending or new job).
+  std::uint64_t job_id = 0;  ///< The job cancelled or refused (0 for warn and block).
+  double spend_usd = 0;      ///< The user's spend at that time.
+  double projected_usd = 0;  ///< The spend projected to the next check.
+};
+
+/// Everything the cloud side recorded in one run.
+struct CloudLog {
+  std::vector<ScalingRecord> scaling;  ///< Autoscaler actions, in time order.
+  double pool_node_hours = 0;          ///< Node-hours the autoscaler's pool was up (booting included).
+  double cold_start_s = 0;             ///< Cold start of a new node.
+  std::vector<CostSample> costs;       ///< Cost series (every sample period, and final totals per scope).
+  std::vector<QuotaEvent> quota_events;  ///< Quota warnings, blocks and cancellations.
+  bool has_cost = false;               ///< A cost model ran.
+  double cost_total_usd = 0;           ///< Spend of the whole cluster.
+  double cost_idle_usd = 0;            ///< Spend of up nodes no job used (and reserved nodes not up).
+  std::uint64_t spot_interruptions = 0;  ///< Spot nodes reclaimed.
+};
+
+}  // namespace gputwin

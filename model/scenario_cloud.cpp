@@ -1,0 +1,155 @@
+// Reads /autoscaler (cloud node pool, cold start, scale-down) and /cost (prices, purchase models, spot
+// interruptions, quotas). Every error names the JSON pointer of the bad value.
+#include <algorithm>
+#include <cmath>
+
+#include "model/cloud_config.hpp"
+#include "model/scenario_field.hpp"
+
+namespace gputwin::detail {
+namespace {
+
+double non_negative_number(const Field& f) {
+  const double v = f.number();
+  if (!(v >= 0) || !std::isfinite(v)) f.fail("expected a non-negative number");
+  return v;
+}
+
+double percentage(const Field& f) {
+  const double v = f.number();
+  if (!(v >= 0 && v <= 1000)) f.fail("expected a percentage from 0 to 1000");
+  return v;
+}
+
+void read_cold_start(const Field& f, ColdStart& c) {
+  f.expect_object({"provision_s", "gpu_advertise_s", "driver_s", "image_s", "image", "register_s", "health_check_s"});
+  if (f.has("provision_s")) c.provision_s = non_negative_seconds(f.at("provision_s"));
+  if (f.has("gpu_advertise_s")) c.gpu_advertise_s = non_negative_seconds(f.at("gpu_advertise_s"));
+  if (f.has("driver_s")) c.driver_s = non_negative_seconds(f.at("driver_s"));
+  if (f.has("image") && f.has("image_s")) f.fail("give image or image_s, not both");
+  if (f.has("image")) {
+    const std::string image = f.at("image").string();
+    if (image == "shared")
+      c.image_s = 10;  // Enroot squashfs on shared storage: a mount, no per-node pull [U]
+    else if (image == "pull")
+      c.image_s = 600;  // a 10-20 GB training image pulled without a cache, up to ~10 min [U]
+    else
+      f.at("image").fail("expected shared (squashfs on shared storage) or pull");
+  }
+  if (f.has("image_s")) c.image_s = non_negative_seconds(f.at("image_s"));
+  if (f.has("register_s")) c.register_s = non_negative_seconds(f.at("register_s"));
+  if (f.has("health_check_s")) c.health_check_s = non_negative_seconds(f.at("health_check_s"));
+}
+
+}  // namespace
+
+void read_autoscaler(const Field& f, const ClusterConfig& cluster, AutoscalerConfig& config) {
+  f.expect_object({"nodes", "min_nodes", "max_nodes", "poll_s", "idle_window_s", "scale_down_s", "scale_up_per_poll",
+                   "scale_down_per_poll", "cold_start", "boot_failure_probability"});
+  config.enabled = true;
+  if (f.has("nodes")) {
+    config.nodes = read_node_set(f.at("nodes"), cluster);
+  } else {
+    for (std::uint32_t n = 0; n < cluster.nodes.size(); ++n) config.nodes.push_back(n);
+  }
+  const auto pool = static_cast<std::uint32_t>(config.nodes.size());
+  config.max_nodes = f.has("max_nodes") ? f.at("max_nodes").u32() : pool;
+  if (config.max_nodes > pool)
+    f.at("max_nodes").fail("the pool has only " + std::to_string(pool) + " nodes");
+  if (f.has("min_nodes")) config.min_nodes = f.at("min_nodes").u32();
+  if (config.min_nodes > config.max_nodes) f.at("min_nodes").fail("more than max_nodes");
+  if (f.has("poll_s")) config.poll_s = positive_seconds(f.at("poll_s"));
+  if (f.has("idle_window_s")) config.idle_window_s = non_negative_seconds(f.at("idle_window_s"));
+  if (f.has("scale_down_s")) config.scale_down_s = non_negative_seconds(f.at("scale_down_s"));
+  if (f.has("scale_up_per_poll")) config.scale_up_per_poll = static_cast<std::uint32_t>(f.at("scale_up_per_poll").positive());
+  if (f.has("scale_down_per_poll"))
+    config.scale_down_per_poll = static_cast<std::uint32_t>(f.at("scale_down_per_poll").positive());
+  if (f.has("cold_start")) read_cold_start(f.at("cold_start"), config.cold_start);
+  if (f.has("boot_failure_probability")) {
+    config.boot_failure_probability = f.at("boot_failure_probability").number();
+    if (!(config.boot_failure_probability >= 0 && config.boot_failure_probability < 1))
+      f.at("boot_failure_probability").fail("expected a probability from 0 to below 1");
+  }
+}
+
+void read_cost(const Field& f, const ClusterConfig& cluster, CostConfig& config) {
+  f.expect_object({"prices", "spot_interruptions_per_node_day", "spot_notice_s", "sample_s", "quota_check_s", "quotas"});
+  config.enabled = true;
+  if (f.has("prices")) {
+    const Field prices = f.at("prices");
+    std::vector<std::uint8_t> priced(cluster.nodes.size(), 0);
+    for (std::size_t i = 0; i < prices.array_size(); ++i) {
+      const Field p = prices.at(i);
+      p.expect_object({"nodes", "usd_per_node_hour", "usd_per_gpu_hour", "model"});
+      NodePrice price;
+      if (p.has("nodes")) {
+        price.nodes = read_node_set(p.at("nodes"), cluster);
+      } else {
+        for (std::uint32_t n = 0; n < cluster.nodes.size(); ++n) price.nodes.push_back(n);
+      }
+      for (std::uint32_t n : price.nodes) {
+        if (priced[n]) p.at("nodes").fail("node '" + cluster.nodes[n].name + "' already has a price");
+        priced[n] = 1;
+      }
+      if (p.has("usd_per_node_hour") == p.has("usd_per_gpu_hour"))
+        p.fail("give usd_per_node_hour or usd_per_gpu_hour");
+      if (p.has("usd_per_node_hour")) {
+        price.usd_per_node_hour = non_negative_number(p.at("usd_per_node_hour"));
+      } else {
+        // A GPU price makes a node price per node, so mixed node groups are charged by their GPU counts.
+        const double per_gpu = non_negative_number(p.at("usd_per_gpu_hour"));
+        std::uint32_t gpus = 0;
+        for (std::uint32_t n : price.nodes) gpus = std::max(gpus, cluster.nodes[n].gpus);
+        for (std::uint32_t n : price.nodes) {
+          if (cluster.nodes[n].gpus != gpus)
+            p.at("usd_per_gpu_hour").fail("nodes with different GPU counts need separate prices");
+        }
+        price.usd_per_node_hour = per_gpu * gpus;
+      }
+      if (p.has("model")) {
+        const std::string m = p.at("model").string();
+        if (m == "on_demand")
+          price.model = PurchaseModel::kOnDemand;
+        else if (m == "reserved")
+          price.model = PurchaseModel::kReserved;
+        else if (m == "spot")
+          price.model = PurchaseModel::kSpot;
+        else
+          p.at("model").fail("expected on_demand, reserved or spot");
+      }
+      config.prices.push_back(std::move(price));
+    }
+  }
+  if (f.has("spot_interruptions_per_node_day"))
+    config.spot_interruptions_per_node_day = non_negative_number(f.at("spot_interruptions_per_node_day"));
+  if (f.has("spot_notice_s")) config.spot_notice_s = non_negative_seconds(f.at("spot_notice_s"));
+  if (f.has("sample_s")) config.sample_s = positive_seconds(f.at("sample_s"));
+  if (f.has("quota_check_s")) config.quota_check_s = positive_seconds(f.at("quota_check_s"));
+  if (f.has("quotas")) {
+    const Field quotas = f.at("quotas");
+    for (std::size_t i = 0; i < quotas.array_size(); ++i) {
+      const Field q = quotas.at(i);
+      q.expect_object({"user", "limit_usd", "warn_pct", "buffer_pct", "action"});
+      Quota quota;
+      quota.user = q.at("user").non_empty_string();
+      quota.limit_usd = non_negative_number(q.at("limit_usd"));
+      if (q.has("warn_pct")) quota.warn_pct = percentage(q.at("warn_pct"));
+      if (q.has("buffer_pct")) quota.buffer_pct = percentage(q.at("buffer_pct"));
+      if (q.has("action")) {
+        const std::string a = q.at("action").string();
+        if (a == "warn")
+          quota.action = QuotaAction::kWarn;
+        else if (a == "block_and_kill")
+          quota.action = QuotaAction::kBlockAndKill;
+        else
+          q.at("action").fail("expected warn or block_and_kill");
+      }
+      for (const Quota& other : config.quotas) {
+        if (other.user == quota.user) q.at("user").fail("user '" + quota.user + "' already has a quota");
+      }
+      config.quotas.push_back(std::move(quota));
+    }
+  }
+}
+
+}  // namespace gputwin::detail

@@ -1,0 +1,233 @@
+#include "sim/autoscaler.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "scheduler/node_selection.hpp"
+#include "sim/sim_world.hpp"
+
+namespace gputwin {
+
+Autoscaler::Autoscaler(const AutoscalerConfig& config, const ClusterState& state, std::uint64_t seed)
+    : config_(config),
+      state_(state),
+      boot_rng_(Rng::stream(seed, "autoscaler/boot")),
+      pool_index_(state.node_count(), -1),
+      pool_(config.nodes) {
+  const auto& nodes = state.config().nodes;
+  nodes_.resize(pool_.size());
+  for (std::size_t i = 0; i < pool_.size(); ++i) {
+    const NodeConfig& n = nodes[pool_[i]];
+    pool_index_[pool_[i]] = static_cast<std::int32_t>(i);
+    const Shape shape{n.cpus, n.gpus, n.memory_mb};
+    auto it = std::find_if(shapes_.begin(), shapes_.end(), [&](const Shape& s) {
+      return s.cpus == shape.cpus && s.gpus == shape.gpus && s.mem_mb == shape.mem_mb;
+    });
+    if (it == shapes_.end()) it = shapes_.insert(shapes_.end(), shape);
+    nodes_[i].shape = static_cast<std::uint32_t>(it - shapes_.begin());
+  }
+  // Smallest shapes first, so a job maps to the smallest node that fits it ("sizes by the largest pending job").
+  std::vector<std::uint32_t> order(shapes_.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    const Shape& x = shapes_[a];
+    const Shape& y = shapes_[b];
+    return std::tie(x.gpus, x.cpus, x.mem_mb) < std::tie(y.gpus, y.cpus, y.mem_mb);
+  });
+  std::vector<std::uint32_t> rank(shapes_.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) rank[order[i]] = i;
+  std::vector<Shape> sorted(shapes_.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) sorted[i] = shapes_[order[i]];
+  shapes_ = std::move(sorted);
+  for (PoolNode& p : nodes_) p.shape = rank[p.shape];
+  demand_.resize(shapes_.size());
+  supply_.resize(shapes_.size());
+}
+
+void Autoscaler::start(SimWorld& world) {
+  // The pool starts with min_nodes up (the first ones) and the rest POWERED_DOWN (not yet created).
+  for (std::size_t i = 0; i < pool_.size(); ++i) {
+    PoolNode& p = nodes_[i];
+    p.idle_since = world.now();
+    p.up_since = world.now();
+    if (i < config_.min_nodes) continue;
+    p.power = Power::kOff;
+    world.set_node_condition(pool_[i], NodeCondition::kPoweredDown);
+  }
+  world.push_autoscaler(world.now(), target(kPoll, 0), 0);
+}
+
+void Autoscaler::on_event(SimWorld& world, std::uint64_t tgt, std::uint32_t generation) {
+  const auto kind = static_cast<Kind>(tgt >> 56);
+  const std::uint64_t index = tgt & ((1ULL << 56) - 1);
+  PoolNode* p = kind == kPoll ? nullptr : &nodes_[index];
+  switch (kind) {
+    case kPoll:
+      poll(world);
+      world.push_autoscaler(world.now() + from_seconds_f(config_.poll_s), target(kPoll, 0), 0);
+      break;
+    case kBooted: {
+      if (p->generation != generation || p->power != Power::kBooting) return;
+      const NodeIndex node = pool_[index];
+      if (config_.boot_failure_probability > 0 && boot_rng_.uniform() < config_.boot_failure_probability) {
+        // The node never registers: it is deleted (it cost its boot) and the next decision may try again.
+        node_seconds_ += to_seconds_f(world.now() - p->up_since);
+        p->power = Power::kOff;
+        world.set_node_condition(node, NodeCondition::kPoweredDown);
+        records_.push_back({world.now(), node, ScalingRecord::Action::kBootFailed, 0});
+        return;
+      }
+      p->power = Power::kUp;
+      p->idle_since = world.now();
+      world.set_node_condition(node, NodeCondition::kNone);
+      records_.push_back({world.now(), node, ScalingRecord::Action::kReady, 0});
+      break;
+    }
+    case kRemoved: {
+      if (p->generation != generation || p->power != Power::kRemoving) return;
+      node_seconds_ += to_seconds_f(world.now() - p->up_since);
+      p->power = Power::kOff;
+      world.set_node_condition(pool_[index], NodeCondition::kPoweredDown);
+      records_.push_back({world.now(), pool_[index], ScalingRecord::Action::kRemoved, 0});
+      break;
+    }
+  }
+}
+
+int Autoscaler::shape_for(JobIndex job) const {
+  const SelectRequest r = select_request(state_.spec(job));
+  const std::uint32_t nodes = std::max<std::uint32_t>(r.nodes, 1);
+  const std::uint32_t cpus_per_node = (r.cpus + nodes - 1) / nodes;
+  for (std::size_t s = 0; s < shapes_.size(); ++s) {
+    const Shape& shape = shapes_[s];
+    if (shape.gpus >= r.gpus_per_node && shape.mem_mb >= r.mem_per_node_mb && (r.nodes == 0 || shape.cpus >= cpus_per_node))
+      return static_cast<int>(s);
+  }
+  return -1;
+}
+
+std::uint32_t Autoscaler::nodes_needed(JobIndex job, const Shape& shape) const {
+  const SelectRequest r = select_request(state_.spec(job));
+  if (r.nodes > 0) return r.nodes;
+  return std::max<std::uint32_t>(1, (r.cpus + shape.cpus - 1) / std::max<std::uint32_t>(shape.cpus, 1));
+}
+
+void Autoscaler::poll(SimWorld& world) {
+  std::fill(demand_.begin(), demand_.end(), 0);
+  std::fill(supply_.begin(), supply_.end(), 0);
+  // Demand: whole nodes of the smallest fitting shape for every job that waits for resources.
+  std::vector<JobIndex>& pending = world.pending_list();
+  std::size_t out = 0;
+  for (JobIndex j : pending) {
+    const JobRuntime& rt = state_.job(j);
+    if (rt.state != JobState::kPending) {
+      world.unlist_pending(j);
+      continue;
+    }
+    pending[out++] = j;
+    if (rt.reason != PendingReason::kNone && rt.reason != PendingReason::kPriority &&
+        rt.reason != PendingReason::kResources)
+      continue;  // held, dependent, limited or waiting for a begin time: no node would start it
+    const int s = shape_for(j);
+    if (s >= 0) demand_[static_cast<std::size_t>(s)] += nodes_needed(j, shapes_[static_cast<std::size_t>(s)]);
+  }
+  pending.resize(out);
+  // Supply: idle in-service nodes of each shape (static nodes too) and pool nodes already booting.
+  const auto& cluster = state_.config().nodes;
+  std::uint32_t active = 0;
+  for (NodeIndex n = 0; n < state_.node_count(); ++n) {
+    const std::int32_t pi = pool_index_[n];
+    if (pi >= 0) {
+      const PoolNode& p = nodes_[static_cast<std::size_t>(pi)];
+      if (p.power != Power::kOff) ++active;
+      if (p.power == Power::kBooting) ++supply_[p.shape];
+      if (p.power != Power::kUp) continue;
+    }
+    if (!state_.node_schedulable(n) || state_.node_jobs()[n] != 0) continue;
+    for (std::size_t s = 0; s < shapes_.size(); ++s) {
+      const Shape& shape = shapes_[s];
+      if (cluster[n].cpus == shape.cpus && cluster[n].gpus == shape.gpus && cluster[n].memory_mb == shape.mem_mb) {
+        ++supply_[s];
+        break;
+      }
+    }
+  }
+  // Scale up: create the missing nodes per shape, lowest pool index first.
+  std::uint32_t budget = std::min(config_.scale_up_per_poll, config_.max_nodes - std::min(active, config_.max_nodes));
+  for (std::size_t s = 0; s < shapes_.size() && budget > 0; ++s) {
+    if (demand_[s] <= supply_[s]) continue;
+    std::uint32_t missing = demand_[s] - supply_[s];
+    for (std::size_t i = 0; i < pool_.size() && missing > 0 && budget > 0; ++i) {
+      PoolNode& p = nodes_[i];
+      if (p.shape != s || p.power != Power::kOff) continue;
+      if (world.node_condition(pool_[i]) != NodeCondition::kPoweredDown) continue;
+      create(world, pool_[i], demand_[s]);
+      --missing;
+      --budget;
+    }
+  }
+  // Scale down: pool nodes idle for the window, above min_nodes, when their shape has no unmet demand.
+  std::uint32_t removable = std::min(config_.scale_down_per_poll, active > config_.min_nodes ? active - config_.min_nodes : 0);
+  const SimTime window = from_seconds_f(config_.idle_window_s);
+  for (std::size_t i = pool_.size(); i-- > 0 && removable > 0;) {
+    PoolNode& p = nodes_[i];
+    const NodeIndex n = pool_[i];
+    if (p.power != Power::kUp || demand_[p.shape] > supply_[p.shape]) continue;
+    if (world.node_condition(n) != NodeCondition::kNone || state_.node_jobs()[n] != 0) continue;
+    if (p.idle_since == kNever || world.now() - p.idle_since < window) continue;
+    remove(world, n, demand_[p.shape]);
+    --removable;
+  }
+}
+
+void Autoscaler::create(SimWorld& world, NodeIndex node, std::uint32_t demand) {
+  PoolNode& p = nodes_[static_cast<std::size_t>(pool_index_[node])];
+  p.power = Power::kBooting;
+  p.up_since = world.now();
+  world.set_node_condition(node, NodeCondition::kPoweringUp);
+  const SimTime ready = world.now() + from_seconds_f(config_.cold_start.total_s());
+  world.push_autoscaler(ready, target(kBooted, static_cast<std::uint64_t>(pool_index_[node])), ++p.generation);
+  world.note_node_return(ready);
+  records_.push_back({world.now(), node, ScalingRecord::Action::kCreate, demand});
+}
+
+void Autoscaler::remove(SimWorld& world, NodeIndex node, std::uint32_t demand) {
+  PoolNode& p = nodes_[static_cast<std::size_t>(pool_index_[node])];
+  p.power = Power::kRemoving;
+  world.set_node_condition(node, NodeCondition::kPoweringDown);
+  world.push_autoscaler(world.now() + from_seconds_f(config_.scale_down_s),
+                        target(kRemoved, static_cast<std::uint64_t>(pool_index_[node])), ++p.generation);
+  records_.push_back({world.now(), node, ScalingRecord::Action::kRemove, demand});
+}
+
+void Autoscaler::on_node_reclaimed(SimWorld& world, NodeIndex n) {
+  PoolNode& p = nodes_[static_cast<std::size_t>(pool_index_[n])];
+  if (p.power != Power::kOff) node_seconds_ += to_seconds_f(world.now() - p.up_since);
+  p.power = Power::kOff;
+  ++p.generation;  // a pending boot or removal of it is void
+  records_.push_back({world.now(), n, ScalingRecord::Action::kRemoved, 0});
+}
+
+void Autoscaler::on_job_start(JobIndex job) {
+  for (const NodeAllocation& a : state_.allocation(job)) {
+    const std::int32_t pi = pool_index_[a.node];
+    if (pi >= 0) nodes_[static_cast<std::size_t>(pi)].idle_since = kNever;
+  }
+}
+
+void Autoscaler::on_job_released(SimWorld& world, JobIndex job) {
+  for (const NodeAllocation& a : state_.allocation(job)) {
+    const std::int32_t pi = pool_index_[a.node];
+    if (pi >= 0 && state_.node_jobs()[a.node] == 0) nodes_[static_cast<std::size_t>(pi)].idle_since = world.now();
+  }
+}
+
+double Autoscaler::pool_node_seconds(SimTime horizon) const {
+  double total = node_seconds_;
+  for (const PoolNode& p : nodes_) {
+    if (p.power != Power::kOff && p.up_since < horizon) total += to_seconds_f(horizon - p.up_since);
+  }
+  return total;
+}
+
+}  // namespace gputwin

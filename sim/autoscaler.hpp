@@ -1,0 +1,84 @@
+// Autoscaler: cloud GPU nodes created from pending demand and removed after an idle window, the way
+// Kubernetes-based Slurm offerings scale (Slinky's KEDA on pending jobs, Clusterra's 20-second scaler, Karpenter
+// consolidation WhenEmpty; gpu-domain.md 5.1).
+//
+// Every `poll_s` it maps each eligible pending job (pending for Priority or Resources, not held, dependent or
+// limited) to the smallest node shape of the pool that fits one of its nodes, counts the nodes jobs need per
+// shape against the idle and booting nodes of that shape, and creates the difference (bounded by max_nodes and
+// scale_up_per_poll). A created node is POWERING_UP for its cold start (provisioning, GPU advertisement, driver,
+// image, slurmd registration, health check), then takes jobs. A pool node idle for `idle_window_s` with no unmet
+// demand for its shape is removed: POWERING_DOWN for `scale_down_s`, then POWERED_DOWN. Nodes the lifecycle took
+// out (drained, down, rebooting) are left alone.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/cloud_config.hpp"
+#include "model/cloud_log.hpp"
+#include "model/cluster_state.hpp"
+#include "sim/engine/rng.hpp"
+#include "sim/engine/sim_time.hpp"
+
+namespace gputwin {
+
+class SimWorld;
+
+/// The cloud autoscaler of one run (see the file comment).
+class Autoscaler {
+ public:
+  /// Autoscaler of `state`'s pool per `config`; `seed` is the scenario's (stream "autoscaler/boot").
+  Autoscaler(const AutoscalerConfig& config, const ClusterState& state, std::uint64_t seed);
+
+  /// Powers down the pool beyond min_nodes and arms the first decision.
+  void start(SimWorld& world);
+  /// An autoscaler event fired.
+  void on_event(SimWorld& world, std::uint64_t target, std::uint32_t generation);
+  /// A job started on its allocation (its nodes are busy).
+  void on_job_start(JobIndex job);
+  /// A job's resources were released (its nodes may be idle now).
+  void on_job_released(SimWorld& world, JobIndex job);
+
+  /// True if node `n` is in the autoscaler's pool.
+  [[nodiscard]] bool owns(NodeIndex n) const { return pool_index_[n] >= 0; }
+  /// The provider took pool node `n` away (spot reclaim): it is gone until the autoscaler creates it again.
+  void on_node_reclaimed(SimWorld& world, NodeIndex n);
+  /// Scaling actions in time order.
+  [[nodiscard]] const std::vector<ScalingRecord>& records() const { return records_; }
+  /// Node-seconds pool nodes spent up (booting, taking jobs or being removed) until `horizon`.
+  [[nodiscard]] double pool_node_seconds(SimTime horizon) const;
+
+ private:
+  enum Kind : std::uint64_t { kPoll = 1, kBooted = 2, kRemoved = 3 };
+  enum class Power : std::uint8_t { kOff, kBooting, kUp, kRemoving };
+  struct PoolNode {
+    Power power = Power::kUp;
+    SimTime idle_since = 0;    // when it last became idle (kNever while busy)
+    SimTime up_since = 0;      // when it was last created (for node-seconds)
+    std::uint32_t generation = 0;
+    std::uint32_t shape = 0;
+  };
+  struct Shape {
+    std::uint32_t cpus = 0, gpus = 0;
+    std::uint64_t mem_mb = 0;
+  };
+  static std::uint64_t target(Kind kind, std::uint64_t index) { return (static_cast<std::uint64_t>(kind) << 56) | index; }
+  void poll(SimWorld& world);
+  int shape_for(JobIndex job) const;
+  std::uint32_t nodes_needed(JobIndex job, const Shape& shape) const;
+  void create(SimWorld& world, NodeIndex node, std::uint32_t demand);
+  void remove(SimWorld& world, NodeIndex node, std::uint32_t demand);
+
+  const AutoscalerConfig& config_;
+  const ClusterState& state_;
+  Rng boot_rng_;
+  std::vector<std::int32_t> pool_index_;  // per node: index in pool_, -1 if static
+  std::vector<NodeIndex> pool_;           // pool node indices
+  std::vector<PoolNode> nodes_;           // per pool node
+  std::vector<Shape> shapes_;
+  std::vector<ScalingRecord> records_;
+  double node_seconds_ = 0;               // closed up-intervals
+  std::vector<std::uint32_t> demand_, supply_;  // per shape, scratch
+};
+
+}  // namespace gputwin

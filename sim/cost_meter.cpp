@@ -1,0 +1,207 @@
+#include "sim/cost_meter.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/sim_world.hpp"
+
+namespace gputwin {
+
+namespace {
+
+std::uint32_t intern(std::unordered_map<std::string, std::uint32_t>& index, std::vector<std::string>& names,
+                     const std::string& name) {
+  auto [it, added] = index.emplace(name, static_cast<std::uint32_t>(names.size()));
+  if (added) names.push_back(name);
+  return it->second;
+}
+
+}  // namespace
+
+CostMeter::CostMeter(const CostConfig& config, const ClusterState& state, std::uint64_t seed)
+    : config_(config),
+      state_(state),
+      spot_rng_(Rng::stream(seed, "cost/spot")),
+      price_(state.node_count(), 0),
+      model_(state.node_count(), PurchaseModel::kOnDemand),
+      spot_generation_(state.node_count(), 0) {
+  for (const NodePrice& p : config.prices) {
+    for (std::uint32_t n : p.nodes) {
+      price_[n] = p.usd_per_node_hour;
+      model_[n] = p.model;
+      if (p.model == PurchaseModel::kSpot) spot_nodes_.push_back(n);
+    }
+  }
+  std::sort(spot_nodes_.begin(), spot_nodes_.end());
+  std::unordered_map<std::string, std::uint32_t> users, accounts;
+  job_user_.resize(state.job_count());
+  job_account_.resize(state.job_count());
+  for (JobIndex j = 0; j < state.job_count(); ++j) {
+    job_user_[j] = intern(users, users_, state.spec(j).user);
+    job_account_[j] = intern(accounts, accounts_, state.spec(j).account);
+  }
+  for (const Quota& q : config.quotas) intern(users, users_, q.user);
+  user_acct_.resize(users_.size());
+  account_acct_.resize(accounts_.size());
+  user_blocked_.assign(users_.size(), 0);
+  for (const Quota& q : config.quotas) quotas_.push_back(QuotaState{&q, users.at(q.user), false, false});
+  spot_rate_per_s_ = config.spot_interruptions_per_node_day / 86400.0;
+}
+
+bool CostMeter::billed(NodeIndex node, NodeCondition condition) const {
+  if (price_[node] <= 0) return false;
+  return model_[node] == PurchaseModel::kReserved || condition != NodeCondition::kPoweredDown;
+}
+
+void CostMeter::start(SimWorld& world) {
+  log_ = &own_log_;
+  log_->has_cost = true;
+  const SimTime now = world.now();
+  cluster_.since = used_.since = now;
+  for (Account& a : user_acct_) a.since = now;
+  for (Account& a : account_acct_) a.since = now;
+  double burn = 0;
+  for (NodeIndex n = 0; n < state_.node_count(); ++n) {
+    if (billed(n, world.node_condition(n))) burn += price_[n];
+  }
+  cluster_.burn = burn;
+  world.push_cost(now, target(kSample, 0), 0);
+  if (!quotas_.empty()) world.push_cost(now, target(kQuota, 0), 0);
+  arm_spot(world);
+}
+
+void CostMeter::arm_spot(SimWorld& world) {
+  if (spot_nodes_.empty() || spot_rate_per_s_ <= 0) return;
+  const double rate = spot_rate_per_s_ * static_cast<double>(spot_nodes_.size());
+  world.push_cost(world.now() + from_seconds_f(spot_rng_.exponential(1 / rate)), target(kSpot, 0), 0);
+}
+
+double CostMeter::job_burn(JobIndex job) const {
+  const auto& nodes = state_.config().nodes;
+  double burn = 0;
+  for (const NodeAllocation& a : state_.allocation(job)) {
+    const NodeConfig& n = nodes[a.node];
+    const double share = n.gpus > 0 ? static_cast<double>(a.gpus) / n.gpus
+                                     : static_cast<double>(a.cpus) / std::max<std::uint32_t>(n.cpus, 1);
+    burn += price_[a.node] * share;
+  }
+  return burn;
+}
+
+void CostMeter::on_job_start(SimTime now, JobIndex job) {
+  const double burn = job_burn(job);
+  if (burn == 0) return;
+  user_acct_[job_user_[job]].change(now, burn);
+  account_acct_[job_account_[job]].change(now, burn);
+  used_.change(now, burn);
+}
+
+void CostMeter::on_job_end(SimTime now, JobIndex job) {
+  const double burn = job_burn(job);
+  if (burn == 0) return;
+  user_acct_[job_user_[job]].change(now, -burn);
+  account_acct_[job_account_[job]].change(now, -burn);
+  used_.change(now, -burn);
+}
+
+void CostMeter::on_node_condition(SimTime now, NodeIndex node, NodeCondition before, NodeCondition after) {
+  const bool was = billed(node, before);
+  const bool is = billed(node, after);
+  if (was != is) cluster_.change(now, is ? price_[node] : -price_[node]);
+}
+
+bool CostMeter::refuses(JobIndex job) const {
+  return !quotas_.empty() && user_blocked_[job_user_[job]] != 0;
+}
+
+void CostMeter::sample(SimTime now) {
+  log_->costs.push_back({now, "cluster", cluster_.burn, cluster_.at(now)});
+  log_->costs.push_back({now, "idle", cluster_.burn - used_.burn, cluster_.at(now) - used_.at(now)});
+  for (std::size_t a = 0; a < accounts_.size(); ++a)
+    log_->costs.push_back({now, "account:" + accounts_[a], account_acct_[a].burn, account_acct_[a].at(now)});
+  for (const QuotaState& q : quotas_)
+    log_->costs.push_back({now, "user:" + users_[q.user], user_acct_[q.user].burn, user_acct_[q.user].at(now)});
+}
+
+void CostMeter::on_event(SimWorld& world, std::uint64_t tgt, std::uint32_t generation) {
+  const auto kind = static_cast<Kind>(tgt >> 56);
+  const auto index = static_cast<NodeIndex>(tgt & ((1ULL << 56) - 1));
+  switch (kind) {
+    case kSample:
+      sample(world.now());
+      world.push_cost(world.now() + from_seconds_f(config_.sample_s), target(kSample, 0), 0);
+      break;
+    case kQuota:
+      check_quotas(world);
+      world.push_cost(world.now() + from_seconds_f(config_.quota_check_s), target(kQuota, 0), 0);
+      break;
+    case kSpot: {
+      // Thinning: a reclaim drawn for a node that is not up (or already being reclaimed) does nothing.
+      const NodeIndex n = spot_nodes_[static_cast<std::size_t>(
+          spot_rng_.uniform_int(0, static_cast<std::int64_t>(spot_nodes_.size()) - 1))];
+      if (world.node_condition(n) == NodeCondition::kNone) {
+        ++log_->spot_interruptions;
+        world.push_cost(world.now() + from_seconds_f(config_.spot_notice_s), target(kReclaim, n),
+                        ++spot_generation_[n]);
+      }
+      arm_spot(world);
+      break;
+    }
+    case kReclaim:
+      if (generation == spot_generation_[index] && world.node_condition(index) == NodeCondition::kNone)
+        world.reclaim_node(index);
+      break;
+  }
+}
+
+void CostMeter::check_quotas(SimWorld& world) {
+  const SimTime now = world.now();
+  for (QuotaState& q : quotas_) {
+    if (q.blocked) continue;
+    const Account& a = user_acct_[q.user];
+    const double spend = a.at(now);
+    const double projected = spend + a.burn * config_.quota_check_s / 3600.0;
+    const Quota& quota = *q.quota;
+    if (!q.warned && spend >= quota.limit_usd * quota.warn_pct / 100.0) {
+      q.warned = true;
+      log_->quota_events.push_back({now, quota.user, "warn", 0, spend, projected});
+    }
+    if (quota.action != QuotaAction::kBlockAndKill || projected <= quota.limit_usd * (1 + quota.buffer_pct / 100.0))
+      continue;
+    q.blocked = true;
+    user_blocked_[q.user] = 1;
+    log_->quota_events.push_back({now, quota.user, "block", 0, spend, projected});
+    for (JobIndex j = 0; j < state_.job_count(); ++j) {
+      if (job_user_[j] != q.user) continue;
+      const JobRuntime& rt = state_.job(j);
+      if (rt.state == JobState::kRunning) {
+        log_->quota_events.push_back({now, quota.user, "cancel", state_.spec(j).id, spend, projected});
+        world.cancel_job(j);
+      } else if (rt.state == JobState::kPending && rt.submitted) {
+        log_->quota_events.push_back({now, quota.user, "refuse", state_.spec(j).id, spend, projected});
+        world.cancel_job(j);
+      }
+    }
+  }
+}
+
+void CostMeter::finish(SimTime horizon, CloudLog& log) {
+  sample(horizon);
+  std::vector<std::uint8_t> sampled(users_.size(), 0);
+  for (const QuotaState& q : quotas_) sampled[q.user] = 1;
+  for (std::size_t u = 0; u < users_.size(); ++u) {
+    if (sampled[u]) continue;  // quota users are in the series already
+    const double spent = user_acct_[u].at(horizon);
+    if (spent > 0) log_->costs.push_back({horizon, "user:" + users_[u], user_acct_[u].burn, spent});
+  }
+  log_->cost_total_usd = cluster_.at(horizon);
+  log_->cost_idle_usd = cluster_.at(horizon) - used_.at(horizon);
+  log.has_cost = true;
+  log.costs = std::move(log_->costs);
+  log.quota_events = std::move(log_->quota_events);
+  log.cost_total_usd = log_->cost_total_usd;
+  log.cost_idle_usd = log_->cost_idle_usd;
+  log.spot_interruptions = log_->spot_interruptions;
+}
+
+}  // namespace gputwin

@@ -1,0 +1,97 @@
+// CostMeter: what a cluster costs while it runs, who spends it, and per-user quotas (gpu-domain.md 5.2).
+//
+// A node is billed at its price per node-hour while it exists: reserved nodes always, on-demand and spot nodes
+// unless POWERED_DOWN (a node being repaired still costs). A running job is charged its share of each of its
+// nodes (GPUs held / GPUs of the node; CPUs for CPU-only nodes); what no job uses is "idle". Spend is kept
+// incrementally (a burn rate per scope and the time it last changed), so a job start or end costs O(1) per node
+// and per scope. Every `sample_s` the cluster, idle and per-account series get a point; final totals per user
+// and account close the series.
+//
+// Quotas are checked every `quota_check_s`: spend passing warn_pct of the limit records a warning; with
+// block_and_kill, spend projected to the next check passing limit x (1 + buffer%) cancels the user's running jobs,
+// refuses their pending ones, and refuses their later submissions (AssocGrpBillingMinutes, Slurm's reason for a
+// billing limit). Spot nodes are reclaimed at `spot_interruptions_per_node_day` with `spot_notice_s` of notice:
+// their jobs end NODE_FAIL and are requeued, and the node goes away (the autoscaler may create it again).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "model/cloud_config.hpp"
+#include "model/cloud_log.hpp"
+#include "model/cluster_state.hpp"
+#include "sim/engine/rng.hpp"
+
+namespace gputwin {
+
+class SimWorld;
+enum class NodeCondition : std::uint8_t;
+
+/// The cost meter of one run (see the file comment).
+class CostMeter {
+ public:
+  /// Meter of `state`'s nodes and jobs per `config`; `seed` is the scenario's (stream "cost/spot").
+  CostMeter(const CostConfig& config, const ClusterState& state, std::uint64_t seed);
+
+  /// Arms the sample, quota and spot events.
+  void start(SimWorld& world);
+  /// A cost event fired.
+  void on_event(SimWorld& world, std::uint64_t target, std::uint32_t generation);
+  /// A job started: its users and accounts begin to pay for its share of its nodes.
+  void on_job_start(SimTime now, JobIndex job);
+  /// A job stopped running.
+  void on_job_end(SimTime now, JobIndex job);
+  /// A node's condition changed (powered down or up).
+  void on_node_condition(SimTime now, NodeIndex node, NodeCondition before, NodeCondition after);
+  /// True if the job's user is blocked by a quota (its submission is refused).
+  [[nodiscard]] bool refuses(JobIndex job) const;
+  /// Closes the series at `horizon` and fills `log`.
+  void finish(SimTime horizon, CloudLog& log);
+
+ private:
+  enum Kind : std::uint64_t { kSample = 1, kQuota = 2, kSpot = 3, kReclaim = 4 };
+  struct Account {
+    double burn = 0;     // USD per hour now
+    double spent = 0;    // USD up to `since`
+    SimTime since = 0;
+    [[nodiscard]] double at(SimTime t) const { return spent + burn * to_seconds_f(t - since) / 3600.0; }
+    void change(SimTime t, double delta) {
+      spent = at(t);
+      since = t;
+      burn += delta;
+    }
+  };
+  struct QuotaState {
+    const Quota* quota = nullptr;
+    std::uint32_t user = 0;
+    bool warned = false;
+    bool blocked = false;
+  };
+  static std::uint64_t target(Kind kind, std::uint64_t index) { return (static_cast<std::uint64_t>(kind) << 56) | index; }
+  double job_burn(JobIndex job) const;
+  bool billed(NodeIndex node, NodeCondition condition) const;
+  void check_quotas(SimWorld& world);
+  void sample(SimTime now);
+  void arm_spot(SimWorld& world);
+
+  const CostConfig& config_;
+  const ClusterState& state_;
+  Rng spot_rng_;
+  std::vector<double> price_;                     // per node, USD per hour
+  std::vector<PurchaseModel> model_;              // per node
+  std::vector<std::uint32_t> job_user_, job_account_;  // per job
+  std::vector<std::string> users_, accounts_;
+  std::vector<Account> user_acct_, account_acct_;
+  Account cluster_, used_;                         // all billed nodes; the part jobs use
+  std::vector<QuotaState> quotas_;
+  std::vector<std::uint8_t> user_blocked_;
+  std::vector<NodeIndex> spot_nodes_;
+  std::vector<std::uint32_t> spot_generation_;     // per node
+  double spot_rate_per_s_ = 0;
+  CloudLog* log_ = nullptr;
+  CloudLog own_log_;
+};
+
+}  // namespace gputwin
