@@ -1,0 +1,123 @@
+// The autoscaler and the cost model in whole runs, worked by hand: scale-up from pending demand with the cold
+// start, removal after the idle window, node-hour prices by purchase model, per-user attribution, and a
+// block_and_kill quota.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "model/errors.hpp"
+#include "sim/runner.hpp"
+
+namespace gputwin {
+namespace {
+
+// Four 8-GPU nodes: n001 is static and reserved ($2 per GPU-hour = $16/h), n002-n004 are the autoscaler's pool
+// (on demand, $4 per GPU-hour = $32/h), POWERED_DOWN at the start. Polls every 20 s from 0; cold start 444 s
+// (90 + 75 + 240 + 10 + 20 + 9). Job 1 (alice, 2 nodes x 8 GPUs, 3,600 s) at 0; job 2 (bob, 4 GPUs, 1,800 s) at
+// 100; job 3 (bob, 1 GPU, 600 s) at 6,000 keeps the run going past the idle window.
+Scenario cloud_scenario(const std::string& extra_cost = "") {
+  const std::string text = R"({"name": "cloud", "seed": 1,
+      "cluster": {"nodes": [{"prefix": "n", "count": 4, "cpus": 64, "memory_gb": 512, "gpus": 8, "gpu_type": "h100"}],
+                  "partitions": [{"name": "gpu", "nodes": "ALL", "default": true}]},
+      "workload": {"jobs": [
+        {"id": 1, "user": "alice", "account": "a", "nodes": 2, "cpus": 16, "gpus_per_node": 8, "run_time": 3600, "time_limit": 600},
+        {"id": 2, "user": "bob", "account": "b", "submit": 100, "nodes": 1, "cpus": 8, "gpus_per_node": 4, "run_time": 1800, "time_limit": 600},
+        {"id": 3, "user": "bob", "account": "b", "submit": 6000, "nodes": 1, "cpus": 1, "gpus_per_node": 1, "run_time": 600, "time_limit": 600}]},
+      "scheduler": {"policy": "slurm"}, "metrics": {"enabled": false},
+      "autoscaler": {"nodes": "n[002-004]", "poll_s": 20, "idle_window_s": 300, "scale_down_s": 30},
+      "cost": {"prices": [{"nodes": "n001", "usd_per_gpu_hour": 2, "model": "reserved"},
+                          {"nodes": "n[002-004]", "usd_per_gpu_hour": 4}], "sample_s": 600)" +
+                           extra_cost + "}}";
+  return parse_scenario(text, "cloud.json", ".");
+}
+
+double cluster_total_at(const CloudLog& log, double t) {
+  for (const CostSample& c : log.costs) {
+    if (c.scope == "cluster" && to_seconds_f(c.time) == t) return c.total_usd;
+  }
+  return -1;
+}
+
+TEST(Autoscaler, ScalesUpForPendingJobsAndDownAfterTheIdleWindow) {
+  const RunOutcome o = run_scenario(cloud_scenario(), RunOptions{});
+  const auto& s = o.cloud.scaling;
+  // Poll at 20: job 1 needs 2 nodes, idle n001 counts as one: create n002. Job 2 starts at 120 on n001 (backfill),
+  // so the poll at 120 sees 1 booting for 2 needed: create n003. Ready at 20 + 444 = 464 and 120 + 444 = 564;
+  // job 1 starts at 565 (batch_sched_delay tick after the node update) and ends at 4,165. Idle from 4,165, the
+  // window ends at 4,465; the next poll (4,480) removes both (POWERING_DOWN 30 s, removed at 4,510).
+  ASSERT_EQ(s.size(), 8u);
+  EXPECT_EQ(s[0].time, from_seconds(20));
+  EXPECT_EQ(s[0].action, ScalingRecord::Action::kCreate);
+  EXPECT_EQ(s[0].node, 1u);
+  EXPECT_EQ(s[1].time, from_seconds(120));
+  EXPECT_EQ(s[1].node, 2u);
+  EXPECT_EQ(s[2].time, from_seconds(464));
+  EXPECT_EQ(s[2].action, ScalingRecord::Action::kReady);
+  EXPECT_EQ(s[3].time, from_seconds(564));
+  EXPECT_EQ(s[4].time, from_seconds(4480));
+  EXPECT_EQ(s[4].action, ScalingRecord::Action::kRemove);
+  EXPECT_EQ(s[6].time, from_seconds(4510));
+  EXPECT_EQ(s[6].action, ScalingRecord::Action::kRemoved);
+  EXPECT_EQ(o.state->job(0).start, from_seconds(565));
+  EXPECT_EQ(o.state->job(1).start, from_seconds(120));
+  // Job 3 fits n001: no new node; it starts at 6,000, as it does on the same cluster without autoscaler and cost.
+  EXPECT_EQ(o.state->job(2).start, from_seconds(6000));
+  // n002 up 20-4,510, n003 120-4,510: 4,490 + 4,390 s.
+  EXPECT_NEAR(o.cloud.pool_node_hours, (4490 + 4390) / 3600.0, 1e-9);
+}
+
+TEST(CostMeter, PricesByPurchaseModelAndSharesByUser) {
+  const RunOutcome o = run_scenario(cloud_scenario(), RunOptions{});
+  // At 600: n001 (reserved) 600 s x $16/h, n002 580 s and n003 480 s x $32/h = 2.667 + 5.156 + 4.267.
+  EXPECT_NEAR(cluster_total_at(o.cloud, 600), (600 * 16 + 580 * 32 + 480 * 32) / 3600.0, 1e-9);
+  // The run ends at job 3's end (6,603) plus the idle horizon; n001 is paid throughout, the pool until 4,510.
+  const double end_s = to_seconds_f(o.world->now());
+  EXPECT_NEAR(o.cloud.cost_total_usd, (end_s * 16 + (4490 + 4390) * 32) / 3600.0, 1e-9);
+  // alice: 2 whole pool nodes for 3,600 s = $64; bob: half of n001 for 1,800 s ($4) + 1/8 for 600 s ($0.333).
+  double alice = -1, bob = -1;
+  for (const CostSample& c : o.cloud.costs) {
+    if (c.scope == "user:alice") alice = c.total_usd;
+    if (c.scope == "user:bob") bob = c.total_usd;
+  }
+  EXPECT_NEAR(alice, 64, 1e-9);
+  EXPECT_NEAR(bob, 4 + 600 * 2.0 / 3600, 1e-9);
+  EXPECT_NEAR(o.cloud.cost_idle_usd, o.cloud.cost_total_usd - alice - bob, 1e-9);
+}
+
+TEST(CostMeter, BlockAndKillQuotaCancelsAndRefuses) {
+  // alice pays $64/h from 565. Checks every 60 s from 0. Warn at 80% of $30 = $24: spend reaches it at
+  // 565 + 24/64 h = 1,915, seen at 1,920. Block when spend + 60 s of burn passes $30: at 2,160 spend is $28.36
+  // (+1.07 = 29.42, below); at 2,220 $29.42 + 1.07 = 30.49: blocked, job 1 cancelled at 2,220.
+  const RunOutcome o = run_scenario(
+      cloud_scenario(R"(, "quotas": [{"user": "alice", "limit_usd": 30, "action": "block_and_kill"}])"), RunOptions{});
+  const auto& e = o.cloud.quota_events;
+  ASSERT_EQ(e.size(), 3u);
+  EXPECT_EQ(e[0].action, "warn");
+  EXPECT_EQ(e[0].time, from_seconds(1920));
+  EXPECT_EQ(e[1].action, "block");
+  EXPECT_EQ(e[1].time, from_seconds(2220));
+  EXPECT_NEAR(e[1].spend_usd, (2220 - 565) * 64 / 3600.0, 1e-9);
+  EXPECT_EQ(e[2].action, "cancel");
+  EXPECT_EQ(e[2].job_id, 1u);
+  EXPECT_EQ(o.state->job(0).state, JobState::kCancelled);
+  EXPECT_EQ(o.state->job(0).end, from_seconds(2220));
+  EXPECT_EQ(o.summary.quota_cancels, 1u);
+}
+
+TEST(CostMeter, ScenarioErrorsNameThePointer) {
+  const auto message = [](const std::string& extra) {
+    try {
+      cloud_scenario(extra);
+    } catch (const ScenarioError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message(R"(, "quotas": [{"user": "alice", "limit_usd": 30, "action": "kill"}])")
+                .find("/cost/quotas/0/action"),
+            std::string::npos);
+  EXPECT_NE(message(R"(, "quotas": [{"user": "alice"}])").find("/cost/quotas/0/limit_usd"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gputwin
