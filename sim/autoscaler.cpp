@@ -42,6 +42,18 @@ Autoscaler::Autoscaler(const AutoscalerConfig& config, const ClusterState& state
   for (PoolNode& p : nodes_) p.shape = rank[p.shape];
   demand_.resize(shapes_.size());
   supply_.resize(shapes_.size());
+  // Capacity per shape: its available static nodes plus its pool nodes, the pool bounded by max_nodes.
+  capacity_.assign(shapes_.size(), 0);
+  std::vector<std::uint32_t> pool_of_shape(shapes_.size(), 0);
+  for (const PoolNode& p : nodes_) ++pool_of_shape[p.shape];
+  for (std::size_t s = 0; s < shapes_.size(); ++s) capacity_[s] = std::min(pool_of_shape[s], config.max_nodes);
+  for (NodeIndex n = 0; n < nodes.size(); ++n) {
+    if (pool_index_[n] >= 0 || !nodes[n].available) continue;
+    for (std::size_t s = 0; s < shapes_.size(); ++s) {
+      if (nodes[n].cpus == shapes_[s].cpus && nodes[n].gpus == shapes_[s].gpus && nodes[n].memory_mb == shapes_[s].mem_mb)
+        ++capacity_[s];
+    }
+  }
 }
 
 void Autoscaler::start(SimWorld& world) {
@@ -129,7 +141,11 @@ void Autoscaler::poll(SimWorld& world) {
         rt.reason != PendingReason::kResources)
       continue;  // held, dependent, limited or waiting for a begin time: no node would start it
     const int s = shape_for(j);
-    if (s >= 0) demand_[static_cast<std::size_t>(s)] += nodes_needed(j, shapes_[static_cast<std::size_t>(s)]);
+    if (s < 0) continue;
+    const auto shape = static_cast<std::size_t>(s);
+    const std::uint32_t need = nodes_needed(j, shapes_[shape]);
+    // A job larger than the shape can ever be (static nodes plus the pool up to max_nodes) starts no node.
+    if (need <= capacity_[shape]) demand_[shape] += need;
   }
   pending.resize(out);
   // Supply: idle in-service nodes of each shape (static nodes too) and pool nodes already booting.
@@ -166,7 +182,8 @@ void Autoscaler::poll(SimWorld& world) {
       --budget;
     }
   }
-  // Scale down: pool nodes idle for the window, above min_nodes, when their shape has no unmet demand.
+  // Scale down: pool nodes idle for the whole window, above min_nodes, when no pending job that fits the shape's
+  // capacity still needs nodes of it (a gang of nodes waiting for the rest of a big job's nodes is kept).
   std::uint32_t removable = std::min(config_.scale_down_per_poll, active > config_.min_nodes ? active - config_.min_nodes : 0);
   const SimTime window = from_seconds_f(config_.idle_window_s);
   for (std::size_t i = pool_.size(); i-- > 0 && removable > 0;) {

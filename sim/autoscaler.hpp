@@ -6,8 +6,8 @@
 // limited) to the smallest node shape of the pool that fits one of its nodes, counts the nodes jobs need per
 // shape against the idle and booting nodes of that shape, and creates the difference (bounded by max_nodes and
 // scale_up_per_poll). A created node is POWERING_UP for its cold start (provisioning, GPU advertisement, driver,
-// image, slurmd registration, health check), then takes jobs. A pool node idle for `idle_window_s` with no unmet
-// demand for its shape is removed: POWERING_DOWN for `scale_down_s`, then POWERED_DOWN. Nodes the lifecycle took
+// image, slurmd registration, health check), then takes jobs. A pool node idle for `idle_window_s` is removed
+// unless pending jobs still need nodes of its shape (jobs larger than the shape's capacity count for neither): POWERING_DOWN for `scale_down_s`, then POWERED_DOWN. Nodes the lifecycle took
 // out (drained, down, rebooting) are left alone.
 #pragma once
 
@@ -79,6 +79,7 @@ class Autoscaler {
   std::vector<ScalingRecord> records_;
   double node_seconds_ = 0;               // closed up-intervals
   std::vector<std::uint32_t> demand_, supply_;  // per shape, scratch
+  std::vector<std::uint32_t> capacity_;         // per shape: most nodes it can ever have
 };
 
 }  // namespace gputwin
