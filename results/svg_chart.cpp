@@ -43,6 +43,11 @@ std::string value_text(double v) {
   return s == "-0" ? "0" : s;
 }
 
+/// The text-anchor of a label centred at `x`: "end" (at x) when centring would come within 6 px of `right`.
+const char* anchor(double x, std::string_view label, double right) {
+  return x + text_width(label) / 2 + 6 > right ? "end" : "middle";
+}
+
 /// The plot area inside a chart, in pixels.
 struct Plot {
   double left, right, top, bottom;
@@ -83,7 +88,7 @@ Legend layout_legend(const std::vector<Series>& series, const Frame& frame) {
 /// Builds one SVG document.
 class Writer {
  public:
-  Writer(double width, double height, const std::string& title) {
+  Writer(double width, double height, const std::string& title) : width_(width) {
     put(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" viewBox="0 0 {} {}" )"
         R"(font-family="DejaVu Sans, Verdana, sans-serif" font-size="11" role="img" aria-label="{}">)",
         svg_number(width), svg_number(height), svg_number(width), svg_number(height), xml_escape(title));
@@ -120,10 +125,11 @@ class Writer {
   void x_axis(const Plot& p, const Ticks& t, const std::string& label, double chart_height) {
     for (const double v : t.values) {
       const double x = p.left + (v - t.lo) / (t.hi - t.lo) * p.width();
+      const std::string text = tick_label(v, t);
       put(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}"/>)"
-          R"(<text x="{}" y="{}" text-anchor="middle">{}</text>)",
+          R"(<text x="{}" y="{}" text-anchor="{}">{}</text>)",
           svg_number(x), svg_number(p.bottom), svg_number(x), svg_number(p.bottom + 4), kAxis, svg_number(x),
-          svg_number(p.bottom + 15), tick_label(v, t));
+          svg_number(p.bottom + 15), anchor(x, text, width_), text);
     }
     x_label(p, label, chart_height);
   }
@@ -142,6 +148,7 @@ class Writer {
   }
 
  private:
+  double width_;
   std::string out_;
 };
 
@@ -370,10 +377,11 @@ std::string bar_chart(const BarChart& c) {
   Frame f = c.frame;
   double label_width = 0;
   for (const std::string& name : c.categories) label_width = std::max(label_width, text_width(name));
-  const Legend legend = layout_legend(c.series, f);
+  if (c.horizontal) f.left = std::max(f.left, std::min(label_width + 14, f.width / 2));
+  // One series needs no legend: the value label names it.
+  const Legend legend = c.series.size() > 1 ? layout_legend(c.series, f) : Legend{};
   const double extra = std::max(0, legend.rows - 1) * kLegendRow;
   if (c.horizontal) {
-    f.left = std::max(f.left, std::min(label_width + 14, f.width / 2));
     f.height = f.top + extra + kBarBand * static_cast<double>(std::max<std::size_t>(n, 1)) + f.bottom;
   }
   const Plot p{f.left, f.width - f.right, f.top + extra, f.height - f.bottom};
@@ -398,10 +406,11 @@ std::string bar_chart(const BarChart& c) {
   if (c.horizontal) {
     for (const double v : t.values) {
       const double x = p.left + at(v);
+      const std::string text = tick_label(v, t);
       w.put(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}"/>)"
-            R"(<text x="{}" y="{}" text-anchor="middle">{}</text>)",
+            R"(<text x="{}" y="{}" text-anchor="{}">{}</text>)",
             svg_number(x), svg_number(p.top), svg_number(x), svg_number(p.bottom), kGrid, svg_number(x),
-            svg_number(p.bottom + 15), tick_label(v, t));
+            svg_number(p.bottom + 15), anchor(x, text, f.width), text);
     }
     w.x_label(p, c.value_label, f.height);
     for (std::size_t j = 0; j < n; ++j) {

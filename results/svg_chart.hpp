@@ -69,7 +69,7 @@ struct XyChart {
   Frame frame{};               ///< Size.
 };
 
-/// A bar chart over named categories; several series stack on each other.
+/// A bar chart over named categories; several series stack on each other (and have a legend).
 struct BarChart {
   std::string title{};                    ///< Bold text at the top.
   std::string category_label{};           ///< Under the category axis (vertical bars only).
