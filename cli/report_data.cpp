@@ -214,7 +214,8 @@ ReportData load_report_data(const std::filesystem::path& results_dir, double ste
   // Jobs: waits by start time, and the sizes and run times interruptions are set against.
   db.require_columns("jobs", {"job_id", "submit_time", "start_time", "end_time", "gpus", "run_time"});
   std::vector<std::pair<double, double>> starts;  // (start, wait)
-  std::map<std::int64_t, JobSize> jobs;
+  std::map<std::int64_t, JobSize> jobs;           // only needed (and only built) for job interruptions
+  const bool sizes = db.has_table("job_interruptions");
   db.query("SELECT job_id, submit_time, start_time, end_time, gpus, run_time FROM jobs", {}, [&](sqlite3_stmt* row) {
     const double submit = column_real(row, 1);
     d.horizon_s = std::max(d.horizon_s, submit);
@@ -223,6 +224,7 @@ ReportData load_report_data(const std::filesystem::path& results_dir, double ste
       d.horizon_s = std::max(d.horizon_s, column_real(row, 2));
     }
     if (!column_null(row, 3)) d.horizon_s = std::max(d.horizon_s, column_real(row, 3));
+    if (!sizes) return;
     JobSize& job = jobs[sqlite3_column_int64(row, 0)];
     job.gpus = std::max<std::int64_t>(job.gpus, sqlite3_column_int64(row, 4));
     job.run_s += column_real(row, 5);  // NULL (never ran) reads as 0
