@@ -166,7 +166,10 @@ const std::vector<KeyGroup>& key_groups() {
        {{"goodput", "goodput", Unit::kRatio},
         {"node_availability", "node availability", Unit::kRatio},
         {"faults", "faults", Unit::kCount},
+        {"faults_suppressed", "faults on components already out of service", Unit::kCount},
         {"job_interruptions", "job interruptions", Unit::kCount},
+        {"black_hole_interruptions", "... of runs started on an unnoticed faulty node", Unit::kCount},
+        {"allocated_gpu_hours", "GPU-hours allocated, requeued runs included", Unit::kGpuHours},
         {"gpu_hours_lost_fault_work", "GPU-hours lost: work since the last checkpoint", Unit::kGpuHours},
         {"gpu_hours_lost_restart", "GPU-hours lost: restart overhead", Unit::kGpuHours},
         {"gpu_hours_checkpoint", "GPU-hours writing checkpoints", Unit::kGpuHours},
@@ -374,9 +377,10 @@ Section cluster_section(const ReportData& d) {
   return s;
 }
 
-/// Summary keys subtracted from gpu_hours to get the useful GPU-hours (they are part of the allocated time).
-constexpr std::string_view kInsideAllocation[] = {"gpu_hours_lost_fault_work", "gpu_hours_lost_restart",
-                                                  "gpu_hours_checkpoint"};
+/// Summary keys of GPU-hours lost inside allocations (with preemption's lost_gpu_hours, the summary's goodput
+/// losses: goodput = 1 - losses / allocated_gpu_hours).
+constexpr std::string_view kLossKeys[] = {"gpu_hours_lost_fault_work", "gpu_hours_lost_restart", "gpu_hours_checkpoint",
+                                          "lost_gpu_hours"};
 
 Section losses_section(const ReportData& d) {
   Section s{"losses", "Goodput and losses by cause", "", {}, ""};
@@ -389,37 +393,41 @@ Section losses_section(const ReportData& d) {
        it != d.summary.end() && it->first.starts_with("lost_gpu_hours_class_"); ++it) {
     classes.emplace_back(it->first.substr(std::string_view("lost_gpu_hours_class_").size()), it->second);
   }
-  const bool fault_figures = std::any_of(std::begin(kInsideAllocation), std::end(kInsideAllocation),
+  const bool fault_figures = std::any_of(std::begin(kLossKeys), std::end(kLossKeys) - 1,
                                          [&](std::string_view k) { return get(k).has_value(); });
   if (!fault_figures && classes.empty() && get("lost_gpu_hours").value_or(0) <= 0) {
     s.line = text_line("losses", "skipped: no fault, checkpoint or preemption losses in the summary");
     return s;
   }
-  double useful = get("gpu_hours").value_or(0);
-  for (const std::string_view k : kInsideAllocation) useful -= get(k).value_or(0);
+  // Every run's GPU-hours: the summary's allocated_gpu_hours, or, for runs without a node lifecycle, gpu_hours
+  // (final runs) plus the requeued runs preemption discarded.
+  const double allocated =
+      get("allocated_gpu_hours").value_or(get("gpu_hours").value_or(0) + get("lost_gpu_hours").value_or(0));
+  double useful = allocated;
+  for (const std::string_view k : kLossKeys) useful -= get(k).value_or(0);
+  useful = std::max(0.0, useful);
   const std::vector<std::pair<std::string, double>> causes{
       {"useful", useful},
       {"fault: lost work", get("gpu_hours_lost_fault_work").value_or(0)},
       {"fault: restart overhead", get("gpu_hours_lost_restart").value_or(0)},
       {"checkpoint writes", get("gpu_hours_checkpoint").value_or(0)},
       {"preemption (requeued runs)", get("lost_gpu_hours").value_or(0)}};
-  double total = 0;
-  for (const auto& [name, v] : causes) total += v;
   svg::BarChart bars{.title = "GPU-hours by cause", .category_label = "", .value_label = "GPU-hours"};
   std::vector<double> values;
   std::vector<std::vector<std::string>> rows;
   for (const auto& [name, v] : causes) {
     bars.categories.push_back(name);
     values.push_back(v);
-    rows.push_back({name, hours(v), total > 0 ? percent(v / total) : "-"});
+    rows.push_back({name, hours(v), allocated > 0 ? percent(v / allocated) : "-"});
   }
   bars.series = {{.name = "GPU-hours", .values = values, .colour = "#0072B2"}};
   bars.horizontal = true;
   add_plot(s, "gpu_hours_by_cause", svg::bar_chart(bars),
-           "useful = gpu_hours - fault lost work - restart overhead - checkpoint writes (all spent inside "
-           "allocations); preemption's lost_gpu_hours are requeued runs, which gpu_hours does not count, so they "
-           "are shown beside it, not subtracted.");
-  s.html += html_table({"GPU-hours", "hours", "share"}, rows);
+           fmt::format("The {} GPU-hours allocated to every run (requeued ones included: allocated_gpu_hours, or "
+                       "gpu_hours + lost_gpu_hours for a run without node lifecycle) split into useful work and "
+                       "losses; useful / allocated is the summary's goodput.",
+                       hours(allocated)));
+  s.html += html_table({"GPU-hours", "hours", "share of allocated"}, rows);
   std::string line = fmt::format("GPU-hours by cause: useful {}", hours(useful));
   if (const auto g = get("goodput")) line += fmt::format(" (goodput {})", percent(*g));
   for (std::size_t i = 1; i < causes.size(); ++i) {

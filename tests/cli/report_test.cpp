@@ -27,7 +27,7 @@ CREATE TABLE runs (run_id INTEGER PRIMARY KEY, scenario TEXT NOT NULL, scenario_
 INSERT INTO runs VALUES (1, 'handmade', 'handmade.json', 7, 'slurm', '0.1.0', 1.5, 100, '{}');
 CREATE TABLE summary (key TEXT PRIMARY KEY, value REAL);
 INSERT INTO summary VALUES ('jobs', 6), ('started', 5), ('jobs_COMPLETED', 4), ('jobs_PENDING', 1),
-  ('jobs_NODE_FAIL', 1), ('gpu_utilization', 0.5), ('cpu_utilization', 0.25), ('gpu_hours', 1000),
+  ('jobs_NODE_FAIL', 1), ('gpu_utilization', 0.5), ('cpu_utilization', 0.25), ('gpu_hours', 1000), ('allocated_gpu_hours', 1100),
   ('wait_mean_s', 41400), ('wait_p95_s', 99600), ('lost_gpu_hours', 10), ('goodput', 0.9), ('faults', 5),
   ('job_interruptions', 4), ('node_availability', 0.995), ('gpu_hours_lost_fault_work', 50),
   ('gpu_hours_lost_restart', 20), ('gpu_hours_checkpoint', 30), ('lost_gpu_hours_class_gpu_hbm3', 40),
@@ -221,8 +221,9 @@ TEST_F(ReportTest, PageShowsTheFiguresWorkedByHand) {
   EXPECT_THAT(h, HasSubstr("<tr><td>cost: gpu_usd</td><td class=\"n\">$10,000.00</td></tr>"));
   EXPECT_THAT(h, HasSubstr("<tr><th>Other figures</th><th class=\"n\"></th></tr>\n"
                            "<tr><td>brand_new_figure</td><td class=\"n\">42</td></tr>"));
-  // Losses: useful = 1000 - 50 - 20 - 30 = 900 of 900 + 50 + 20 + 30 + 10 = 1010 GPU-hours (89.11%).
-  EXPECT_THAT(h, HasSubstr("<tr><td>useful</td><td class=\"n\">900.0</td><td class=\"n\">89.11%</td></tr>"));
+  // Losses: useful = allocated 1100 - (50 + 20 + 30 + 10) = 990 GPU-hours, 90.00% of allocated (= goodput).
+  EXPECT_THAT(h, HasSubstr("<tr><td>useful</td><td class=\"n\">990.0</td><td class=\"n\">90.00%</td></tr>"));
+  EXPECT_THAT(h, HasSubstr("<tr><td>checkpoint writes</td><td class=\"n\">30.0</td><td class=\"n\">2.73%</td></tr>"));
   // MTTF of 9-64 GPU jobs: 40 run hours / 2 interruptions.
   EXPECT_THAT(h, HasSubstr("<tr><td>9-64</td><td class=\"n\">2</td><td class=\"n\">2</td><td class=\"n\">40.0</td>"
                            "<td class=\"n\">20.0</td></tr>"));
@@ -250,6 +251,14 @@ TEST_F(ReportTest, PageShowsTheFiguresWorkedByHand) {
                                  "faults_per_day", "interruptions_per_day", "cost_burn_rate", "cost_total"));
   // Same results, same bytes.
   EXPECT_EQ(build_report(dir_, ReportOptions{}).html, h);
+}
+
+TEST_F(ReportTest, UsefulGpuHoursWithoutAllocatedKey) {
+  // A summary without allocated_gpu_hours (runs before the node lifecycle): allocated = gpu_hours 1000 + requeued
+  // runs 10 = 1010; useful = 1010 - 110 = 900 (89.11%).
+  make_db(std::string(kTables) + "DELETE FROM summary WHERE key = 'allocated_gpu_hours';");
+  EXPECT_THAT(build_report(dir_, ReportOptions{}).html,
+              HasSubstr("<tr><td>useful</td><td class=\"n\">900.0</td><td class=\"n\">89.11%</td></tr>"));
 }
 
 TEST_F(ReportTest, TextSummaryHasHeadlineAndOneLinePerSection) {
