@@ -31,7 +31,7 @@ INSERT INTO summary VALUES ('jobs', 6), ('started', 5), ('jobs_COMPLETED', 4), (
   ('wait_mean_s', 41400), ('wait_p95_s', 99600), ('lost_gpu_hours', 10), ('goodput', 0.9), ('faults', 5),
   ('job_interruptions', 4), ('node_availability', 0.995), ('gpu_hours_lost_fault_work', 50),
   ('gpu_hours_lost_restart', 20), ('gpu_hours_checkpoint', 30), ('lost_gpu_hours_class_gpu_hbm3', 40),
-  ('lost_gpu_hours_class_software_bug', 30), ('cost_total_usd', 12345.5), ('cost_gpu_usd', 10000),
+  ('lost_gpu_hours_class_software_bug', 30), ('cost_total_usd', 12345.5), ('cost_gpu_usd', 10000), ('cost_per_used_gpu_hour', 2.5),
   ('brand_new_figure', 42);
 CREATE TABLE jobs (job_id INTEGER NOT NULL, name TEXT, user TEXT, account TEXT, partition TEXT, qos TEXT,
   submit_time INTEGER NOT NULL, start_time INTEGER, end_time INTEGER, state TEXT NOT NULL, nodes INTEGER NOT NULL,
@@ -219,6 +219,7 @@ TEST_F(ReportTest, PageShowsTheFiguresWorkedByHand) {
   EXPECT_THAT(h, HasSubstr("<tr><td>GPU-hours lost to gpu_hbm3</td><td class=\"n\">40.0</td></tr>"));
   EXPECT_THAT(h, HasSubstr("<tr><td>total cost</td><td class=\"n\">$12,345.50</td></tr>"));
   EXPECT_THAT(h, HasSubstr("<tr><td>cost: gpu_usd</td><td class=\"n\">$10,000.00</td></tr>"));
+  EXPECT_THAT(h, HasSubstr("<tr><td>cost per used GPU-hour</td><td class=\"n\">$2.50</td></tr>"));
   EXPECT_THAT(h, HasSubstr("<tr><th>Other figures</th><th class=\"n\"></th></tr>\n"
                            "<tr><td>brand_new_figure</td><td class=\"n\">42</td></tr>"));
   // Losses: useful = allocated 1100 - (50 + 20 + 30 + 10) = 990 GPU-hours, 90.00% of allocated (= goodput).
