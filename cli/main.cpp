@@ -1,4 +1,5 @@
-// gputwin command line: `run` a scenario (progress bar, summary, results), `validate` a scenario, `import` a site.
+// gputwin command line: `run` a scenario (progress bar, summary, results), `validate` a scenario, `import` a site,
+// read a run back (`compare`, `metrics`, `report`, `squeue`).
 #include <fmt/core.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include "cli/compare.hpp"
 #include "cli/import_command.hpp"
 #include "cli/metrics_command.hpp"
+#include "cli/report_command.hpp"
 #include "cli/topology_command.hpp"
 #include "cli/views.hpp"
 #include "model/errors.hpp"
@@ -262,6 +264,21 @@ int main(int argc, char** argv) {
                     "Label GPU series with hpc_job (dcgm-exporter's HPC job mapping)");
   metrics->add_option("--out", metrics_options.out, "Output file (written whole or not at all; default stdout)");
 
+  std::string report_path, report_format = "html";
+  gputwin::ReportOptions report_options;
+  CLI::App* report = app.add_subcommand(
+      "report",
+      "A run's results as a report: a text summary on stdout and an HTML page with plots (or one SVG or PNG per "
+      "plot)");
+  report->add_option("results", report_path, "Results folder written by `gputwin run --out`")->required();
+  report->add_option("--out", report_options.out,
+                     "HTML file (default RESULTS/report.html), or the folder of the plots with --format svg|png "
+                     "(default RESULTS/report)");
+  report->add_option("--format", report_format, "html (default), svg or png (png needs rsvg-convert)")
+      ->check(CLI::IsMember({"html", "svg", "png"}));
+  report->add_option("--step", report_options.step_s,
+                     "Time bucket of the plots over time, seconds (default: about 100 buckets over the run)");
+
   std::string compare_a, compare_b;
   CLI::App* compare = app.add_subcommand("compare", "Two runs' results side by side (what-if studies)");
   compare->add_option("a", compare_a, "Results folder A")->required();
@@ -288,6 +305,10 @@ int main(int argc, char** argv) {
         metrics_options.at_s = at;
       }
       return metrics_command(metrics_path, metrics_options);
+    }
+    if (*report) {
+      gputwin::parse_report_format(report_format, report_options.format);
+      return gputwin::write_report(report_path, report_options, std::cout);
     }
     if (*topology) {
       return gputwin::print_topology(load_scenario(topology_path, overrides), topology_format, std::cout, std::cerr);

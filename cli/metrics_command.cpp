@@ -5,61 +5,17 @@
 
 #include <cmath>
 #include <fstream>
-#include <functional>
 #include <map>
 #include <numeric>
 #include <vector>
 
+#include "cli/results_db.hpp"
 #include "gpu/gpu_catalogue.hpp"
 #include "model/errors.hpp"
 #include "sim/engine/rng.hpp"
 
 namespace gputwin {
 namespace {
-
-/// A read-only results.sqlite; every failure is an InputError naming the file.
-class ResultsDb {
- public:
-  explicit ResultsDb(const std::filesystem::path& path) : path_(path.string()) {
-    if (!std::filesystem::exists(path)) throw InputError(path_, "", "no such file (run `gputwin run --out DIR` first)");
-    if (sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-      const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
-      sqlite3_close(db_);
-      throw InputError(path_, "", "cannot open: " + msg);
-    }
-  }
-  ~ResultsDb() { sqlite3_close(db_); }
-  ResultsDb(const ResultsDb&) = delete;
-  ResultsDb& operator=(const ResultsDb&) = delete;
-
-  /// Runs `sql` with integer parameters bound in order and calls `row` for each result row.
-  void query(const char* sql, std::initializer_list<std::int64_t> params,
-             const std::function<void(sqlite3_stmt*)>& row) {
-    sqlite3_stmt* st = nullptr;
-    if (sqlite3_prepare_v2(db_, sql, -1, &st, nullptr) != SQLITE_OK) fail("query");
-    int i = 1;
-    for (std::int64_t p : params) sqlite3_bind_int64(st, i++, p);
-    int rc = 0;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) row(st);
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) fail("query");
-  }
-  /// True if the database has table `name`.
-  bool has_table(const char* name) {
-    bool found = false;
-    query(fmt::format("SELECT 1 FROM sqlite_master WHERE type='table' AND name='{}'", name).c_str(), {},
-          [&](sqlite3_stmt*) { found = true; });
-    return found;
-  }
-  [[noreturn]] void fail(const char* what) {
-    throw InputError(path_, "", std::string(what) + ": " + sqlite3_errmsg(db_));
-  }
-  [[nodiscard]] const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-  sqlite3* db_ = nullptr;
-};
 
 /// One GPU as dcgm-exporter labels it.
 struct GpuIdentity {

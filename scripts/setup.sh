@@ -8,6 +8,7 @@ packages=(
   libgtest-dev libgmock-dev
   libboost-graph-dev libeigen3-dev libsimgrid-dev libyaml-cpp-dev
   prometheus
+  librsvg2-bin  # rsvg-convert: `gputwin report --format png`
 )
 
 missing=()

@@ -1,0 +1,353 @@
+#include "cli/report_data.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <numeric>
+#include <string_view>
+
+#include "cli/results_db.hpp"
+#include "model/errors.hpp"
+#include "results/summary.hpp"
+
+namespace gputwin {
+namespace {
+
+constexpr double kDayS = 86400;
+constexpr std::size_t kMaxBuckets = 100000;  // a --step this fine is a mistake, not a report
+
+/// Index of the bucket holding time `t` (times before 0 go to the first).
+std::size_t bucket_of(double t, double step) {
+  return t > 0 ? static_cast<std::size_t>(std::floor(t / step)) : 0;
+}
+
+double column_real(sqlite3_stmt* row, int i) {
+  return sqlite3_column_double(row, i);
+}
+bool column_null(sqlite3_stmt* row, int i) {
+  return sqlite3_column_type(row, i) == SQLITE_NULL;
+}
+
+/// Mean of `values`; 0 when empty.
+double mean(const std::vector<double>& values) {
+  return values.empty() ? 0 : std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
+}
+
+/// Groups sorted most faults first, then by key.
+std::vector<FaultGroup> sorted_groups(const std::map<std::string, FaultGroup>& groups) {
+  std::vector<FaultGroup> out;
+  for (const auto& [key, g] : groups) out.push_back(g);
+  std::stable_sort(out.begin(), out.end(),
+                   [](const FaultGroup& a, const FaultGroup& b) { return a.faults > b.faults; });
+  return out;
+}
+
+DetectionDelay delay_stats(std::string name, std::size_t faults, std::vector<double> delays) {
+  std::sort(delays.begin(), delays.end());
+  DetectionDelay d{std::move(name), faults, delays.size()};
+  d.mean_s = mean(delays);
+  d.p50_s = nearest_rank_percentile(delays, 50);
+  d.p95_s = nearest_rank_percentile(delays, 95);
+  return d;
+}
+
+/// Number of whole days covering [0, horizon] and every time in `times`.
+std::size_t day_count(double horizon_s, const std::vector<double>& times) {
+  std::size_t days = std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(horizon_s / kDayS)));
+  for (const double t : times) days = std::max(days, bucket_of(t, kDayS) + 1);
+  return days;
+}
+
+std::vector<std::pair<std::string, double>> largest_first(const std::map<std::string, std::pair<double, double>>& m) {
+  std::vector<std::pair<std::string, double>> out;
+  for (const auto& [scope, last] : m) out.emplace_back(scope, last.second);
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return out;
+}
+
+struct FaultRow {
+  double time;
+  std::string cls, effect, detected_by;
+  std::optional<std::int64_t> xid;
+  std::optional<double> detected_time;
+  std::int64_t jobs_hit;
+  double lost_gpu_hours;
+};
+
+FaultsReport summarise_faults(const std::vector<FaultRow>& rows, double horizon_s) {
+  FaultsReport f;
+  f.faults = rows.size();
+  static constexpr std::array<std::string_view, 5> kEffectOrder{"restart_app", "reset_gpu", "reboot_node",
+                                                                "repair_node", "none"};
+  std::vector<std::string> others;
+  for (const FaultRow& r : rows) {
+    const bool known = std::find(kEffectOrder.begin(), kEffectOrder.end(), r.effect) != kEffectOrder.end();
+    if (!known && std::find(others.begin(), others.end(), r.effect) == others.end()) others.push_back(r.effect);
+  }
+  std::sort(others.begin(), others.end());
+  for (const std::string_view e : kEffectOrder) {
+    if (std::any_of(rows.begin(), rows.end(), [&](const FaultRow& r) { return r.effect == e; })) {
+      f.effects.emplace_back(e);
+    }
+  }
+  f.effects.insert(f.effects.end(), others.begin(), others.end());
+
+  std::vector<double> times;
+  for (const FaultRow& r : rows) times.push_back(r.time);
+  f.per_day.assign(f.effects.size(), std::vector<double>(day_count(horizon_s, times), 0));
+  std::map<std::string, FaultGroup> by_class, by_xid;
+  std::map<std::string, std::pair<std::size_t, std::vector<double>>> by_detector;
+  std::vector<double> all_delays;
+  for (const FaultRow& r : rows) {
+    const auto e =
+        static_cast<std::size_t>(std::find(f.effects.begin(), f.effects.end(), r.effect) - f.effects.begin());
+    f.per_day[e][bucket_of(r.time, kDayS)] += 1;
+    f.lost_gpu_hours += r.lost_gpu_hours;
+    const std::string xid = r.xid && *r.xid != 0 ? std::to_string(*r.xid) : "none";
+    for (auto* g : {&by_class[r.cls], &by_xid[xid]}) {
+      g->faults += 1;
+      g->jobs_hit += r.jobs_hit;
+      g->lost_gpu_hours += r.lost_gpu_hours;
+    }
+    by_class[r.cls].key = r.cls;
+    by_xid[xid].key = xid;
+    auto& [count, delays] = by_detector[r.detected_by.empty() ? "(none)" : r.detected_by];
+    count += 1;
+    if (r.detected_time) {
+      delays.push_back(*r.detected_time - r.time);
+      all_delays.push_back(*r.detected_time - r.time);
+    }
+  }
+  f.by_class = sorted_groups(by_class);
+  f.by_xid = sorted_groups(by_xid);
+  for (auto& [name, d] : by_detector) f.detection.push_back(delay_stats(name, d.first, std::move(d.second)));
+  f.detection.push_back(delay_stats("all", rows.size(), std::move(all_delays)));
+  return f;
+}
+
+struct InterruptionRow {
+  double time;
+  std::int64_t job_id;
+  double run_s, lost_gpu_hours;
+  bool requeued;
+};
+
+/// jobs.gpus and the sum of jobs.run_time of one job id.
+struct JobSize {
+  std::int64_t gpus = 0;
+  double run_s = 0;
+};
+
+InterruptionsReport summarise_interruptions(const std::vector<InterruptionRow>& rows,
+                                            const std::map<std::int64_t, JobSize>& jobs, double horizon_s) {
+  InterruptionsReport r;
+  r.interruptions = rows.size();
+  std::vector<double> times;
+  for (const InterruptionRow& i : rows) times.push_back(i.time);
+  r.per_day.assign(day_count(horizon_s, times), 0);
+  // The four GPU-count buckets, then jobs without GPUs and interruptions of jobs the jobs table lacks.
+  for (const char* label : {"1-8", "9-64", "65-512", "513+", "no GPU", "job not in jobs"}) {
+    r.by_size.emplace_back().label = label;
+  }
+  const auto bucket = [](std::int64_t gpus) -> std::size_t {
+    if (gpus <= 0) return 4;
+    return gpus <= 8 ? 0 : gpus <= 64 ? 1 : gpus <= 512 ? 2 : 3;
+  };
+  for (const auto& [id, job] : jobs) {
+    SizeBucket& b = r.by_size[bucket(job.gpus)];
+    b.jobs += 1;
+    b.run_s += job.run_s;
+  }
+  for (const InterruptionRow& i : rows) {
+    r.per_day[bucket_of(i.time, kDayS)] += 1;
+    r.requeued += i.requeued ? 1 : 0;
+    r.lost_gpu_hours += i.lost_gpu_hours;
+    const auto job = jobs.find(i.job_id);
+    SizeBucket& b = r.by_size[job == jobs.end() ? 5 : bucket(job->second.gpus)];
+    b.interruptions += 1;
+    b.run_s += i.run_s;
+  }
+  for (SizeBucket& b : r.by_size) {
+    if (b.interruptions > 0) b.mttf_h = b.run_s / static_cast<double>(b.interruptions) / 3600;
+  }
+  // The extra buckets only when something fell into them.
+  std::vector<SizeBucket> shown(r.by_size.begin(), r.by_size.begin() + 4);
+  for (std::size_t k = 4; k < r.by_size.size(); ++k) {
+    if (r.by_size[k].interruptions > 0) shown.push_back(r.by_size[k]);
+  }
+  r.by_size = std::move(shown);
+  return r;
+}
+
+}  // namespace
+
+double default_step_s(double horizon_s) {
+  static constexpr std::array<double, 17> kSteps{1,   2,   5,    10,   15,   30,    60,    120,  300,
+                                                 600, 900, 1800, 3600, 7200, 10800, 21600, 43200};
+  for (const double s : kSteps) {
+    if (std::ceil(horizon_s / s) <= 100) return s;
+  }
+  return std::ceil(horizon_s / (100 * kDayS)) * kDayS;
+}
+
+ReportData load_report_data(const std::filesystem::path& results_dir, double step_s) {
+  if (!std::isfinite(step_s) || step_s < 0) {
+    throw InputError("--step", "", fmt::format("{} is not a positive number of seconds", step_s));
+  }
+  ResultsDb db(results_dir / "results.sqlite");
+  ReportData d;
+  d.results_file = db.path();
+
+  db.require_columns("summary", {"key", "value"});
+  db.query("SELECT key, value FROM summary", {}, [&](sqlite3_stmt* row) {
+    if (!column_null(row, 1)) d.summary[column_text(row, 0)] = column_real(row, 1);
+  });
+  if (db.has_table("runs")) {
+    db.require_columns("runs", {"scenario", "seed", "policy", "version"});
+    db.query("SELECT scenario, seed, policy, version FROM runs ORDER BY rowid LIMIT 1", {}, [&](sqlite3_stmt* row) {
+      d.run = {column_text(row, 0), sqlite3_column_int64(row, 1), column_text(row, 2), column_text(row, 3)};
+    });
+  }
+
+  // Jobs: waits by start time, and the sizes and run times interruptions are set against.
+  db.require_columns("jobs", {"job_id", "submit_time", "start_time", "end_time", "gpus", "run_time"});
+  std::vector<std::pair<double, double>> starts;  // (start, wait)
+  std::map<std::int64_t, JobSize> jobs;           // only needed (and only built) for job interruptions
+  const bool sizes = db.has_table("job_interruptions");
+  db.query("SELECT job_id, submit_time, start_time, end_time, gpus, run_time FROM jobs", {}, [&](sqlite3_stmt* row) {
+    const double submit = column_real(row, 1);
+    d.horizon_s = std::max(d.horizon_s, submit);
+    if (!column_null(row, 2)) {
+      starts.emplace_back(column_real(row, 2), column_real(row, 2) - submit);
+      d.horizon_s = std::max(d.horizon_s, column_real(row, 2));
+    }
+    if (!column_null(row, 3)) d.horizon_s = std::max(d.horizon_s, column_real(row, 3));
+    if (!sizes) return;
+    JobSize& job = jobs[sqlite3_column_int64(row, 0)];
+    job.gpus = std::max<std::int64_t>(job.gpus, sqlite3_column_int64(row, 4));
+    job.run_s += column_real(row, 5);  // NULL (never ran) reads as 0
+  });
+  d.started_jobs = starts.size();
+
+  std::vector<std::array<double, 11>> samples;  // time and the ClusterBucket fields in order
+  if (db.has_table("cluster_metrics")) {
+    db.require_columns("cluster_metrics",
+                       {"time", "nodes_idle", "nodes_mixed", "nodes_alloc", "nodes_down", "nodes_drain", "jobs_pending",
+                        "jobs_running", "gpus_alloc", "gpus_free", "gpus_free_fragmented"});
+    db.query(
+        "SELECT time, nodes_idle, nodes_mixed, nodes_alloc, nodes_down, nodes_drain, jobs_pending, jobs_running, "
+        "gpus_alloc, gpus_free, gpus_free_fragmented FROM cluster_metrics ORDER BY time",
+        {}, [&](sqlite3_stmt* row) {
+          std::array<double, 11> s{};
+          for (int i = 0; i < 11; ++i) s[static_cast<std::size_t>(i)] = column_real(row, i);
+          samples.push_back(s);
+          d.horizon_s = std::max(d.horizon_s, s[0]);
+        });
+  }
+  d.cluster_samples = samples.size();
+
+  std::optional<std::vector<FaultRow>> faults;
+  if (db.has_table("faults")) {
+    db.require_columns(
+        "faults", {"time", "class", "xid", "effect", "detected_by", "detected_time", "jobs_hit", "lost_gpu_hours"});
+    faults.emplace();
+    db.query(
+        "SELECT time, class, effect, detected_by, xid, detected_time, jobs_hit, lost_gpu_hours FROM faults "
+        "ORDER BY time, rowid",
+        {}, [&](sqlite3_stmt* row) {
+          FaultRow r{column_real(row, 0), column_text(row, 1), column_text(row, 2),          column_text(row, 3),
+                     std::nullopt,        std::nullopt,        sqlite3_column_int64(row, 6), column_real(row, 7)};
+          if (!column_null(row, 4)) r.xid = sqlite3_column_int64(row, 4);
+          if (!column_null(row, 5)) r.detected_time = column_real(row, 5);
+          d.horizon_s = std::max(d.horizon_s, r.time);
+          faults->push_back(std::move(r));
+        });
+  }
+
+  std::optional<std::vector<InterruptionRow>> interruptions;
+  if (db.has_table("job_interruptions")) {
+    db.require_columns("job_interruptions", {"time", "job_id", "run_s", "lost_gpu_hours", "requeued"});
+    interruptions.emplace();
+    db.query("SELECT time, job_id, run_s, lost_gpu_hours, requeued FROM job_interruptions ORDER BY time, rowid", {},
+             [&](sqlite3_stmt* row) {
+               interruptions->push_back({column_real(row, 0), sqlite3_column_int64(row, 1), column_real(row, 2),
+                                         column_real(row, 3), sqlite3_column_int64(row, 4) != 0});
+               d.horizon_s = std::max(d.horizon_s, column_real(row, 0));
+             });
+  }
+
+  std::vector<std::pair<double, std::pair<double, double>>> cluster_costs;  // time, (burn, total)
+  std::map<std::string, std::pair<double, double>> users, accounts;         // scope -> (time, total) of the last row
+  if (db.has_table("costs")) {
+    db.require_columns("costs", {"time", "scope", "burn_usd_per_h", "total_usd"});
+    d.costs.emplace();
+    db.query("SELECT time, scope, burn_usd_per_h, total_usd FROM costs ORDER BY time, rowid", {},
+             [&](sqlite3_stmt* row) {
+               const double t = column_real(row, 0), total = column_real(row, 3);
+               const std::string scope = column_text(row, 1);
+               d.horizon_s = std::max(d.horizon_s, t);
+               if (scope == "cluster") {
+                 cluster_costs.push_back({t, {column_real(row, 2), total}});
+               } else if (scope.starts_with("user:")) {
+                 users[scope.substr(5)] = {t, total};
+               } else if (scope.starts_with("account:")) {
+                 accounts[scope.substr(8)] = {t, total};
+               }
+             });
+  }
+
+  d.step_s = step_s > 0 ? step_s : default_step_s(d.horizon_s);
+  if (d.horizon_s / d.step_s > static_cast<double>(kMaxBuckets)) {
+    throw InputError("--step", "",
+                     fmt::format("{} s makes more than {} buckets over {} s", d.step_s, kMaxBuckets, d.horizon_s));
+  }
+
+  // Waits per start-time bucket, every bucket up to the last start.
+  std::vector<std::vector<double>> waits;
+  for (const auto& [start, wait] : starts) {
+    const std::size_t b = bucket_of(start, d.step_s);
+    if (waits.size() <= b) waits.resize(b + 1);
+    waits[b].push_back(wait);
+  }
+  for (std::size_t b = 0; b < waits.size(); ++b) {
+    std::sort(waits[b].begin(), waits[b].end());
+    d.waits.push_back(
+        {static_cast<double>(b) * d.step_s, waits[b].size(), mean(waits[b]), nearest_rank_percentile(waits[b], 95)});
+  }
+
+  // Cluster series: the mean of each bucket's samples (samples come in time order).
+  for (std::size_t i = 0; i < samples.size();) {
+    const std::size_t b = bucket_of(samples[i][0], d.step_s);
+    std::array<double, 11> sum{};
+    std::size_t n = 0;
+    for (; i < samples.size() && bucket_of(samples[i][0], d.step_s) == b; ++i, ++n) {
+      for (std::size_t k = 1; k < 11; ++k) sum[k] += samples[i][k];
+    }
+    const auto m = [&](std::size_t k) { return sum[k] / static_cast<double>(n); };
+    d.cluster.push_back(
+        {static_cast<double>(b) * d.step_s, m(1), m(2), m(3), m(4), m(5), m(6), m(7), m(8), m(9), m(10)});
+  }
+
+  if (faults) d.faults = summarise_faults(*faults, d.horizon_s);
+  if (interruptions) d.interruptions = summarise_interruptions(*interruptions, jobs, d.horizon_s);
+  if (d.costs) {
+    for (std::size_t i = 0; i < cluster_costs.size();) {
+      const std::size_t b = bucket_of(cluster_costs[i].first, d.step_s);
+      double burn = 0, total = 0;
+      std::size_t n = 0;
+      for (; i < cluster_costs.size() && bucket_of(cluster_costs[i].first, d.step_s) == b; ++i, ++n) {
+        burn += cluster_costs[i].second.first;
+        total = cluster_costs[i].second.second;
+      }
+      d.costs->cluster.push_back({static_cast<double>(b) * d.step_s, burn / static_cast<double>(n), total});
+    }
+    if (!cluster_costs.empty()) d.costs->cluster_total_usd = cluster_costs.back().second.second;
+    d.costs->users = largest_first(users);
+    d.costs->accounts = largest_first(accounts);
+  }
+  return d;
+}
+
+}  // namespace gputwin
