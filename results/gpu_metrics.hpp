@@ -18,6 +18,7 @@
 #include "gpu/gpu_telemetry.hpp"
 #include "model/cluster_state.hpp"
 #include "model/performance.hpp"
+#include "model/run_observer.hpp"
 
 namespace gputwin {
 
@@ -27,6 +28,14 @@ struct XidEvent {
   NodeIndex node = 0;     ///< Node.
   std::uint32_t gpu = 0;  ///< GPU index within the node.
   std::uint32_t xid = 0;  ///< XID code.
+};
+
+/// A node's condition changed (drained, set DOWN, rebooting, back in service), as SimWorld::set_node_condition
+/// made it.
+struct NodeConditionEvent {
+  SimTime time = 0;                                ///< When.
+  NodeIndex node = 0;                              ///< Node.
+  NodeCondition condition = NodeCondition::kNone;  ///< New condition.
 };
 
 /// Which GPUs of its nodes each job held: bit i of a mask is GPU i of the node.

@@ -147,6 +147,7 @@ const FaultLog* fault_log(const RunOutcome& outcome) {
 MetricsInput metrics_input(const RunOutcome& outcome) {
   MetricsInput input;
   input.xids = outcome.world->xids();
+  input.node_conditions = outcome.world->condition_changes();
   input.config = outcome.scenario->metrics;
   input.horizon = outcome.world->now();
   if (auto* model = dynamic_cast<PlacementSpeedModel*>(outcome.speed_model.get())) {

@@ -30,6 +30,7 @@ void SimWorld::push_lifecycle(SimTime at, std::uint64_t target, std::uint32_t ge
 void SimWorld::set_node_condition(NodeIndex n, NodeCondition condition) {
   if (node_condition_[n] == condition) return;
   node_condition_[n] = condition;
+  condition_changes_.push_back(NodeConditionEvent{now_, n, condition});
   state_.set_node_schedulable(n, condition == NodeCondition::kNone);
   last_activity_ = now_;
   update_node_state(n);
@@ -230,14 +231,14 @@ void SimWorld::release_job(JobIndex job) {
     const bool requeue = preempting_[job] == 2 && state_.job(job).state == JobState::kPreempted;
     preempting_[job] = 0;
     if (requeue) {
-      state_.requeue(job, lost_s, false);
+      state_.requeue(job, now_, lost_s, false);
       ++pending_;
       last_activity_ = now_;
       scheduler_->on_job_requeued(job);
     }
   } else if (!fault_requeue_.empty() && fault_requeue_[job] != 0) {
     fault_requeue_[job] = 0;
-    state_.requeue(job, lost_s, true);
+    state_.requeue(job, now_, lost_s, true);
     ++pending_;
     last_activity_ = now_;
     scheduler_->on_job_requeued(job);
