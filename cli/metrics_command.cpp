@@ -271,13 +271,15 @@ void export_metrics(const std::filesystem::path& results_dir, const MetricsExpor
       const std::string sql =
           fmt::format("SELECT node_index, gpu, time, {}, job_id FROM gpu_metrics {} ORDER BY node_index, gpu, time",
                       f.column, at_gpu >= 0 ? "WHERE time = ?1" : "");
-      // Re-aggregates stored samples into the export period: means of averaged values, last of the rest.
-      std::int64_t node = -1, gpu = -1, count = 0;
+      // Re-aggregates stored samples into the export period: means of averaged values, last of the rest. A node
+      // that was DOWN has no samples: a window without its last sample is not written (a failed scrape).
+      std::int64_t node = -1, gpu = -1, window = -1, count = 0;
       double sum = 0;
       db.query(sql.c_str(), {at_gpu}, [&](sqlite3_stmt* st) {
         const std::int64_t n = sqlite3_column_int64(st, 0), g = sqlite3_column_int64(st, 1);
         const std::int64_t t = sqlite3_column_int64(st, 2);
-        if (n != node || g != gpu) node = n, gpu = g, count = 0, sum = 0;
+        const std::int64_t w = (t + step - 1) / step;  // the export window (w - 1) x step < t <= w x step
+        if (n != node || g != gpu || w != window) node = n, gpu = g, window = w, count = 0, sum = 0;
         double v = sqlite3_column_double(st, 3);
         if (t != 0 && at_gpu < 0 && per_export > 1) {
           sum += v;

@@ -37,7 +37,7 @@ class ResultsError : public std::runtime_error {
 struct MetricsInput {
   MetricsConfig config;                             ///< Sampling and telemetry assumptions (/metrics).
   SimTime horizon = 0;                              ///< Where the run stopped.
-  JobLoadFn load;                                   ///< Per-job GPU load from the speed model (may be empty).
+  JobLoadFn load;                                   ///< Per-run GPU load from the speed model (may be empty).
   std::vector<XidEvent> xids;                       ///< XIDs reported during the run, in time order.
   std::vector<NodeConditionEvent> node_conditions;  ///< Node condition changes, in time order.
 };

@@ -151,8 +151,9 @@ MetricsInput metrics_input(const RunOutcome& outcome) {
   input.config = outcome.scenario->metrics;
   input.horizon = outcome.world->now();
   if (auto* model = dynamic_cast<PlacementSpeedModel*>(outcome.speed_model.get())) {
-    const ClusterState* state = outcome.state.get();
-    input.load = [model, state](JobIndex j) { return model->reference_load(j, state->allocation(j)); };
+    input.load = [model](JobIndex j, std::span<const NodeAllocation> allocation) {
+      return model->reference_load(j, allocation);
+    };
   }
   return input;
 }

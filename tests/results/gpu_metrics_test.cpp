@@ -108,7 +108,7 @@ class GpuMetricsRun : public ::testing::Test {
                                    std::span<const XidEvent> xids = {}) {
     const GpuBinding binding(*outcome_.state, input_.horizon);
     return build_metrics(
-        *outcome_.state, binding, input_.horizon, input_.config, input_.load, xids,
+        *outcome_.state, binding, input_.horizon, input_.config, input_.load, xids, input_.node_conditions,
         [&](const GpuSample& s) {
           if (gpus != nullptr) gpus->push_back(s);
         },
