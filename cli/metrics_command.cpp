@@ -108,17 +108,20 @@ struct ClusterFamily {
 
 constexpr ClusterFamily kClusterFamilies[] = {
     {"slurm_nodes", "gauge", nullptr, "Number of nodes.",
-     "nodes_idle + nodes_mixed + nodes_alloc + nodes_down + nodes_drain"},
+     "nodes_idle + nodes_mixed + nodes_alloc + nodes_down + nodes_drain + nodes_powered_down"},
     {"slurm_nodes_idle", "gauge", nullptr, "Number of nodes in IDLE state.", "nodes_idle"},
     {"slurm_nodes_mixed", "gauge", nullptr, "Number of nodes in MIXED state.", "nodes_mixed"},
     {"slurm_nodes_alloc", "gauge", nullptr, "Number of nodes in ALLOCATED state.", "nodes_alloc"},
-    {"slurm_nodes_down", "gauge", nullptr, "Number of nodes in DOWN state.", "nodes_down"},
-    {"slurm_nodes_drain", "gauge", nullptr, "Number of nodes in DRAIN state.", "nodes_drain"},
+    {"slurm_nodes_down", "gauge", nullptr, "Number of nodes DOWN or rebooting.", "nodes_down"},
+    {"slurm_nodes_drain", "gauge", nullptr, "Number of nodes DRAINING or DRAINED.", "nodes_drain"},
+    {"gputwin_nodes_powered_down", "gauge", nullptr,
+     "Number of cloud nodes POWERED_DOWN, POWERING_UP or POWERING_DOWN (not usable).", "nodes_powered_down"},
     {"slurm_jobs_pending", "gauge", nullptr, "Number of jobs in PENDING state (held jobs included).", "jobs_pending"},
     {"slurm_jobs_running", "gauge", nullptr, "Number of jobs in RUNNING state.", "jobs_running"},
     {"slurm_jobs_cpus_alloc", "gauge", nullptr, "CPUs allocated to running jobs.", "cpus_alloc"},
     {"slurm_gpus_alloc", "gauge", nullptr, "GPUs allocated to running jobs.", "gpus_alloc"},
-    {"slurm_gpus_idle", "gauge", nullptr, "GPUs free on nodes that are up.", "gpus_free"},
+    {"slurm_gpus_idle", "gauge", nullptr, "GPUs free on nodes in service (not drained, down or rebooting).",
+     "gpus_free"},
     {"gputwin_gpus_free_fragmented", "gauge", nullptr,
      "Free GPUs on nodes where other GPUs are allocated (unusable by whole-node jobs).", "gpus_free_fragmented"},
     {"gputwin_gpu_fragmentation_ratio", "gauge", "ratio", "Share of free GPUs that sit on partly allocated nodes.",
@@ -227,13 +230,15 @@ void export_metrics(const std::filesystem::path& results_dir, const MetricsExpor
       const std::string sql =
           fmt::format("SELECT node_index, gpu, time, {}, job_id FROM gpu_metrics {} ORDER BY node_index, gpu, time",
                       f.column, at_gpu >= 0 ? "WHERE time = ?1" : "");
-      // Re-aggregates stored samples into the export period: means of averaged values, last of the rest.
-      std::int64_t node = -1, gpu = -1, count = 0;
+      // Re-aggregates stored samples into the export period: means of averaged values, last of the rest. A node
+      // that was DOWN has no samples: a window without its last sample is not written (a failed scrape).
+      std::int64_t node = -1, gpu = -1, window = -1, count = 0;
       double sum = 0;
       db.query(sql.c_str(), {at_gpu}, [&](sqlite3_stmt* st) {
         const std::int64_t n = sqlite3_column_int64(st, 0), g = sqlite3_column_int64(st, 1);
         const std::int64_t t = sqlite3_column_int64(st, 2);
-        if (n != node || g != gpu) node = n, gpu = g, count = 0, sum = 0;
+        const std::int64_t w = (t + step - 1) / step;  // the export window (w - 1) x step < t <= w x step
+        if (n != node || g != gpu || w != window) node = n, gpu = g, window = w, count = 0, sum = 0;
         double v = sqlite3_column_double(st, 3);
         if (t != 0 && at_gpu < 0 && per_export > 1) {
           sum += v;

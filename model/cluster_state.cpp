@@ -210,8 +210,9 @@ void ClusterState::release(JobIndex j) {
   ++job_updates_;
 }
 
-void ClusterState::requeue(JobIndex j, double lost_s, bool by_fault) {
+void ClusterState::requeue(JobIndex j, SimTime now, double lost_s, bool by_fault) {
   JobRuntime& job = jobs_[j];
+  past_runs_.push_back(PastRun{job.start, job.end, now, j, job.alloc_offset, job.alloc_count});
   const double run = to_seconds_f(job.end - job.start);
   const double lost = lost_s < 0 ? run : std::min(lost_s, run);
   double gpus = 0;

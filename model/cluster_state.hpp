@@ -107,6 +107,17 @@ struct JobRuntime {
   std::uint32_t alloc_count = 0;                ///< Number of NodeAllocations.
 };
 
+/// A run of a job that a requeue discarded: JobRuntime keeps only the last run, so earlier ones are kept here (a
+/// few per fault or preemption). Their allocations stay in the allocation pool (a new run appends its own).
+struct PastRun {
+  SimTime start = 0;               ///< When the run started.
+  SimTime end = 0;                 ///< When it ended (fault, preemption).
+  SimTime requeued = 0;            ///< When the job went back to PENDING (the run's resources released).
+  JobIndex job = 0;                ///< The job.
+  std::uint32_t alloc_offset = 0;  ///< Offset of the run's NodeAllocations in the allocation pool.
+  std::uint32_t alloc_count = 0;   ///< Number of NodeAllocations.
+};
+
 /// Nodes' free resources, jobs and their states.
 class ClusterState {
  public:
@@ -162,6 +173,14 @@ class ClusterState {
   [[nodiscard]] std::span<const NodeAllocation> allocation(JobIndex j) const {
     return {alloc_pool_.data() + jobs_[j].alloc_offset, jobs_[j].alloc_count};
   }
+  /// The allocation of an earlier run.
+  [[nodiscard]] std::span<const NodeAllocation> allocation(const PastRun& run) const {
+    return {alloc_pool_.data() + run.alloc_offset, run.alloc_count};
+  }
+  /// Entries in the allocation pool (every run's allocations: offsets are below this).
+  [[nodiscard]] std::size_t allocation_pool_size() const { return alloc_pool_.size(); }
+  /// Runs discarded by requeues, in requeue order.
+  [[nodiscard]] std::span<const PastRun> past_runs() const { return past_runs_; }
 
   /// Allocates `allocation` to job `j` (which must be pending) at time `now`; it becomes RUNNING.
   void allocate(JobIndex j, std::span<const NodeAllocation> allocation, SimTime now);
@@ -169,10 +188,10 @@ class ClusterState {
   void finish(JobIndex j, JobState state, SimTime now);
   /// Returns the resources of finished job `j` to its nodes (epilog complete).
   void release(JobIndex j);
-  /// Returns finished and released job `j` to PENDING for another run (requeue): restarts and prior_runs_gpu_s
-  /// count the run; `lost_s` of it (default: all) is counted in lost_s and in fault_lost_gpu_s (`by_fault`) or
-  /// lost_gpu_s (preemption).
-  void requeue(JobIndex j, double lost_s = -1, bool by_fault = false);
+  /// Returns finished and released job `j` to PENDING at `now` for another run (requeue): the run is kept in
+  /// past_runs(), restarts and prior_runs_gpu_s count it; `lost_s` of it (default: all) is counted in lost_s and in
+  /// fault_lost_gpu_s (`by_fault`) or lost_gpu_s (preemption).
+  void requeue(JobIndex j, SimTime now, double lost_s = -1, bool by_fault = false);
   /// Takes node `n` out of scheduling (drained, down, rebooting) or puts it back; running jobs keep their
   /// resources. Counts as a node update.
   void set_node_schedulable(NodeIndex n, bool schedulable);
@@ -210,6 +229,7 @@ class ClusterState {
   std::vector<JobSpec> specs_;
   std::vector<JobRuntime> jobs_;
   std::vector<NodeAllocation> alloc_pool_;
+  std::vector<PastRun> past_runs_;
   std::uint64_t job_updates_ = 0;
   std::uint64_t node_updates_ = 0;
 };

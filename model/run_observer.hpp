@@ -1,5 +1,5 @@
 // What a run reports as it goes: job starts and ends, node state changes. The results recorder and, later,
-// live views implement RunObserver; worlds call it.
+// live views implement RunObserver; worlds call it. Also the node conditions (DRAIN, DOWN, REBOOT) behind the states.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +27,17 @@ enum class NodeState : std::uint8_t {
 
 /// Slurm's name of a node state.
 std::string_view node_state_name(NodeState state);
+
+/// Node conditions beyond what jobs make of a node (sinfo's DRAIN, DOWN and REBOOT flags).
+enum class NodeCondition : std::uint8_t {
+  kNone,       ///< In service.
+  kDrain,      ///< DRAINING (jobs still running) or DRAINED: no new jobs; recovery waits for the jobs to leave.
+  kDown,       ///< DOWN: the node failed (not responding) or is out for repair.
+  kRebooting,  ///< REBOOT_ISSUED: rebooting.
+  kPoweredDown,   ///< POWERED_DOWN: a cloud node not created (or removed); costs nothing on demand.
+  kPoweringUp,    ///< POWERING_UP: a cloud node in its cold start.
+  kPoweringDown,  ///< POWERING_DOWN: a cloud node being removed.
+};
 
 /// Receives what happens in a run (the results recorder implements it).
 class RunObserver {

@@ -39,28 +39,68 @@ const GpuModel& node_gpu_model(const ClusterConfig& cluster, NodeIndex n, std::v
   return cache[n];
 }
 
-SimTime job_end(const JobRuntime& rt, SimTime horizon) {
-  return rt.end >= 0 ? std::min(rt.end, horizon) : horizon;
+/// One run of a job. Runs are numbered: id < job_count is job id's last run (JobRuntime; not started: start < 0),
+/// job_count + r is past_runs()[r], an earlier run a requeue discarded.
+struct RunRef {
+  JobIndex job = 0;
+  bool last = true;  // the job's last run
+  SimTime start = -1;
+  SimTime end = -1;  // clipped to the horizon (a run still going there ends at it)
+  std::uint32_t alloc_offset = 0;
+  std::span<const NodeAllocation> allocation;
+};
+
+RunRef run_ref(const ClusterState& state, std::uint32_t id, SimTime horizon) {
+  if (id < state.job_count()) {
+    const JobRuntime& rt = state.job(id);
+    if (rt.start < 0) return RunRef{id, true, -1, -1, 0, {}};
+    const SimTime end = rt.end >= 0 ? std::min(rt.end, horizon) : horizon;
+    return RunRef{id, true, rt.start, end, rt.alloc_offset, state.allocation(id)};
+  }
+  const PastRun& r = state.past_runs()[id - state.job_count()];
+  return RunRef{r.job, false, r.start, std::min(r.end, horizon), r.alloc_offset, state.allocation(r)};
 }
 
-/// A job's per-GPU load averaged over its run: the profile's reference load scaled by the job's mean speed
-/// (trace time / actual time) when it ran to its end; pure compute without a profile.
-GpuLoad job_load(const ClusterState& state, JobIndex j, const JobLoadFn& load) {
+/// Number of runs (ids 0 .. run_count - 1).
+std::uint32_t run_count(const ClusterState& state) {
+  return static_cast<std::uint32_t>(state.job_count() + state.past_runs().size());
+}
+
+/// A run's per-GPU load averaged over it: the profile's reference load on the run's allocation, scaled by the
+/// job's mean speed (reference run time / actual time) when the run completed the job; pure compute without a
+/// profile. A requeued run's speed is not known: it keeps the reference load.
+GpuLoad run_load(const ClusterState& state, const RunRef& run, const JobLoadFn& load) {
   GpuLoad out;
   if (!load) return out;
-  const std::optional<GpuLoad> base = load(j);
+  const std::optional<GpuLoad> base = load(run.job, run.allocation);
   if (!base) return out;
   out = *base;
-  const JobRuntime& rt = state.job(j);
+  const JobRuntime& rt = state.job(run.job);
   const double actual_s = rt.end >= 0 ? to_seconds_f(rt.end - rt.start) : 0;
-  const double trace_s = static_cast<double>(state.spec(j).run_time_s);
-  if (rt.state == JobState::kCompleted && actual_s > 0 && trace_s > 0) {
-    const double mean_speed = trace_s / actual_s;  // compute work is fixed: its share of the time scales with speed
+  const double reference_s = rt.run_length_s;  // the run's work and overheads at reference speed
+  if (run.last && rt.state == JobState::kCompleted && actual_s > 0 && reference_s > 0) {
+    const double mean_speed = reference_s / actual_s;  // compute work is fixed: its share of the time scales with speed
     out.compute_share = std::min(1.0, out.compute_share * mean_speed);
     out.nvlink_bytes_per_s *= mean_speed;
     out.job_cross_leaf_bytes_per_s *= mean_speed;
   }
   return out;
+}
+
+/// Whether a node in `condition` is in service: out of it (drained, down, rebooting), its free GPUs are not free.
+bool in_service(NodeCondition condition) {
+  return condition == NodeCondition::kNone;
+}
+
+/// Whether a node's dcgm-exporter answers scrapes in `condition`: not while the node is DOWN or rebooting.
+bool scrapeable(NodeCondition condition) {
+  return condition == NodeCondition::kNone || condition == NodeCondition::kDrain;
+}
+
+/// A node's condition at t = 0: from the configuration (State=DRAIN or DOWN in slurm.conf).
+NodeCondition configured_condition(const NodeConfig& node) {
+  if (node.available) return NodeCondition::kNone;
+  return node.drained ? NodeCondition::kDrain : NodeCondition::kDown;
 }
 
 /// One busy interval of one GPU.
@@ -130,31 +170,24 @@ std::uint32_t GpuBinding::sockets(std::uint32_t gpus) {
   return gpus >= 4 && gpus % 2 == 0 ? 2 : 1;
 }
 
-GpuBinding::GpuBinding(const ClusterState& state, SimTime horizon) {
+GpuBinding::GpuBinding(const ClusterState& state, SimTime horizon) : state_(&state) {
   const ClusterConfig& cluster = state.config();
-  offset_.resize(state.job_count() + 1);
-  std::uint32_t total = 0;
-  for (JobIndex j = 0; j < state.job_count(); ++j) {
-    offset_[j] = total;
-    if (state.job(j).start >= 0) total += static_cast<std::uint32_t>(state.allocation(j).size());
-  }
-  offset_[state.job_count()] = total;
-  masks_.assign(total, 0);
+  masks_.assign(state.allocation_pool_size(), 0);
 
-  // Per node: (start, end, job, allocation index) of every allocation with GPUs, replayed in start order.
+  // Per node: (start, end, job, allocation pool index) of every run's allocation with GPUs, replayed in start order.
   struct Use {
     SimTime start, end;
     JobIndex job;
-    std::uint32_t k;
+    std::uint32_t pool;
     std::uint32_t gpus;
   };
   std::vector<std::vector<Use>> uses(cluster.nodes.size());
-  for (JobIndex j = 0; j < state.job_count(); ++j) {
-    const JobRuntime& rt = state.job(j);
-    if (rt.start < 0) continue;
-    const auto alloc = state.allocation(j);
-    for (std::uint32_t k = 0; k < alloc.size(); ++k) {
-      if (alloc[k].gpus > 0) uses[alloc[k].node].push_back(Use{rt.start, job_end(rt, horizon), j, k, alloc[k].gpus});
+  for (std::uint32_t id = 0; id < run_count(state); ++id) {
+    const RunRef run = run_ref(state, id, horizon);
+    if (run.start < 0) continue;
+    for (std::uint32_t k = 0; k < run.allocation.size(); ++k) {
+      const NodeAllocation& al = run.allocation[k];
+      if (al.gpus > 0) uses[al.node].push_back(Use{run.start, run.end, run.job, run.alloc_offset + k, al.gpus});
     }
   }
   std::vector<bool> split(state.job_count(), false);
@@ -186,7 +219,7 @@ GpuBinding::GpuBinding(const ClusterState& state, SimTime horizon) {
           split[u.job] = true;
       }
       free &= ~mask;
-      masks_[offset_[u.job] + u.k] = mask;
+      masks_[u.pool] = mask;
       running.emplace(u.end, mask);
     }
   }
@@ -194,8 +227,8 @@ GpuBinding::GpuBinding(const ClusterState& state, SimTime horizon) {
 }
 
 std::uint64_t GpuBinding::mask(JobIndex job, std::size_t k) const {
-  const std::uint32_t begin = offset_[job];
-  return begin + k < offset_[job + 1] ? masks_[begin + k] : 0;
+  const JobRuntime& rt = state_->job(job);
+  return rt.start >= 0 && k < rt.alloc_count ? mask_at(rt.alloc_offset + k) : 0;
 }
 
 double gpu_sample_step_s(const MetricsConfig& config, double horizon_s, std::uint64_t gpus) {
@@ -207,7 +240,7 @@ double gpu_sample_step_s(const MetricsConfig& config, double horizon_s, std::uin
 
 std::vector<ClusterSample> build_metrics(const ClusterState& state, const GpuBinding& binding, SimTime horizon,
                                          const MetricsConfig& config, const JobLoadFn& load,
-                                         std::span<const XidEvent> xids,
+                                         std::span<const XidEvent> xids, std::span<const NodeConditionEvent> conditions,
                                          const std::function<void(const GpuSample&)>& gpu_sink, MetricsTotals& totals) {
   const ClusterConfig& cluster = state.config();
   const TelemetryAssumptions& a = config.telemetry;
@@ -217,15 +250,16 @@ std::vector<ClusterSample> build_metrics(const ClusterState& state, const GpuBin
   for (const NodeConfig& node : cluster.nodes) total_gpus += node.gpus;
   totals = MetricsTotals{};
   totals.horizon_s = horizon_s;
+  const std::uint32_t runs = run_count(state);
 
-  // Each started job's power delta over idle and NVLink rate per GPU, by allocation.
-  std::vector<GpuLoad> loads(state.job_count());
+  // Each run's power delta over idle and NVLink rate per GPU, by run id (see RunRef).
+  std::vector<GpuLoad> loads(runs);
   double cross_leaf_bytes = 0;
-  for (JobIndex j = 0; j < state.job_count(); ++j) {
-    const JobRuntime& rt = state.job(j);
-    if (rt.start < 0) continue;
-    loads[j] = job_load(state, j, load);
-    cross_leaf_bytes += loads[j].job_cross_leaf_bytes_per_s * to_seconds_f(job_end(rt, horizon) - rt.start);
+  for (std::uint32_t id = 0; id < runs; ++id) {
+    const RunRef run = run_ref(state, id, horizon);
+    if (run.start < 0) continue;
+    loads[id] = run_load(state, run, load);
+    cross_leaf_bytes += loads[id].job_cross_leaf_bytes_per_s * to_seconds_f(run.end - run.start);
   }
   totals.cross_leaf_traffic_tb = cross_leaf_bytes / 1e12;
 
@@ -233,17 +267,21 @@ std::vector<ClusterSample> build_metrics(const ClusterState& state, const GpuBin
   totals.socket_split_jobs = binding.socket_split_jobs();
   totals.gpu_step_s = gpu_sample_step_s(config, horizon_s, total_gpus);
   if (config.per_gpu && gpu_sink) {
-    std::vector<std::vector<std::pair<JobIndex, std::uint32_t>>> node_allocs(cluster.nodes.size());
-    for (JobIndex j = 0; j < state.job_count(); ++j) {
-      if (state.job(j).start < 0) continue;
-      const auto alloc = state.allocation(j);
-      for (std::uint32_t k = 0; k < alloc.size(); ++k) {
-        if (alloc[k].gpus > 0) node_allocs[alloc[k].node].emplace_back(j, k);
+    std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> node_allocs(cluster.nodes.size());  // (run, k)
+    for (std::uint32_t id = 0; id < runs; ++id) {
+      const RunRef run = run_ref(state, id, horizon);
+      if (run.start < 0) continue;
+      for (std::uint32_t k = 0; k < run.allocation.size(); ++k) {
+        if (run.allocation[k].gpus > 0) node_allocs[run.allocation[k].node].emplace_back(id, k);
       }
     }
     std::vector<std::vector<XidEvent>> node_xids(cluster.nodes.size());
     for (const XidEvent& x : xids) {
       if (x.node < node_xids.size()) node_xids[x.node].push_back(x);
+    }
+    std::vector<std::vector<NodeConditionEvent>> node_conditions(cluster.nodes.size());
+    for (const NodeConditionEvent& e : conditions) {
+      if (e.node < node_conditions.size()) node_conditions[e.node].push_back(e);
     }
     const double step = totals.gpu_step_s;
     const auto samples = static_cast<std::uint64_t>(std::floor(horizon_s / step)) + 1;
@@ -253,18 +291,19 @@ std::vector<ClusterSample> build_metrics(const ClusterState& state, const GpuBin
       const GpuModel& gpu = node_gpu_model(cluster, n, models);
       for (std::uint32_t g = 0; g < std::min<std::uint32_t>(cluster.nodes[n].gpus, 64); ++g) {
         busy.clear();
-        for (const auto& [j, k] : node_allocs[n]) {
-          if ((binding.mask(j, k) >> g & 1) == 0) continue;
-          const JobRuntime& rt = state.job(j);
-          busy.push_back(BusyInterval{to_seconds_f(rt.start), to_seconds_f(job_end(rt, horizon)), state.spec(j).id,
-                                      gpu_power_w(gpu, a, &loads[j]), loads[j].nvlink_bytes_per_s});
+        for (const auto& [id, k] : node_allocs[n]) {
+          const RunRef run = run_ref(state, id, horizon);
+          if ((binding.mask_at(run.alloc_offset + k) >> g & 1) == 0) continue;
+          busy.push_back(BusyInterval{to_seconds_f(run.start), to_seconds_f(run.end), state.spec(run.job).id,
+                                      gpu_power_w(gpu, a, &loads[id]), loads[id].nvlink_bytes_per_s});
         }
         std::sort(busy.begin(), busy.end(),
                   [](const BusyInterval& x, const BusyInterval& y) { return x.start_s < y.start_s; });
         GpuCursor cursor(busy, gpu, a);
         double energy_j = 0;
-        std::size_t xi = 0;
+        std::size_t xi = 0, ci = 0;
         std::uint32_t last_xid = 0;
+        NodeCondition condition = configured_condition(cluster.nodes[n]);
         s.node = n;
         s.gpu = g;
         for (std::uint64_t k = 0; k < samples; ++k) {
@@ -292,6 +331,9 @@ std::vector<ClusterSample> build_metrics(const ClusterState& state, const GpuBin
             if (xs[xi].gpu == g) last_xid = xs[xi].xid;
           }
           s.xid = last_xid;
+          const auto& cs = node_conditions[n];
+          for (; ci < cs.size() && to_seconds_f(cs[ci].time) <= t; ++ci) condition = cs[ci].condition;
+          if (!scrapeable(condition)) continue;  // a DOWN or rebooting node's exporter does not answer the scrape
           gpu_sink(s);
           ++totals.gpu_samples;
         }
@@ -299,15 +341,18 @@ std::vector<ClusterSample> build_metrics(const ClusterState& state, const GpuBin
     }
   }
 
-  // ---- Cluster series: one sweep over job starts, ends and submits --------------------------------------------
-  enum Kind : std::uint8_t { kEnd = 0, kStart = 1, kSubmit = 2, kGiveUp = 3 };  // ends free before starts take
+  // ---- Cluster series: one sweep over run starts and ends, submits, requeues and node condition changes --------
+  // At one instant: ends free before starts take, a requeued job is pending and a node back in service before a
+  // start; a job submitted and started at once passes through pending (the counters are modular in between).
+  enum Kind : std::uint8_t { kEnd = 0, kRequeue = 1, kCondition = 2, kStart = 3, kSubmit = 4, kGiveUp = 5 };
   struct Change {
     SimTime time;
     Kind kind;
-    JobIndex job;
+    std::uint32_t index;  // run id (kStart, kEnd), job (kSubmit, kGiveUp), past run (kRequeue), condition change
   };
+  const std::span<const PastRun> past = state.past_runs();
   std::vector<Change> changes;
-  changes.reserve(state.job_count() * 3);
+  changes.reserve(state.job_count() * 3 + past.size() * 3 + conditions.size());
   for (JobIndex j = 0; j < state.job_count(); ++j) {
     const JobRuntime& rt = state.job(j);
     if (rt.rejected) continue;
@@ -321,53 +366,86 @@ std::vector<ClusterSample> build_metrics(const ClusterState& state, const GpuBin
       changes.push_back(Change{rt.end, kGiveUp, j});  // left the queue without running (cancelled)
     }
   }
+  const auto jobs = static_cast<std::uint32_t>(state.job_count());
+  for (std::uint32_t r = 0; r < past.size(); ++r) {  // runs that happened, so all within the horizon
+    changes.push_back(Change{past[r].start, kStart, jobs + r});
+    changes.push_back(Change{past[r].end, kEnd, jobs + r});
+    changes.push_back(Change{past[r].requeued, kRequeue, r});  // pending again until its next start
+  }
+  for (std::uint32_t e = 0; e < conditions.size(); ++e) {
+    if (conditions[e].node < cluster.nodes.size() && conditions[e].time <= horizon)
+      changes.push_back(Change{conditions[e].time, kCondition, e});
+  }
   std::sort(changes.begin(), changes.end(), [](const Change& x, const Change& y) {
-    return x.time != y.time ? x.time < y.time : (x.kind != y.kind ? x.kind < y.kind : x.job < y.job);
+    return x.time != y.time ? x.time < y.time : (x.kind != y.kind ? x.kind < y.kind : x.index < y.index);
   });
 
+  // Per node: CPUs and GPUs held by runs, and its condition. A node DRAINING or DRAINED counts in nodes_drain, DOWN
+  // or REBOOTING in nodes_down, whatever its jobs (the classic exporter's sinfo states; see the README), and its
+  // free GPUs are not free while it is out.
   std::vector<std::uint32_t> alloc_cpus(cluster.nodes.size(), 0), alloc_gpus(cluster.nodes.size(), 0);
+  std::vector<NodeCondition> condition(cluster.nodes.size());
   ClusterSample c;
   double idle_power_w = 0;
-  for (NodeIndex n = 0; n < cluster.nodes.size(); ++n) {
-    const NodeConfig& node = cluster.nodes[n];
-    if (node.gpus > 0) idle_power_w += node.gpus * node_gpu_model(cluster, n, models).idle_power_w;
-    if (!node.available) {
-      (node.drained ? c.nodes_drain : c.nodes_down) += 1;
-      continue;
+  const auto node_class = [&](NodeIndex n) -> std::uint32_t& {
+    switch (condition[n]) {
+      case NodeCondition::kDrain:
+        return c.nodes_drain;
+      case NodeCondition::kDown:
+      case NodeCondition::kRebooting:
+        return c.nodes_down;
+      case NodeCondition::kPoweredDown:
+      case NodeCondition::kPoweringUp:
+      case NodeCondition::kPoweringDown:
+        return c.nodes_powered_down;
+      case NodeCondition::kNone:
+        break;
     }
-    c.nodes_idle += 1;
-    c.gpus_free += node.gpus;
-  }
-  double power_w = idle_power_w;
-  const auto node_class = [&](NodeIndex n) -> std::uint32_t* {
-    if (alloc_cpus[n] == 0 && alloc_gpus[n] == 0) return &c.nodes_idle;
-    return alloc_cpus[n] >= cluster.nodes[n].cpus ? &c.nodes_alloc : &c.nodes_mixed;  // node_info.c: CPU-based
+    if (alloc_cpus[n] == 0 && alloc_gpus[n] == 0) return c.nodes_idle;
+    return alloc_cpus[n] >= cluster.nodes[n].cpus ? c.nodes_alloc : c.nodes_mixed;  // node_info.c: CPU-based
+  };
+  const auto free_gpus = [&](NodeIndex n) -> std::uint64_t {
+    return in_service(condition[n]) ? cluster.nodes[n].gpus - alloc_gpus[n] : 0;
   };
   const auto fragmented = [&](NodeIndex n) -> std::uint64_t {
     const std::uint32_t g = cluster.nodes[n].gpus;
-    return alloc_gpus[n] > 0 && alloc_gpus[n] < g ? g - alloc_gpus[n] : 0;
+    return in_service(condition[n]) && alloc_gpus[n] > 0 && alloc_gpus[n] < g ? g - alloc_gpus[n] : 0;
   };
+  // A node's share of the counters: taken out before it changes and put back after.
+  const auto leave = [&](NodeIndex n) {
+    node_class(n) -= 1;
+    c.gpus_free -= free_gpus(n);
+    c.gpus_free_fragmented -= fragmented(n);
+  };
+  const auto enter = [&](NodeIndex n) {
+    node_class(n) += 1;
+    c.gpus_free += free_gpus(n);
+    c.gpus_free_fragmented += fragmented(n);
+  };
+  for (NodeIndex n = 0; n < cluster.nodes.size(); ++n) {
+    const NodeConfig& node = cluster.nodes[n];
+    if (node.gpus > 0) idle_power_w += node.gpus * node_gpu_model(cluster, n, models).idle_power_w;
+    condition[n] = configured_condition(node);
+    enter(n);
+  }
+  double power_w = idle_power_w;
   const auto add = [](auto& counter, std::int64_t delta) {
     counter = static_cast<std::remove_reference_t<decltype(counter)>>(static_cast<std::int64_t>(counter) + delta);
   };
-  const auto apply = [&](JobIndex j, std::int64_t sign) {
-    for (const NodeAllocation& al : state.allocation(j)) {
+  const auto apply = [&](std::uint32_t id, std::int64_t sign) {
+    for (const NodeAllocation& al : run_ref(state, id, horizon).allocation) {
       const NodeIndex n = al.node;
-      if (!cluster.nodes[n].available) continue;
       const std::int64_t cpus = sign * static_cast<std::int64_t>(al.cpus);
       const std::int64_t gpus = sign * static_cast<std::int64_t>(al.gpus);
-      *node_class(n) -= 1;
-      c.gpus_free_fragmented -= fragmented(n);
+      leave(n);
       add(alloc_cpus[n], cpus);
       add(alloc_gpus[n], gpus);
-      *node_class(n) += 1;
-      c.gpus_free_fragmented += fragmented(n);
+      enter(n);
       add(c.cpus_alloc, cpus);
       add(c.gpus_alloc, gpus);
-      add(c.gpus_free, -gpus);
       if (al.gpus > 0) {
         const GpuModel& gpu = node_gpu_model(cluster, n, models);
-        power_w += static_cast<double>(gpus) * (gpu_power_w(gpu, a, &loads[j]) - gpu.idle_power_w);
+        power_w += static_cast<double>(gpus) * (gpu_power_w(gpu, a, &loads[id]) - gpu.idle_power_w);
       }
     }
   };
@@ -390,42 +468,46 @@ std::vector<ClusterSample> build_metrics(const ClusterState& state, const GpuBin
     }
     last_t = t;
   };
+  const auto process = [&](const Change& ch) {
+    integrate_to(to_seconds_f(ch.time));
+    switch (ch.kind) {
+      case kSubmit:
+      case kRequeue:
+        ++c.jobs_pending;
+        break;
+      case kStart:
+        --c.jobs_pending;
+        ++c.jobs_running;
+        apply(ch.index, +1);
+        break;
+      case kEnd:
+        --c.jobs_running;
+        apply(ch.index, -1);
+        break;
+      case kGiveUp:
+        --c.jobs_pending;
+        break;
+      case kCondition: {
+        const NodeConditionEvent& e = conditions[ch.index];
+        leave(e.node);
+        condition[e.node] = e.condition;
+        enter(e.node);
+        break;
+      }
+    }
+  };
   std::size_t ci = 0;
   for (std::uint64_t k = 0; k < csamples; ++k) {
     const double t = static_cast<double>(k) * cstep;
-    for (; ci < changes.size() && to_seconds_f(changes[ci].time) <= t; ++ci) {
-      const Change& ch = changes[ci];
-      integrate_to(to_seconds_f(ch.time));
-      switch (ch.kind) {
-        case kSubmit:
-          ++c.jobs_pending;
-          break;
-        case kStart:
-          --c.jobs_pending;
-          ++c.jobs_running;
-          apply(ch.job, +1);
-          break;
-        case kEnd:
-          --c.jobs_running;
-          apply(ch.job, -1);
-          break;
-        case kGiveUp:
-          --c.jobs_pending;
-          break;
-      }
-    }
+    for (; ci < changes.size() && to_seconds_f(changes[ci].time) <= t; ++ci) process(changes[ci]);
     integrate_to(t);
     c.time_s = static_cast<std::int64_t>(std::llround(t));
     c.gpu_power_w = power_w;
     c.gpu_energy_j = energy_j;
     out.push_back(c);
   }
-  for (; ci < changes.size() && changes[ci].time <= horizon; ++ci) {  // the tail after the last sample
-    const Change& ch = changes[ci];
-    integrate_to(to_seconds_f(ch.time));
-    if (ch.kind == kStart) apply(ch.job, +1);
-    if (ch.kind == kEnd) apply(ch.job, -1);
-  }
+  for (; ci < changes.size() && changes[ci].time <= horizon; ++ci)
+    process(changes[ci]);  // the tail after the last sample
   integrate_to(horizon_s);
   totals.gpu_energy_kwh = energy_j / 3.6e6;
   totals.gpu_power_mean_w = horizon_s > 0 ? energy_j / horizon_s : power_w;

@@ -3,9 +3,10 @@
 // mJ, XID_ERRORS) and cluster series in Slurm's (nodes by state, jobs pending and running, CPUs and GPUs
 // allocated) plus cluster GPU power, energy and fragmentation.
 //
-// Built after the run from the final ClusterState and the recorder, not from events during it: GPU state is
-// piecewise constant between job starts and ends, so every sample is computed exactly from the jobs' intervals
-// and the simulation pays nothing for metrics. Which GPUs of a node a job holds is decided here (GpuBinding), as
+// Built after the run from the final ClusterState (every job's last run, and the earlier runs requeues discarded)
+// and the node condition changes, not from events during it: GPU state is piecewise constant between run starts
+// and ends, so every sample is computed exactly from the runs' intervals and the simulation pays nothing for
+// metrics. Which GPUs of a node a job holds is decided here (GpuBinding), as
 // Slurm's GRES selection does it: GPUs close to the job's cores, socket by socket (gres_select_filter.c).
 #pragma once
 
@@ -18,6 +19,7 @@
 #include "gpu/gpu_telemetry.hpp"
 #include "model/cluster_state.hpp"
 #include "model/performance.hpp"
+#include "model/run_observer.hpp"
 
 namespace gputwin {
 
@@ -29,24 +31,35 @@ struct XidEvent {
   std::uint32_t xid = 0;  ///< XID code.
 };
 
-/// Which GPUs of its nodes each job held: bit i of a mask is GPU i of the node.
+/// A node's condition changed (drained, set DOWN, rebooting, back in service), as SimWorld::set_node_condition
+/// made it.
+struct NodeConditionEvent {
+  SimTime time = 0;                                ///< When.
+  NodeIndex node = 0;                              ///< Node.
+  NodeCondition condition = NodeCondition::kNone;  ///< New condition.
+};
+
+/// Which GPUs of its nodes each run of each job held: bit i of a mask is GPU i of the node.
 class GpuBinding {
  public:
-  /// Binds every started job of `state` to GPU indices, replaying starts and ends node by node. A node of 2k GPUs
-  /// has two sockets (GPUs 0..k-1 on socket 0, k..2k-1 on socket 1, as on HGX/DGX and GB200 trays); a job takes
-  /// its GPUs from the first socket that has them all free (its cores come from there too), else the lowest free
-  /// indices across sockets. `horizon` ends jobs still running.
+  /// Binds every run of `state` (each job's last run and the runs requeues discarded) to GPU indices, replaying
+  /// starts and ends node by node. A node of 2k GPUs has two sockets (GPUs 0..k-1 on socket 0, k..2k-1 on socket
+  /// 1, as on HGX/DGX and GB200 trays); a run takes its GPUs from the first socket that has them all free (its
+  /// cores come from there too), else the lowest free indices across sockets. `horizon` ends runs still going.
+  /// `state` must outlive the binding.
   GpuBinding(const ClusterState& state, SimTime horizon);
-  /// The GPU mask of allocation `k` (0-based within the job) of job `job`; 0 for a job that never started.
+  /// The GPU mask of allocation `k` (0-based within the job) of job `job`'s last run; 0 for a job not running.
   [[nodiscard]] std::uint64_t mask(JobIndex job, std::size_t k) const;
-  /// Jobs whose GPUs on some node span both sockets.
+  /// The GPU mask of allocation pool entry `i` (a run's allocation k is entry alloc_offset + k).
+  [[nodiscard]] std::uint64_t mask_at(std::size_t i) const { return i < masks_.size() ? masks_[i] : 0; }
+  /// Jobs whose GPUs on some node span both sockets (in any of their runs).
   [[nodiscard]] std::uint64_t socket_split_jobs() const { return socket_split_jobs_; }
   /// Sockets of a node with `gpus` GPUs (2 for an even count of at least 4, else 1).
   static std::uint32_t sockets(std::uint32_t gpus);
 
  private:
-  std::vector<std::uint64_t> masks_;   // per allocation, same layout as ClusterState's allocation pool
-  std::vector<std::uint32_t> offset_;  // per job: index of its first allocation in masks_
+  const ClusterState* state_;
+  std::vector<std::uint64_t> masks_;  // per allocation, indexed like ClusterState's allocation pool
   std::uint64_t socket_split_jobs_ = 0;
 };
 
@@ -71,15 +84,16 @@ struct ClusterSample {
   std::uint32_t nodes_idle = 0;            ///< slurm_nodes_idle.
   std::uint32_t nodes_mixed = 0;           ///< slurm_nodes_mixed.
   std::uint32_t nodes_alloc = 0;           ///< slurm_nodes_alloc.
-  std::uint32_t nodes_down = 0;            ///< slurm_nodes_down (configured DOWN).
-  std::uint32_t nodes_drain = 0;           ///< slurm_nodes_drain (configured DRAIN).
+  std::uint32_t nodes_down = 0;            ///< slurm_nodes_down: DOWN or REBOOTING nodes.
+  std::uint32_t nodes_drain = 0;           ///< slurm_nodes_drain: DRAINING or DRAINED nodes.
+  std::uint32_t nodes_powered_down = 0;    ///< Cloud nodes POWERED_DOWN, POWERING_UP or POWERING_DOWN (not usable).
   std::uint64_t jobs_pending = 0;          ///< slurm_jobs_pending (held and dependent jobs included, as Slurm counts).
   std::uint64_t jobs_running = 0;          ///< slurm_jobs_running.
   std::uint64_t cpus_alloc = 0;            ///< slurm_jobs_cpus_alloc.
   std::uint64_t gpus_alloc = 0;            ///< slurm_gpus_alloc.
   double gpu_power_w = 0;                  ///< Sum of every GPU's power.
   double gpu_energy_j = 0;                 ///< GPU energy since t = 0.
-  std::uint64_t gpus_free = 0;             ///< Free GPUs on available nodes.
+  std::uint64_t gpus_free = 0;             ///< Free GPUs on nodes in service (not drained, down or rebooting).
   std::uint64_t gpus_free_fragmented = 0;  ///< ... of them on nodes where other GPUs are allocated.
 };
 
@@ -96,15 +110,17 @@ struct MetricsTotals {
   std::uint64_t gpu_samples = 0;        ///< Per-GPU samples produced.
 };
 
-/// A job's load per GPU at its trace speed (from the speed model's profile), or nullopt (pure compute).
-using JobLoadFn = std::function<std::optional<GpuLoad>(JobIndex)>;
+/// A job's load per GPU on an allocation (one of its runs') at its trace speed, from the speed model's profile,
+/// or nullopt (pure compute).
+using JobLoadFn = std::function<std::optional<GpuLoad>(JobIndex, std::span<const NodeAllocation>)>;
 
 /// Builds the run's metrics (`binding` made for the same state and horizon): calls `gpu_sink` for each per-GPU sample
-/// (GPU by GPU, time ascending; skipped when config.per_gpu is false) and returns the cluster samples. `horizon` is
-/// where the run stopped; `load` may be empty; `xids` are in time order.
+/// (GPU by GPU, time ascending; skipped when config.per_gpu is false; none while the GPU's node is DOWN or
+/// REBOOTING) and returns the cluster samples. `horizon` is where the run stopped; `load` may be empty; `xids` and
+/// `conditions` are in time order.
 std::vector<ClusterSample> build_metrics(const ClusterState& state, const GpuBinding& binding, SimTime horizon,
                                          const MetricsConfig& config, const JobLoadFn& load,
-                                         std::span<const XidEvent> xids,
+                                         std::span<const XidEvent> xids, std::span<const NodeConditionEvent> conditions,
                                          const std::function<void(const GpuSample&)>& gpu_sink, MetricsTotals& totals);
 
 /// The per-GPU sample period for a run of `horizon_s` seconds on `gpus` GPUs: the configured interval, or a

@@ -168,8 +168,9 @@ CREATE TABLE cluster_metrics (time INTEGER PRIMARY KEY, nodes_idle INTEGER NOT N
   nodes_alloc INTEGER NOT NULL, nodes_down INTEGER NOT NULL, nodes_drain INTEGER NOT NULL,
   jobs_pending INTEGER NOT NULL, jobs_running INTEGER NOT NULL, cpus_alloc INTEGER NOT NULL,
   gpus_alloc INTEGER NOT NULL, gpu_power_w REAL NOT NULL, gpu_energy_j REAL NOT NULL, gpus_free INTEGER NOT NULL,
-  gpus_free_fragmented INTEGER NOT NULL);
-CREATE TABLE job_gpus (job_id INTEGER NOT NULL, node_index INTEGER NOT NULL, gpus TEXT NOT NULL);
+  gpus_free_fragmented INTEGER NOT NULL, nodes_powered_down INTEGER NOT NULL);
+CREATE TABLE job_gpus (job_id INTEGER NOT NULL, node_index INTEGER NOT NULL, gpus TEXT NOT NULL,
+  start_time INTEGER NOT NULL);
 )sql";
 
 /// "0-3,6": the GPU indices of a mask, as Slurm prints GRES indices (IDX:0-3,6).
@@ -198,7 +199,7 @@ MetricsTotals write_metrics(Database& db, const ClusterState& state, const Metri
   {
     Statement st{db.prepare("INSERT INTO gpu_metrics VALUES (?,?,?,?,?,?,?,?,?,?,?)")};
     cluster = build_metrics(
-        state, binding, input.horizon, input.config, input.load, input.xids,
+        state, binding, input.horizon, input.config, input.load, input.xids, input.node_conditions,
         [&](const GpuSample& s) {
           sqlite3_bind_int64(st.stmt, 1, s.node);
           sqlite3_bind_int64(st.stmt, 2, s.gpu);
@@ -219,7 +220,7 @@ MetricsTotals write_metrics(Database& db, const ClusterState& state, const Metri
         totals);
   }
   {
-    Statement st{db.prepare("INSERT INTO cluster_metrics VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)")};
+    Statement st{db.prepare("INSERT INTO cluster_metrics VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")};
     for (const ClusterSample& c : cluster) {
       const sqlite3_int64 ints[] = {c.time_s,
                                     c.nodes_idle,
@@ -236,21 +237,27 @@ MetricsTotals write_metrics(Database& db, const ClusterState& state, const Metri
       sqlite3_bind_double(st.stmt, 12, c.gpu_energy_j);
       sqlite3_bind_int64(st.stmt, 13, static_cast<sqlite3_int64>(c.gpus_free));
       sqlite3_bind_int64(st.stmt, 14, static_cast<sqlite3_int64>(c.gpus_free_fragmented));
+      sqlite3_bind_int64(st.stmt, 15, static_cast<sqlite3_int64>(c.nodes_powered_down));
       db.step(st.stmt);
     }
   }
   {
-    Statement st{db.prepare("INSERT INTO job_gpus VALUES (?,?,?)")};
-    for (JobIndex j = 0; j < state.job_count(); ++j) {
-      if (state.job(j).start < 0) continue;
-      const auto alloc = state.allocation(j);
+    // One row per node and run: a requeued job has the rows of each of its runs (start_time tells them apart).
+    Statement st{db.prepare("INSERT INTO job_gpus VALUES (?,?,?,?)")};
+    const auto write_run = [&](JobIndex j, SimTime start, std::uint32_t offset, std::span<const NodeAllocation> alloc) {
       for (std::size_t k = 0; k < alloc.size(); ++k) {
         if (alloc[k].gpus == 0) continue;
         sqlite3_bind_int64(st.stmt, 1, static_cast<sqlite3_int64>(state.spec(j).id));
         sqlite3_bind_int64(st.stmt, 2, alloc[k].node);
-        bind_text(st.stmt, 3, gpu_indices(binding.mask(j, k)));
+        bind_text(st.stmt, 3, gpu_indices(binding.mask_at(offset + k)));
+        sqlite3_bind_int64(st.stmt, 4, to_seconds(start));
         db.step(st.stmt);
       }
+    };
+    for (const PastRun& run : state.past_runs()) write_run(run.job, run.start, run.alloc_offset, state.allocation(run));
+    for (JobIndex j = 0; j < state.job_count(); ++j) {
+      const JobRuntime& rt = state.job(j);
+      if (rt.start >= 0) write_run(j, rt.start, rt.alloc_offset, state.allocation(j));
     }
   }
   {

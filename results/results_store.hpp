@@ -35,10 +35,11 @@ class ResultsError : public std::runtime_error {
 
 /// What the metrics tables are built from (see gpu_metrics.hpp).
 struct MetricsInput {
-  MetricsConfig config;        ///< Sampling and telemetry assumptions (/metrics).
-  SimTime horizon = 0;         ///< Where the run stopped.
-  JobLoadFn load;              ///< Per-job GPU load from the speed model (may be empty).
-  std::vector<XidEvent> xids;  ///< XIDs reported during the run, in time order.
+  MetricsConfig config;                             ///< Sampling and telemetry assumptions (/metrics).
+  SimTime horizon = 0;                              ///< Where the run stopped.
+  JobLoadFn load;                                   ///< Per-run GPU load from the speed model (may be empty).
+  std::vector<XidEvent> xids;                       ///< XIDs reported during the run, in time order.
+  std::vector<NodeConditionEvent> node_conditions;  ///< Node condition changes, in time order.
 };
 
 /// Writes results.sqlite, summary.json and jobs.csv into `out_dir` (created if missing). With `metrics`, also

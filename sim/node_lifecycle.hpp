@@ -24,6 +24,7 @@
 #include "model/cluster_state.hpp"
 #include "model/fault_log.hpp"
 #include "model/faults_config.hpp"
+#include "model/run_observer.hpp"
 #include "sim/engine/rng.hpp"
 
 namespace gputwin {
@@ -52,17 +53,6 @@ double run_length_s(const RunCheckpointing& plan, double work_s);
 /// The split of a run that did `elapsed_s` reference seconds of a run planned for `work_s` of work; `completed`
 /// when it ran to its end.
 RunSplit split_run(const RunCheckpointing& plan, double work_s, double elapsed_s, bool completed);
-
-/// Node conditions beyond what jobs make of a node (sinfo's DRAIN, DOWN and REBOOT flags).
-enum class NodeCondition : std::uint8_t {
-  kNone,       ///< In service.
-  kDrain,      ///< DRAINING (jobs still running) or DRAINED: no new jobs; recovery waits for the jobs to leave.
-  kDown,       ///< DOWN: the node failed (not responding) or is out for repair.
-  kRebooting,  ///< REBOOT_ISSUED: rebooting.
-  kPoweredDown,   ///< POWERED_DOWN: a cloud node not created (or removed); costs nothing on demand.
-  kPoweringUp,    ///< POWERING_UP: a cloud node in its cold start.
-  kPoweringDown,  ///< POWERING_DOWN: a cloud node being removed.
-};
 
 /// The node lifecycle of one run (see the file comment).
 class NodeLifecycle {

@@ -165,11 +165,13 @@ const FaultLog* fault_log(const RunOutcome& outcome) {
 MetricsInput metrics_input(const RunOutcome& outcome) {
   MetricsInput input;
   input.xids = outcome.world->xids();
+  input.node_conditions = outcome.world->condition_changes();
   input.config = outcome.scenario->metrics;
   input.horizon = outcome.world->now();
   if (auto* model = dynamic_cast<PlacementSpeedModel*>(outcome.speed_model.get())) {
-    const ClusterState* state = outcome.state.get();
-    input.load = [model, state](JobIndex j) { return model->reference_load(j, state->allocation(j)); };
+    input.load = [model](JobIndex j, std::span<const NodeAllocation> allocation) {
+      return model->reference_load(j, allocation);
+    };
   }
   return input;
 }

@@ -99,6 +99,7 @@ void SimWorld::set_node_condition(NodeIndex n, NodeCondition condition) {
   if (node_condition_[n] == condition) return;
   if (cost_ != nullptr) cost_->on_node_condition(now_, n, node_condition_[n], condition);
   node_condition_[n] = condition;
+  condition_changes_.push_back(NodeConditionEvent{now_, n, condition});
   state_.set_node_schedulable(n, condition == NodeCondition::kNone);
   last_activity_ = now_;
   update_node_state(n);
@@ -318,7 +319,7 @@ void SimWorld::release_job(JobIndex job) {
     const bool requeue = preempting_[job] == 2 && state_.job(job).state == JobState::kPreempted;
     preempting_[job] = 0;
     if (requeue) {
-      state_.requeue(job, lost_s, false);
+      state_.requeue(job, now_, lost_s, false);
       ++pending_;
       list_pending(job);
       last_activity_ = now_;
@@ -326,7 +327,7 @@ void SimWorld::release_job(JobIndex job) {
     }
   } else if (!fault_requeue_.empty() && fault_requeue_[job] != 0) {
     fault_requeue_[job] = 0;
-    state_.requeue(job, lost_s, true);
+    state_.requeue(job, now_, lost_s, true);
     ++pending_;
     list_pending(job);
     last_activity_ = now_;

@@ -94,6 +94,8 @@ class SimWorld final : public World {
   void note_xid(NodeIndex node, std::uint32_t gpu, std::uint32_t xid) { xids_.push_back({now_, node, gpu, xid}); }
   /// XIDs reported so far, in time order.
   [[nodiscard]] const std::vector<XidEvent>& xids() const { return xids_; }
+  /// Node condition changes so far (drain, down, reboot, return to service), in time order, for the metrics.
+  [[nodiscard]] const std::vector<NodeConditionEvent>& condition_changes() const { return condition_changes_; }
 
   /// Stops the run after the last instant at or before `at`.
   void set_stop_at(SimTime at) { stop_at_ = at; }
@@ -167,6 +169,7 @@ class SimWorld final : public World {
   std::vector<std::uint8_t> fault_requeue_;           // with a lifecycle: per job, requeue at release
   std::vector<double> run_lost_s_;                    // with a lifecycle: per job, wall seconds its last run lost
   std::vector<XidEvent> xids_;
+  std::vector<NodeConditionEvent> condition_changes_;  // every set_node_condition change (a few per fault)
   std::int64_t pending_ = 0;  // submitted jobs waiting to start
   SimTime latest_return_ = 0;
 };

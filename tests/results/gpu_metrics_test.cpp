@@ -8,12 +8,15 @@
 //   job 4 at 200: socket 0 free {0,1}, socket 1 free {4..7} -> 4-6;
 //   job 5 at 250: socket 0 free {0,1}, socket 1 free {7}: no socket holds 3 -> lowest free 0,1,7 (split).
 // Power without a profile: a job computes all the time, 60 + (700 - 60) x 0.9 = 636 W per GPU; idle 60 W.
+// The node lifecycle's runs (drain, DOWN, reboot, requeued runs) are worked by hand further down.
 #include "results/gpu_metrics.hpp"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
 #include <cmath>
+#include <map>
+#include <tuple>
 
 #include "model/errors.hpp"
 #include "results/results_store.hpp"
@@ -108,7 +111,7 @@ class GpuMetricsRun : public ::testing::Test {
                                    std::span<const XidEvent> xids = {}) {
     const GpuBinding binding(*outcome_.state, input_.horizon);
     return build_metrics(
-        *outcome_.state, binding, input_.horizon, input_.config, input_.load, xids,
+        *outcome_.state, binding, input_.horizon, input_.config, input_.load, xids, input_.node_conditions,
         [&](const GpuSample& s) {
           if (gpus != nullptr) gpus->push_back(s);
         },
@@ -253,6 +256,289 @@ TEST_F(GpuMetricsRun, SameRunGivesBitIdenticalSamples) {
   ASSERT_EQ(c1.size(), c2.size());
   for (std::size_t i = 0; i < c1.size(); ++i) EXPECT_EQ(c1[i].gpu_energy_j, c2[i].gpu_energy_j);
   EXPECT_EQ(t1.fragmentation_mean, t2.fragmentation_mean);
+}
+
+// ---- The node lifecycle in the metrics ---------------------------------------------------------------------------
+// Two 8-GPU nodes n001-n002 (64 CPUs each), slurm policy, metrics every 30 s (the default), no epilog: job 1 (8 GPUs,
+// 8 CPUs, 5,000 s) is submitted at 0 and starts at 3 on n001 (batch_sched_delay); job 2 (8 GPUs, 8 CPUs, `job2_s`)
+// is submitted at 10 and starts at 11 on n002. `faults` is the /faults object. The schedules are those of
+// tests/sim/node_lifecycle_test.cpp (derived there); node_events and the jobs table of these runs confirm them.
+// Power: a busy GPU 636 W, an idle one 60 W, so 16 busy GPUs 10,176 W, 8 busy 5,568 W, none 960 W.
+RunOutcome run_lifecycle(const std::string& faults, std::int64_t job2_s = 5000, bool node_history = true) {
+  const std::string text =
+      R"({"name": "metrics-lifecycle", "seed": 1,
+          "cluster": {"nodes": [{"prefix": "n", "count": 2, "cpus": 64, "memory_gb": 512, "gpus": 8, "gpu_type": "h100"}],
+                      "partitions": [{"name": "gpu", "nodes": "ALL", "default": true}]},
+          "workload": {"jobs": [
+            {"id": 1, "nodes": 1, "cpus": 8, "gpus_per_node": 8, "run_time": 5000, "time_limit": 600},
+            {"id": 2, "submit": 10, "nodes": 1, "cpus": 8, "gpus_per_node": 8, "run_time": )" +
+      std::to_string(job2_s) + R"(, "time_limit": 600}]},
+          "scheduler": {"policy": "slurm"}, "faults": )" +
+      faults + "}";
+  RunOptions options;
+  options.node_history = node_history;
+  return run_scenario(parse_scenario(text, "metrics-lifecycle.json", "."), options);
+}
+
+/// A run's metrics, built as the results store builds them.
+struct LifecycleMetrics {
+  std::vector<ClusterSample> cluster;
+  std::vector<GpuSample> gpus;
+  MetricsTotals totals;
+  /// The cluster sample at `t` (a multiple of 30 s).
+  [[nodiscard]] const ClusterSample& at(std::int64_t t) const {
+    const ClusterSample& c = cluster.at(static_cast<std::size_t>(t / 30));
+    EXPECT_EQ(c.time_s, t);
+    return c;
+  }
+  /// The samples of one GPU, by time.
+  [[nodiscard]] std::map<std::int64_t, GpuSample> gpu(NodeIndex node, std::uint32_t g) const {
+    std::map<std::int64_t, GpuSample> out;
+    for (const GpuSample& s : gpus) {
+      if (s.node == node && s.gpu == g) out[s.time_s] = s;
+    }
+    return out;
+  }
+};
+
+LifecycleMetrics lifecycle_metrics(const RunOutcome& o) {
+  const MetricsInput input = metrics_input(o);
+  const GpuBinding binding(*o.state, input.horizon);
+  LifecycleMetrics m;
+  m.cluster = build_metrics(
+      *o.state, binding, input.horizon, input.config, input.load, input.xids, input.node_conditions,
+      [&](const GpuSample& s) { m.gpus.push_back(s); }, m.totals);
+  return m;
+}
+
+TEST(GpuMetricsLifecycle, Xid79CrashDrainRebootAndRequeueWorkedByHand) {
+  // Xid 79 at 1,000 on n001: job 1's first run (3 to 1,000) crashes and is requeued at once (pending from 1,000);
+  // n001 stays in service, idle, until the health check ending at 1,089 drains it (DRAINED) and reboots it
+  // (REBOOTING from 1,089); it returns at 1,689, where job 1 starts again (ends 6,689). Job 2 runs 11 to 5,011.
+  // The run stops at 6,780 (the scheduler's last timers): 227 samples, 0 to 6,780.
+  const RunOutcome o = run_lifecycle(R"({"HealthCheckInterval": 120,
+      "inject": [{"time": 1000, "node": "n001", "xid": 79, "gpu": 2}]})");
+  ASSERT_EQ(o.state->past_runs().size(), 1u);
+  const LifecycleMetrics m = lifecycle_metrics(o);
+  ASSERT_EQ(m.cluster.size(), 227u);
+  // 0: job 1 pending, both nodes idle.
+  EXPECT_EQ(m.at(0).jobs_pending, 1u);
+  EXPECT_EQ(m.at(0).nodes_idle, 2u);
+  EXPECT_EQ(m.at(0).gpus_free, 16u);
+  EXPECT_DOUBLE_EQ(m.at(0).gpu_power_w, 960.0);
+  // 30 and 990: job 1's first run and job 2 hold all 16 GPUs and 16 CPUs.
+  for (const std::int64_t t : {30, 990}) {
+    const ClusterSample& c = m.at(t);
+    EXPECT_EQ(c.jobs_running, 2u) << t;
+    EXPECT_EQ(c.jobs_pending, 0u) << t;
+    EXPECT_EQ(c.gpus_alloc, 16u) << t;
+    EXPECT_EQ(c.cpus_alloc, 16u) << t;
+    EXPECT_EQ(c.nodes_mixed, 2u) << t;
+    EXPECT_EQ(c.gpus_free, 0u) << t;
+    EXPECT_DOUBLE_EQ(c.gpu_power_w, 10176.0) << t;
+  }
+  // 1,020 and 1,080: job 1 pending again; n001 idle and in service (nobody has noticed the fault yet).
+  for (const std::int64_t t : {1020, 1080}) {
+    const ClusterSample& c = m.at(t);
+    EXPECT_EQ(c.jobs_pending, 1u) << t;
+    EXPECT_EQ(c.jobs_running, 1u) << t;
+    EXPECT_EQ(c.gpus_alloc, 8u) << t;
+    EXPECT_EQ(c.nodes_idle, 1u) << t;
+    EXPECT_EQ(c.nodes_mixed, 1u) << t;
+    EXPECT_EQ(c.nodes_down + c.nodes_drain, 0u) << t;
+    EXPECT_EQ(c.gpus_free, 8u) << t;
+    EXPECT_DOUBLE_EQ(c.gpu_power_w, 5568.0) << t;
+  }
+  // 1,110 to 1,680: n001 rebooting: DOWN for the metrics, its 8 idle GPUs not free.
+  for (const std::int64_t t : {1110, 1680}) {
+    const ClusterSample& c = m.at(t);
+    EXPECT_EQ(c.nodes_down, 1u) << t;
+    EXPECT_EQ(c.nodes_drain, 0u) << t;
+    EXPECT_EQ(c.nodes_idle, 0u) << t;
+    EXPECT_EQ(c.nodes_mixed, 1u) << t;
+    EXPECT_EQ(c.gpus_free, 0u) << t;
+    EXPECT_EQ(c.jobs_pending, 1u) << t;
+  }
+  // 1,710: n001 back, job 1 running there again.
+  EXPECT_EQ(m.at(1710).nodes_down, 0u);
+  EXPECT_EQ(m.at(1710).nodes_mixed, 2u);
+  EXPECT_EQ(m.at(1710).jobs_running, 2u);
+  EXPECT_EQ(m.at(1710).jobs_pending, 0u);
+  EXPECT_EQ(m.at(1710).gpus_alloc, 16u);
+  // 5,040: job 2 done; 6,690: both done.
+  EXPECT_EQ(m.at(5040).nodes_idle, 1u);
+  EXPECT_EQ(m.at(5040).gpus_free, 8u);
+  EXPECT_EQ(m.at(6690).nodes_idle, 2u);
+  EXPECT_EQ(m.at(6690).gpus_free, 16u);
+  EXPECT_EQ(m.at(6690).jobs_running + m.at(6690).jobs_pending, 0u);
+  // Energy, first run included: busy GPU-seconds 8 x 997 + 8 x 5,000 + 8 x 5,000 = 87,976 at 636 W, the other
+  // 16 x 6,780 - 87,976 = 20,504 at 60 W: 55,952,736 + 1,230,240 = 57,182,976 J.
+  EXPECT_NEAR(m.totals.gpu_energy_kwh, 57182976 / 3.6e6, 1e-9);
+  // Per GPU: n001's GPUs have no sample while it reboots (1,110 to 1,680: 20 of 227), n002's have all.
+  const auto g00 = m.gpu(0, 0);
+  EXPECT_EQ(g00.size(), 207u);
+  EXPECT_EQ(g00.count(1080), 1u);
+  EXPECT_EQ(g00.count(1110), 0u);
+  EXPECT_EQ(g00.count(1680), 0u);
+  EXPECT_EQ(m.gpu(1, 0).size(), 227u);
+  EXPECT_EQ(m.totals.gpu_samples, 8u * 207u + 8u * 227u);
+  // GPU 0 of n001 at 990: job 1's first run; at 1,710: its second run since 1,689, 21 s of the period: 97 x 21 / 30
+  // % busy. Energy to 1,710: 997 + 21 s at 636 W, 692 s at 60 W: 634,092 + 13,356 + 41,520 = 688,968 J.
+  EXPECT_EQ(g00.at(990).job_id, 1u);
+  EXPECT_DOUBLE_EQ(g00.at(990).util_pct, 97.0);
+  EXPECT_EQ(g00.at(1710).job_id, 1u);
+  EXPECT_NEAR(g00.at(1710).util_pct, 97.0 * 21 / 30, 1e-9);
+  EXPECT_NEAR(g00.at(1710).energy_mj, 688968000.0, 1e-3);
+  // The per-GPU energies still add up to the cluster's.
+  double sum_mj = 0;
+  for (NodeIndex n = 0; n < 2; ++n) {
+    for (std::uint32_t g = 0; g < 8; ++g) sum_mj += m.gpu(n, g).at(6780).energy_mj;
+  }
+  EXPECT_NEAR(sum_mj / 3.6e9, m.totals.gpu_energy_kwh, 1e-9);
+
+  // job_gpus: one row per run of job 1.
+  const auto dir = std::filesystem::path(GPUTWIN_BINARY_DIR) / "gpu-metrics-lifecycle-test";
+  std::filesystem::remove_all(dir);
+  const MetricsInput input = metrics_input(o);
+  write_results(dir, run_info(o), *o.state, o.summary, *o.recorder, &input, fault_log(o));
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2((dir / "results.sqlite").c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT start_time, gpus FROM job_gpus WHERE job_id = 1 ORDER BY start_time", -1,
+                               &st, nullptr),
+            SQLITE_OK);
+  std::vector<std::string> rows;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    rows.push_back(std::to_string(sqlite3_column_int64(st, 0)) + " " +
+                   reinterpret_cast<const char*>(sqlite3_column_text(st, 1)));
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  EXPECT_EQ(rows, (std::vector<std::string>{"3 0-7", "1689 0-7"}));
+}
+
+TEST(GpuMetricsLifecycle, ConditionsNeedNoNodeHistory) {
+  // --no-node-history keeps no node_events; the metrics take the node conditions from the world and are the same.
+  const std::string faults = R"({"HealthCheckInterval": 120,
+      "inject": [{"time": 1000, "node": "n001", "xid": 79, "gpu": 2}]})";
+  const RunOutcome with = run_lifecycle(faults);
+  const RunOutcome without = run_lifecycle(faults, 5000, false);
+  EXPECT_TRUE(without.recorder->node_events().empty());
+  const LifecycleMetrics a = lifecycle_metrics(with), b = lifecycle_metrics(without);
+  ASSERT_EQ(a.cluster.size(), b.cluster.size());
+  for (std::size_t k = 0; k < a.cluster.size(); ++k) {
+    const ClusterSample &x = a.cluster[k], &y = b.cluster[k];
+    EXPECT_EQ(std::tie(x.nodes_idle, x.nodes_mixed, x.nodes_alloc, x.nodes_down, x.nodes_drain, x.jobs_pending,
+                       x.jobs_running, x.gpus_alloc, x.gpus_free),
+              std::tie(y.nodes_idle, y.nodes_mixed, y.nodes_alloc, y.nodes_down, y.nodes_drain, y.jobs_pending,
+                       y.jobs_running, y.gpus_alloc, y.gpus_free))
+        << x.time_s;
+    EXPECT_EQ(x.gpu_energy_j, y.gpu_energy_j) << x.time_s;
+  }
+  EXPECT_EQ(a.gpus.size(), b.gpus.size());
+}
+
+TEST(GpuMetricsLifecycle, DrainingNodeCountsAsDrainWithItsJobStillAllocated) {
+  // A degraded GPU at 1,000 on n001 (job 1 keeps running); DCGM diag level 3 sees it at 4,500: DRAINING until job 1
+  // ends at 5,003, DRAINED (GPU reset) until 5,303, then back. Job 2 runs 11 to 6,011; the run stops at 6,120.
+  const RunOutcome o = run_lifecycle(R"({"active_checks": [{"checks": ["dcgm_diag_3"], "period": 3600}],
+      "inject": [{"time": 1000, "node": "n001", "effect": "reset_gpu", "symptom": "degraded"}]})",
+                                     6000);
+  EXPECT_TRUE(o.state->past_runs().empty());
+  const LifecycleMetrics m = lifecycle_metrics(o);
+  ASSERT_EQ(m.cluster.size(), 205u);
+  EXPECT_EQ(m.at(4470).nodes_mixed, 2u);
+  EXPECT_EQ(m.at(4470).nodes_drain, 0u);
+  // 4,500: DRAINING: drain, not mixed; its job's CPUs and GPUs are still allocated, none free anywhere.
+  EXPECT_EQ(m.at(4500).nodes_drain, 1u);
+  EXPECT_EQ(m.at(4500).nodes_mixed, 1u);
+  EXPECT_EQ(m.at(4500).jobs_running, 2u);
+  EXPECT_EQ(m.at(4500).gpus_alloc, 16u);
+  EXPECT_EQ(m.at(4500).cpus_alloc, 16u);
+  EXPECT_EQ(m.at(4500).gpus_free, 0u);
+  EXPECT_DOUBLE_EQ(m.at(4500).gpu_power_w, 10176.0);
+  // 5,010: DRAINED during the reset: still drain, its 8 idle GPUs not free.
+  EXPECT_EQ(m.at(5010).nodes_drain, 1u);
+  EXPECT_EQ(m.at(5010).nodes_idle, 0u);
+  EXPECT_EQ(m.at(5010).jobs_running, 1u);
+  EXPECT_EQ(m.at(5010).gpus_alloc, 8u);
+  EXPECT_EQ(m.at(5010).gpus_free, 0u);
+  EXPECT_DOUBLE_EQ(m.at(5010).gpu_power_w, 5568.0);
+  // 5,310: back in service, idle.
+  EXPECT_EQ(m.at(5310).nodes_drain, 0u);
+  EXPECT_EQ(m.at(5310).nodes_idle, 1u);
+  EXPECT_EQ(m.at(5310).gpus_free, 8u);
+  EXPECT_EQ(m.at(6030).nodes_idle, 2u);
+  // A drained node's exporter still answers: every sample is there, idle after job 1.
+  const auto g00 = m.gpu(0, 0);
+  EXPECT_EQ(g00.size(), 205u);
+  EXPECT_EQ(g00.at(5040).job_id, 0u);
+  EXPECT_DOUBLE_EQ(g00.at(5040).power_w, 60.0);
+}
+
+TEST(GpuMetricsLifecycle, DeadHostIsDownAndItsNodeFailRunCounts) {
+  // n001's host dies at 2,000; SlurmdTimeout=300 sets it DOWN at 2,404 (pings every 100 s from 4; the first round at
+  // or after 2,300 is 2,304, + 100 s), ending job 1's first run (3 to 2,404) NODE_FAIL, requeued at once; n001
+  // reboots (REBOOTING) and returns at 3,004, where job 1 starts again (ends 8,004). Job 2 runs 11 to 5,011; the run
+  // stops at 8,100.
+  const RunOutcome o = run_lifecycle(R"({"HealthCheckInterval": 120, "SlurmdTimeout": 300,
+      "inject": [{"time": 2000, "node": "n001", "effect": "reboot_node", "symptom": "host_down"}]})");
+  const LifecycleMetrics m = lifecycle_metrics(o);
+  ASSERT_EQ(m.cluster.size(), 271u);
+  // 2,400: the stalled first run still holds n001.
+  EXPECT_EQ(m.at(2400).jobs_running, 2u);
+  EXPECT_EQ(m.at(2400).gpus_alloc, 16u);
+  // 2,430 to 3,000: n001 DOWN, then rebooting; job 1 pending.
+  for (const std::int64_t t : {2430, 3000}) {
+    const ClusterSample& c = m.at(t);
+    EXPECT_EQ(c.nodes_down, 1u) << t;
+    EXPECT_EQ(c.nodes_mixed, 1u) << t;
+    EXPECT_EQ(c.jobs_pending, 1u) << t;
+    EXPECT_EQ(c.jobs_running, 1u) << t;
+    EXPECT_EQ(c.gpus_alloc, 8u) << t;
+    EXPECT_EQ(c.gpus_free, 0u) << t;
+  }
+  EXPECT_EQ(m.at(3030).nodes_mixed, 2u);
+  EXPECT_EQ(m.at(3030).jobs_pending, 0u);
+  // Busy GPU-seconds 8 x (2,401 + 5,000 + 5,000) = 99,208 at 636 W, 16 x 8,100 - 99,208 = 30,392 at 60 W:
+  // 63,096,288 + 1,823,520 = 64,919,808 J. n001's GPUs miss the 20 samples 2,430 to 3,000.
+  EXPECT_NEAR(m.totals.gpu_energy_kwh, 64919808 / 3.6e6, 1e-9);
+  EXPECT_EQ(m.gpu(0, 5).size(), 271u - 20u);
+}
+
+TEST(GpuMetricsLifecycle, PreemptedRunCountsAndTheJobIsPendingUntilItsRestart) {
+  // One node of 64 CPUs and 8 GPUs, PreemptMode=REQUEUE, GraceTime 0 (the schedule of
+  // tests/scheduler/job_policy_test.cpp, derived there): job 1 (QOS low, 8 GPUs) runs 3 to 101, when job 2 (QOS
+  // high, submitted at 100) preempts it; job 2 runs 101 to 201; job 1, pending again from 101, restarts at the full
+  // pass at 240 and ends at 1,240. The run stops at 1,320.
+  const std::string text = R"({"name": "preempt", "cluster": {"nodes": [{"prefix": "n", "count": 1, "cpus": 64,
+      "memory_gb": 512, "gpus": 8}], "partitions": [{"name": "gpu", "nodes": "ALL", "default": true}]},
+      "workload": {"jobs": [
+        {"id": 1, "qos": "low", "submit": 0, "gpus_per_node": 8, "time_limit": 60, "run_time": 1000},
+        {"id": 2, "qos": "high", "submit": 100, "gpus_per_node": 8, "time_limit": 60, "run_time": 100}]},
+      "scheduler": {"policy": "slurm"},
+      "accounting": {"PreemptType": "preempt/qos", "PreemptMode": "REQUEUE", "qos": [{"name": "low", "GraceTime": 0},
+                     {"name": "high", "Priority": 100, "Preempt": ["low"]}]}})";
+  const RunOutcome o = run_scenario(parse_scenario(text, "preempt.json", "."), RunOptions{});
+  ASSERT_EQ(o.state->past_runs().size(), 1u);
+  EXPECT_EQ(to_seconds(o.state->job(0).start), 240);
+  const LifecycleMetrics m = lifecycle_metrics(o);
+  EXPECT_EQ(m.at(90).jobs_running, 1u);  // job 1's first run
+  EXPECT_EQ(m.at(90).jobs_pending, 0u);
+  EXPECT_EQ(m.at(90).gpus_alloc, 8u);
+  EXPECT_EQ(m.at(120).jobs_running, 1u);  // job 2; job 1 pending again
+  EXPECT_EQ(m.at(120).jobs_pending, 1u);
+  EXPECT_EQ(m.at(120).gpus_alloc, 8u);
+  EXPECT_EQ(m.at(210).jobs_running, 0u);  // job 1 waits for the 240 pass
+  EXPECT_EQ(m.at(210).jobs_pending, 1u);
+  EXPECT_EQ(m.at(210).nodes_idle, 1u);
+  EXPECT_EQ(m.at(210).gpus_free, 8u);
+  EXPECT_EQ(m.at(240).jobs_running, 1u);
+  EXPECT_EQ(m.at(240).jobs_pending, 0u);
+  // Busy GPU-seconds 8 x (98 + 100 + 1,000) = 9,584 at 636 W, 8 x 1,320 - 9,584 = 976 at 60 W: 6,095,424 + 58,560
+  // = 6,153,984 J.
+  EXPECT_DOUBLE_EQ(m.totals.horizon_s, 1320.0);
+  EXPECT_NEAR(m.totals.gpu_energy_kwh, 6153984 / 3.6e6, 1e-9);
 }
 
 TEST(GpuMetricsScenario, MetricsKeysAreCheckedWithTheirPointer) {

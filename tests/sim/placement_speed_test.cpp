@@ -145,16 +145,16 @@ TEST(PlacementSpeedModel, CrossLeafTrafficOfARun) {
   EXPECT_DOUBLE_EQ(cross_leaf_bytes_per_step(dp, 16, 1), 0.0);
   const MetricsInput input = metrics_input(o);
   ASSERT_TRUE(input.load);
-  EXPECT_DOUBLE_EQ(input.load(0)->job_cross_leaf_bytes_per_s, 0.0);
+  EXPECT_DOUBLE_EQ(input.load(0, o.state->allocation(0))->job_cross_leaf_bytes_per_s, 0.0);
   const PlacementNetwork net(s.cluster, s.performance.network);
   const std::vector<NodeIndex> ref{0, 1};
   const double step_ref = step_time_s(dp, net.path(ref, 8), nccl_options_for_nvlink(4));
-  EXPECT_NEAR(input.load(1)->job_cross_leaf_bytes_per_s, 52.5e9 / step_ref, 1e-3);
+  EXPECT_NEAR(input.load(1, o.state->allocation(1))->job_cross_leaf_bytes_per_s, 52.5e9 / step_ref, 1e-3);
   // Compute share at the reference: 0.5 s of compute in the reference step.
-  EXPECT_NEAR(input.load(1)->compute_share, 0.5 / step_ref, 1e-12);
+  EXPECT_NEAR(input.load(1, o.state->allocation(1))->compute_share, 0.5 / step_ref, 1e-12);
   MetricsTotals totals;
   const GpuBinding binding(*o.state, input.horizon);
-  build_metrics(*o.state, binding, input.horizon, input.config, input.load, {}, {}, totals);
+  build_metrics(*o.state, binding, input.horizon, input.config, input.load, {}, {}, {}, totals);
   EXPECT_NEAR(totals.cross_leaf_traffic_tb, 52.5e9 * 1000 / step_ref / 1e12, 1e-9);
 }
 
