@@ -57,6 +57,16 @@ struct QuotaEvent {
   double projected_usd = 0;  ///< The spend projected to the next check.
 };
 
+/// One cluster operation as it happened (table `operations`).
+struct OperationRecord {
+  SimTime time = 0;              ///< When this step happened.
+  std::string action;            ///< "add_nodes", "remove_nodes", "update_image", "attach_volume", "maintenance".
+  std::string step;              ///< "start", "node_ready", "node_removed", "node_restarted", "end".
+  std::uint32_t node = UINT32_MAX;  ///< The node of a per-node step (UINT32_MAX: the whole operation).
+  std::string name;              ///< Image or volume.
+  std::uint32_t jobs_killed = 0;  ///< Job runs the step ended.
+};
+
 /// Everything the cloud side recorded in one run.
 struct CloudLog {
   std::vector<ScalingRecord> scaling;  ///< Autoscaler actions, in time order.
@@ -68,6 +78,7 @@ struct CloudLog {
   double cost_total_usd = 0;           ///< Spend of the whole cluster.
   double cost_idle_usd = 0;            ///< Spend of up nodes no job used (and reserved nodes not up).
   std::uint64_t spot_interruptions = 0;  ///< Spot nodes reclaimed.
+  std::vector<OperationRecord> operations;  ///< Cluster operations, in time order.
 };
 
 }  // namespace gputwin

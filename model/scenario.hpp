@@ -81,6 +81,7 @@ struct Scenario {
   FaultsConfig faults;                       ///< Node lifecycle: faults, detection, repair, checkpoints (/faults).
   AutoscalerConfig autoscaler;               ///< Cloud node autoscaling with cold starts (/autoscaler).
   CostConfig cost;                           ///< Prices, spot, quotas (/cost).
+  std::vector<ClusterOperation> operations;  ///< Cluster operations at given times (/operations).
 };
 
 /// Loads and checks a scenario file; throws ScenarioError naming the file and JSON pointer. Each override is

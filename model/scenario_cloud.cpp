@@ -72,6 +72,58 @@ void read_autoscaler(const Field& f, const ClusterConfig& cluster, AutoscalerCon
   }
 }
 
+void read_operations(const Field& f, const ClusterConfig& cluster, std::vector<ClusterOperation>& operations) {
+  for (std::size_t i = 0; i < f.array_size(); ++i) {
+    const Field o = f.at(i);
+    o.expect_object({"time", "action", "nodes", "image", "volume", "cold_start_s", "restart_s", "rolling", "duration"});
+    ClusterOperation op;
+    op.time_s = non_negative_seconds(o.at("time"));
+    const std::string action = o.at("action").string();
+    using A = ClusterOperation::Action;
+    if (action == "add_nodes")
+      op.action = A::kAddNodes;
+    else if (action == "remove_nodes")
+      op.action = A::kRemoveNodes;
+    else if (action == "update_image")
+      op.action = A::kUpdateImage;
+    else if (action == "attach_volume")
+      op.action = A::kAttachVolume;
+    else if (action == "maintenance")
+      op.action = A::kMaintenance;
+    else
+      o.at("action").fail("expected add_nodes, remove_nodes, update_image, attach_volume or maintenance");
+    const bool needs_nodes = op.action == A::kAddNodes || op.action == A::kRemoveNodes || op.action == A::kMaintenance;
+    if (o.has("nodes")) {
+      op.nodes = read_node_set(o.at("nodes"), cluster);
+    } else if (needs_nodes) {
+      o.fail("\"" + action + "\" needs \"nodes\"");
+    } else {
+      for (std::uint32_t n = 0; n < cluster.nodes.size(); ++n) op.nodes.push_back(n);
+    }
+    if (o.has("image")) op.name = o.at("image").non_empty_string();
+    if (o.has("volume")) op.name = o.at("volume").non_empty_string();
+    if (op.action == A::kUpdateImage && op.name.empty()) o.fail("\"update_image\" needs \"image\"");
+    if (op.action == A::kAttachVolume && op.name.empty()) o.fail("\"attach_volume\" needs \"volume\"");
+    switch (op.action) {
+      case A::kAddNodes:
+        op.duration_s = o.has("cold_start_s") ? non_negative_seconds(o.at("cold_start_s")) : ColdStart{}.total_s();
+        break;
+      case A::kAttachVolume:
+        op.duration_s = o.has("restart_s") ? non_negative_seconds(o.at("restart_s")) : 600;  // reboot + GPU stack
+        if (o.has("rolling")) op.rolling = o.at("rolling").boolean();
+        break;
+      case A::kMaintenance:
+        op.duration_s = positive_seconds(o.at("duration"));
+        break;
+      default:
+        break;
+    }
+    operations.push_back(std::move(op));
+  }
+  std::stable_sort(operations.begin(), operations.end(),
+                   [](const ClusterOperation& a, const ClusterOperation& b) { return a.time_s < b.time_s; });
+}
+
 void read_cost(const Field& f, const ClusterConfig& cluster, CostConfig& config) {
   f.expect_object({"prices", "spot_interruptions_per_node_day", "spot_notice_s", "sample_s", "quota_check_s", "quotas"});
   config.enabled = true;

@@ -99,6 +99,8 @@ CREATE TABLE scaling (time REAL NOT NULL, node TEXT NOT NULL, action TEXT NOT NU
 CREATE TABLE costs (time REAL NOT NULL, scope TEXT NOT NULL, burn_usd_per_h REAL NOT NULL, total_usd REAL NOT NULL);
 CREATE TABLE quota_events (time REAL NOT NULL, user TEXT NOT NULL, action TEXT NOT NULL, job_id INTEGER,
   spend_usd REAL NOT NULL, projected_usd REAL NOT NULL);
+CREATE TABLE operations (time REAL NOT NULL, action TEXT NOT NULL, step TEXT NOT NULL, node TEXT, name TEXT,
+  jobs_killed INTEGER NOT NULL);
 )sql";
 
 void bind_optional_time(sqlite3_stmt* s, int i, SimTime t) {
@@ -435,6 +437,18 @@ void write_cloud_tables(Database& db, const ClusterState& state, const CloudLog&
       sqlite3_bind_double(st.stmt, 3, c.burn_usd_per_h);
       sqlite3_bind_double(st.stmt, 4, c.total_usd);
       db.step(st.stmt);
+    }
+  }
+  {
+    Statement op{db.prepare("INSERT INTO operations VALUES (?,?,?,?,?,?)")};
+    for (const OperationRecord& r : log.operations) {
+      sqlite3_bind_double(op.stmt, 1, to_seconds_f(r.time));
+      bind_text(op.stmt, 2, r.action);
+      bind_text(op.stmt, 3, r.step);
+      if (r.node < nodes.size()) bind_text(op.stmt, 4, nodes[r.node].name); else sqlite3_bind_null(op.stmt, 4);
+      if (!r.name.empty()) bind_text(op.stmt, 5, r.name); else sqlite3_bind_null(op.stmt, 5);
+      sqlite3_bind_int64(op.stmt, 6, r.jobs_killed);
+      db.step(op.stmt);
     }
   }
   {

@@ -114,6 +114,10 @@ RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> all, const RunOption
     outcome.speed_model = std::make_unique<PlacementSpeedModel>(state, sc.performance);
     world.set_speed_model(outcome.speed_model.get());
   }
+  if (!sc.operations.empty()) {
+    outcome.operations = std::make_unique<ClusterOperations>(sc.operations, state);
+    world.set_operations(outcome.operations.get());
+  }
   if (sc.cost.enabled) {
     outcome.cost = std::make_unique<CostMeter>(sc.cost, state, sc.seed);
     world.set_cost_meter(outcome.cost.get());
@@ -145,6 +149,7 @@ RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> all, const RunOption
   outcome.scheduler_stats = scheduler->stats();
   if (outcome.lifecycle) outcome.lifecycle->finish(world.now());
   if (outcome.cost) outcome.cost->finish(world.now(), outcome.cloud);
+  if (outcome.operations) outcome.cloud.operations = outcome.operations->records();
   if (outcome.autoscaler) {
     outcome.cloud.scaling = outcome.autoscaler->records();
     outcome.cloud.pool_node_hours = outcome.autoscaler->pool_node_seconds(world.now()) / 3600.0;
@@ -155,7 +160,7 @@ RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> all, const RunOption
 }
 
 const CloudLog* cloud_log(const RunOutcome& outcome) {
-  return outcome.cost || outcome.autoscaler ? &outcome.cloud : nullptr;
+  return outcome.cost || outcome.autoscaler || outcome.operations ? &outcome.cloud : nullptr;
 }
 
 const FaultLog* fault_log(const RunOutcome& outcome) {

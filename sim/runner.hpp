@@ -47,6 +47,7 @@ struct RunOutcome {
   std::unique_ptr<NodeLifecycle> lifecycle;    ///< Faults, drain and repair, if the scenario has /faults.
   std::unique_ptr<Autoscaler> autoscaler;      ///< Cloud node autoscaling, if the scenario has /autoscaler.
   std::unique_ptr<CostMeter> cost;             ///< Prices and quotas, if the scenario has /cost.
+  std::unique_ptr<ClusterOperations> operations;  ///< Operations at given times, if the scenario has /operations.
   CloudLog cloud;                              ///< Scaling actions, cost series and quota events.
   std::unique_ptr<SimWorld> world;             ///< The world (its clock is where the run stopped).
   std::unique_ptr<Scheduler> scheduler;        ///< The policy, for views of its state (sprio, sshare).

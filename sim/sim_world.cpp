@@ -56,6 +56,18 @@ void SimWorld::set_cost_meter(CostMeter* meter) {
   enable_job_tracking();
 }
 
+void SimWorld::set_operations(ClusterOperations* operations) {
+  operations_ = operations;
+  if (operations_ == nullptr) return;
+  enable_node_conditions();
+  enable_job_tracking();
+}
+
+void SimWorld::push_operation(SimTime at, std::uint64_t target, std::uint32_t generation) {
+  assert(at >= now_);
+  events_.push(at, kOperation, target, generation);
+}
+
 void SimWorld::push_cost(SimTime at, std::uint64_t target, std::uint32_t generation) {
   assert(at >= now_);
   events_.push(at, kCost, target, generation);
@@ -312,6 +324,7 @@ void SimWorld::release_job(JobIndex job) {
   update_node_states(job);
   if (lifecycle_ != nullptr) lifecycle_->on_job_released(*this, job);
   if (autoscaler_ != nullptr) autoscaler_->on_job_released(*this, job);
+  if (operations_ != nullptr) operations_->on_job_released(*this, job);
   scheduler_->on_job_released(job);
   const double lost_s = !run_lost_s_.empty() ? run_lost_s_[job] : -1;  // -1: the whole run
   if (!preempting_.empty() && preempting_[job] != 0) {
@@ -361,6 +374,9 @@ void SimWorld::dispatch(const Event& event) {
     case kCost:
       cost_->on_event(*this, event.target, event.generation);
       break;
+    case kOperation:
+      operations_->on_event(*this, event.target, event.generation);
+      break;
     case kReplaced:
       if (node_condition_[event.target] == NodeCondition::kPoweredDown)
         set_node_condition(static_cast<NodeIndex>(event.target), NodeCondition::kNone);
@@ -380,6 +396,7 @@ void SimWorld::run(const std::function<void(const SimWorld&)>& progress, std::ui
   const std::uint64_t job_count = specs.size();
   now_ = job_count > 0 ? from_seconds(specs.front().submit_s) : 0;
   scheduler_->on_start();
+  if (operations_ != nullptr) operations_->start(*this);
   if (cost_ != nullptr) cost_->start(*this);
   if (autoscaler_ != nullptr) autoscaler_->start(*this);
   if (lifecycle_ != nullptr) lifecycle_->start(*this);

@@ -20,6 +20,7 @@
 #include "sim/cost_meter.hpp"
 #include "sim/job_speed_model.hpp"
 #include "sim/node_lifecycle.hpp"
+#include "sim/operations.hpp"
 
 namespace gputwin {
 
@@ -45,6 +46,10 @@ class SimWorld final : public World {
   void set_autoscaler(Autoscaler* autoscaler);
   /// Sets the cost meter (prices, quotas, spot reclaims); may be null.
   void set_cost_meter(CostMeter* meter);
+  /// Sets the cluster operations (/operations); may be null.
+  void set_operations(ClusterOperations* operations);
+  /// Schedules ClusterOperations::on_event(target, generation) at `at` (>= now).
+  void push_operation(SimTime at, std::uint64_t target, std::uint32_t generation);
   /// Runs until no event is left. `progress` (may be empty) is called every `progress_every` events.
   void run(const std::function<void(const SimWorld&)>& progress, std::uint64_t progress_every = 1u << 16);
 
@@ -114,7 +119,8 @@ class SimWorld final : public World {
     kLifecycle = 4,
     kAutoscaler = 5,
     kCost = 6,
-    kReplaced = 7
+    kReplaced = 7,
+    kOperation = 8
   };
   void enable_node_conditions();
   void enable_job_tracking();
@@ -162,6 +168,7 @@ class SimWorld final : public World {
   NodeLifecycle* lifecycle_ = nullptr;
   Autoscaler* autoscaler_ = nullptr;
   CostMeter* cost_ = nullptr;
+  ClusterOperations* operations_ = nullptr;
   std::vector<JobIndex> pending_list_;  // with an autoscaler
   std::vector<std::uint8_t> listed_;    // with an autoscaler: per job, in pending_list_
   std::vector<NodeCondition> node_condition_;         // with a lifecycle: per node

@@ -104,6 +104,47 @@ TEST(CostMeter, BlockAndKillQuotaCancelsAndRefuses) {
   EXPECT_EQ(o.summary.quota_cancels, 1u);
 }
 
+TEST(ClusterOperations, AddRemoveImageVolumeAndMaintenanceByHand) {
+  // Four 8-GPU nodes. Job 1 (8 GPUs, 5,000 s) starts at 3 on n001; job 2 (8 GPUs, 1,000 s) at 11 on n002.
+  // 500: remove n002: it drains (job 2 keeps running) and is deleted when job 2 ends at 1,011.
+  // 1,000: add n004 (absent until then) with a 300 s cold start: ready at 1,300.
+  // 1,500: a new image: no restart, nothing moves.
+  // 2,000: attach a volume: every node in service restarts (600 s): job 1 ends NODE_FAIL and is requeued; n001,
+  //        n003 and n004 are back at 2,600, where job 1 starts again (on n001) and ends at 7,600.
+  // 4,000: maintenance of n003 for 30 min: DOWN, no job on it, back at 5,800.
+  const std::string text = R"({"name": "ops", "seed": 1,
+      "cluster": {"nodes": [{"prefix": "n", "count": 4, "cpus": 64, "memory_gb": 512, "gpus": 8, "gpu_type": "h100"}],
+                  "partitions": [{"name": "gpu", "nodes": "ALL", "default": true}]},
+      "workload": {"jobs": [{"id": 1, "nodes": 1, "cpus": 8, "gpus_per_node": 8, "run_time": 5000, "time_limit": 600},
+                            {"id": 2, "submit": 10, "nodes": 1, "cpus": 8, "gpus_per_node": 8, "run_time": 1000, "time_limit": 600}]},
+      "scheduler": {"policy": "slurm"}, "metrics": {"enabled": false},
+      "operations": [{"time": 500, "action": "remove_nodes", "nodes": "n002"},
+                     {"time": 1000, "action": "add_nodes", "nodes": "n004", "cold_start_s": 300},
+                     {"time": 1500, "action": "update_image", "image": "pytorch-25.01.sqsh"},
+                     {"time": 2000, "action": "attach_volume", "volume": "scratch", "restart_s": 600},
+                     {"time": 4000, "action": "maintenance", "nodes": "n003", "duration": "30:00"}]})";
+  const RunOutcome o = run_scenario(parse_scenario(text, "ops.json", "."), RunOptions{});
+  std::vector<std::string> steps;
+  for (const OperationRecord& r : o.cloud.operations) {
+    steps.push_back(std::to_string(to_seconds(r.time)) + " " + r.action + " " + r.step + " " +
+                    (r.node == UINT32_MAX ? "-" : o.state->config().nodes[r.node].name) + " " +
+                    std::to_string(r.jobs_killed));
+  }
+  const std::vector<std::string> expected = {
+      "500 remove_nodes start - 0",          "1000 add_nodes start - 0",
+      "1011 remove_nodes node_removed n002 0", "1300 add_nodes node_ready n004 0",
+      "1500 update_image start - 0",         "2000 attach_volume start - 1",
+      "2600 attach_volume node_restarted n001 0", "2600 attach_volume node_restarted n003 0",
+      "2600 attach_volume node_restarted n004 0", "4000 maintenance start - 0",
+      "5800 maintenance node_back n003 0"};
+  EXPECT_EQ(steps, expected);
+  EXPECT_EQ(o.state->job(0).start, from_seconds(2600));
+  EXPECT_EQ(o.state->job(0).end, from_seconds(7600));
+  EXPECT_EQ(o.state->job(0).restarts, 1u);
+  EXPECT_EQ(o.state->job(1).end, from_seconds(1011));
+  EXPECT_EQ(o.state->job(1).state, JobState::kCompleted);
+}
+
 TEST(CostMeter, ScenarioErrorsNameThePointer) {
   const auto message = [](const std::string& extra) {
     try {
