@@ -37,6 +37,9 @@ struct AutoscalerConfig {
   std::uint32_t scale_down_per_poll = 100;  ///< Most nodes removed per decision.
   ColdStart cold_start;               ///< What a new node pays before it takes jobs.
   double boot_failure_probability = 0;  ///< A new node that never registers (replaced at the next decision).
+  bool slurm_power_save = false;      ///< Configured as Slurm power saving (/power_save) rather than a scaler.
+  bool start_powered_down = true;     ///< Pool nodes beyond min_nodes start POWERED_DOWN (cloud nodes, CLOUD state).
+  double resume_timeout_s = 0;        ///< ResumeTimeout: a node not up by then fails its resume (0: no limit).
 };
 
 /// A cluster operation at a time of the run (/operations/N), with its real cost (Soperator / Slinky practice).

@@ -502,7 +502,7 @@ Scenario parse_scenario(const std::string& text, const std::string& file, const 
   Scenario scenario;
   const Field root(doc, "", file);
   root.expect_object({"name", "description", "seed", "cluster", "workload", "scheduler", "accounting", "reservations",
-                      "performance", "metrics", "faults", "autoscaler", "cost", "operations"});
+                      "performance", "metrics", "faults", "autoscaler", "power_save", "cost", "operations"});
   scenario.name = root.at("name").non_empty_string();
   if (root.has("description")) scenario.description = root.at("description").string();
   if (root.has("seed")) scenario.seed = root.at("seed").non_negative();
@@ -567,7 +567,10 @@ Scenario parse_scenario(const std::string& text, const std::string& file, const 
   }
   if (root.has("metrics")) detail::read_metrics(root.at("metrics"), scenario.metrics);
   if (root.has("faults")) detail::read_faults(root.at("faults"), scenario.cluster, scenario.faults);
+  if (root.has("autoscaler") && root.has("power_save"))
+    root.at("power_save").fail("give /autoscaler or /power_save, not both");
   if (root.has("autoscaler")) detail::read_autoscaler(root.at("autoscaler"), scenario.cluster, scenario.autoscaler);
+  if (root.has("power_save")) detail::read_power_save(root.at("power_save"), scenario.cluster, scenario.autoscaler);
   if (root.has("cost")) detail::read_cost(root.at("cost"), scenario.cluster, scenario.cost);
   if (root.has("operations")) detail::read_operations(root.at("operations"), scenario.cluster, scenario.operations);
   for (std::size_t p = 0; p < scenario.cluster.partitions.size(); ++p) {

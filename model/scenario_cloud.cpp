@@ -72,6 +72,43 @@ void read_autoscaler(const Field& f, const ClusterConfig& cluster, AutoscalerCon
   }
 }
 
+void read_power_save(const Field& f, const ClusterConfig& cluster, AutoscalerConfig& config) {
+  f.expect_object({"SuspendTime", "SuspendTimeout", "ResumeTimeout", "ResumeRate", "SuspendRate", "SuspendExcNodes",
+                   "cold_start", "poll_s", "CLOUD"});
+  config.enabled = true;
+  config.slurm_power_save = true;
+  // Physical nodes start powered up and are suspended when idle; CLOUD nodes start POWERED_DOWN.
+  config.start_powered_down = f.has("CLOUD") && f.at("CLOUD").boolean();
+  std::vector<std::uint8_t> excluded(cluster.nodes.size(), 0);
+  if (f.has("SuspendExcNodes")) {
+    for (std::uint32_t n : read_node_set(f.at("SuspendExcNodes"), cluster)) excluded[n] = 1;
+  }
+  for (std::uint32_t n = 0; n < cluster.nodes.size(); ++n) {
+    if (!excluded[n]) config.nodes.push_back(n);
+  }
+  config.max_nodes = static_cast<std::uint32_t>(config.nodes.size());
+  // power_save.c runs its work about once a second; 10 s keeps the event count low at the same timing scale.
+  config.poll_s = f.has("poll_s") ? positive_seconds(f.at("poll_s")) : 10;
+  config.idle_window_s = positive_seconds(f.at("SuspendTime"));  // required: power saving is off without it
+  config.scale_down_s = f.has("SuspendTimeout") ? non_negative_seconds(f.at("SuspendTimeout")) : 30;
+  config.resume_timeout_s = f.has("ResumeTimeout") ? non_negative_seconds(f.at("ResumeTimeout")) : 60;
+  // ResumeRate and SuspendRate are nodes per minute (0: unlimited); per decision at poll_s.
+  const auto per_poll = [&](const char* key, double per_minute) {
+    const double rate = f.has(key) ? f.at(key).number() : per_minute;
+    if (!(rate >= 0)) f.at(key).fail("expected a non-negative number of nodes per minute");
+    if (rate == 0) return static_cast<std::uint32_t>(config.nodes.size() + 1);
+    return std::max<std::uint32_t>(1, static_cast<std::uint32_t>(rate * config.poll_s / 60.0));
+  };
+  config.scale_up_per_poll = per_poll("ResumeRate", 300);
+  config.scale_down_per_poll = per_poll("SuspendRate", 60);
+  if (f.has("cold_start")) read_cold_start(f.at("cold_start"), config.cold_start);
+  if (config.resume_timeout_s > 0 && config.cold_start.total_s() > config.resume_timeout_s) {
+    f.fail("ResumeTimeout (" + std::to_string(static_cast<long long>(config.resume_timeout_s)) +
+           " s) is shorter than the cold start (" + std::to_string(static_cast<long long>(config.cold_start.total_s())) +
+           " s): every resume would fail; raise ResumeTimeout or shorten /power_save/cold_start");
+  }
+}
+
 void read_operations(const Field& f, const ClusterConfig& cluster, std::vector<ClusterOperation>& operations) {
   for (std::size_t i = 0; i < f.array_size(); ++i) {
     const Field o = f.at(i);

@@ -139,6 +139,9 @@ double positive_seconds(const Field& f);
 std::vector<std::uint32_t> read_node_set(const Field& f, const ClusterConfig& cluster);
 /// Reads /autoscaler (node names resolved against `cluster`).
 void read_autoscaler(const Field& field, const ClusterConfig& cluster, AutoscalerConfig& config);
+/// Reads /power_save (Slurm's SuspendTime, SuspendTimeout, ResumeTimeout, ResumeRate, SuspendRate,
+/// SuspendExcNodes) into the autoscaler's terms.
+void read_power_save(const Field& field, const ClusterConfig& cluster, AutoscalerConfig& config);
 /// Reads /operations.
 void read_operations(const Field& field, const ClusterConfig& cluster, std::vector<ClusterOperation>& operations);
 /// Reads /cost.

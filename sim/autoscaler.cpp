@@ -62,7 +62,7 @@ void Autoscaler::start(SimWorld& world) {
     PoolNode& p = nodes_[i];
     p.idle_since = world.now();
     p.up_since = world.now();
-    if (i < config_.min_nodes) continue;
+    if (i < config_.min_nodes || !config_.start_powered_down) continue;
     p.power = Power::kOff;
     world.set_node_condition(pool_[i], NodeCondition::kPoweredDown);
   }
@@ -81,7 +81,9 @@ void Autoscaler::on_event(SimWorld& world, std::uint64_t tgt, std::uint32_t gene
     case kBooted: {
       if (p->generation != generation || p->power != Power::kBooting) return;
       const NodeIndex node = pool_[index];
-      if (config_.boot_failure_probability > 0 && boot_rng_.uniform() < config_.boot_failure_probability) {
+      // ResumeTimeout: a node slower than the limit is set DOWN+POWERED_DOWN (slurm-semantics.md 4).
+      const bool too_slow = config_.resume_timeout_s > 0 && config_.cold_start.total_s() > config_.resume_timeout_s;
+      if (too_slow || (config_.boot_failure_probability > 0 && boot_rng_.uniform() < config_.boot_failure_probability)) {
         // The node never registers: it is deleted (it cost its boot) and the next decision may try again.
         node_seconds_ += to_seconds_f(world.now() - p->up_since);
         p->power = Power::kOff;
@@ -202,7 +204,9 @@ void Autoscaler::create(SimWorld& world, NodeIndex node, std::uint32_t demand) {
   p.power = Power::kBooting;
   p.up_since = world.now();
   world.set_node_condition(node, NodeCondition::kPoweringUp);
-  const SimTime ready = world.now() + from_seconds_f(config_.cold_start.total_s());
+  double boot_s = config_.cold_start.total_s();
+  if (config_.resume_timeout_s > 0) boot_s = std::min(boot_s, config_.resume_timeout_s);  // given up at the timeout
+  const SimTime ready = world.now() + from_seconds_f(boot_s);
   world.push_autoscaler(ready, target(kBooted, static_cast<std::uint64_t>(pool_index_[node])), ++p.generation);
   world.note_node_return(ready);
   records_.push_back({world.now(), node, ScalingRecord::Action::kCreate, demand});

@@ -3,7 +3,9 @@
 // block_and_kill quota.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "model/errors.hpp"
 #include "sim/runner.hpp"
@@ -143,6 +145,51 @@ TEST(ClusterOperations, AddRemoveImageVolumeAndMaintenanceByHand) {
   EXPECT_EQ(o.state->job(0).restarts, 1u);
   EXPECT_EQ(o.state->job(1).end, from_seconds(1011));
   EXPECT_EQ(o.state->job(1).state, JobState::kCompleted);
+}
+
+TEST(PowerSave, SuspendsIdleNodesAndResumesThemForPendingJobs) {
+  // Slurm power saving on n002-n004 (n001 is in SuspendExcNodes); the nodes start powered up. Decisions every 10 s.
+  // n003 and n004 are idle from 0: suspended at the decision at 600 (SuspendTime 600), POWERED_DOWN at 630
+  // (SuspendTimeout 30). Job 1 (2 nodes) runs 3-3,603 on n001-n002; n002 is suspended at the first decision 600 s
+  // after 3,603, 4,210, down at 4,240. Job 2 (2 nodes) at 7,200: the decision at 7,210 sees one idle node (n001)
+  // for two: resumes n002, up 444 s later (7,654, within ResumeTimeout 900); job 2 starts at 7,655.
+  const std::string text = R"({"name": "power-save", "seed": 1,
+      "cluster": {"nodes": [{"prefix": "n", "count": 4, "cpus": 64, "memory_gb": 512, "gpus": 8, "gpu_type": "h100"}],
+                  "partitions": [{"name": "gpu", "nodes": "ALL", "default": true}]},
+      "workload": {"jobs": [{"id": 1, "nodes": 2, "cpus": 16, "gpus_per_node": 8, "run_time": 3600, "time_limit": 600},
+                            {"id": 2, "submit": 7200, "nodes": 2, "cpus": 16, "gpus_per_node": 8, "run_time": 600, "time_limit": 600}]},
+      "scheduler": {"policy": "slurm"}, "metrics": {"enabled": false},
+      "power_save": {"SuspendTime": 600, "SuspendTimeout": 30, "ResumeTimeout": 900, "SuspendExcNodes": "n001"}})";
+  const RunOutcome o = run_scenario(parse_scenario(text, "power_save.json", "."), RunOptions{});
+  std::vector<std::string> steps;
+  for (const ScalingRecord& r : o.cloud.scaling) {
+    steps.push_back(std::to_string(to_seconds(r.time)) + " " + std::string(to_string(r.action)) + " " +
+                    o.state->config().nodes[r.node].name);
+  }
+  const std::vector<std::string> expected = {"600 remove n003",   "600 remove n004",   "630 removed n003",
+                                             "630 removed n004",  "4210 remove n002",  "4240 removed n002",
+                                             "7210 create n002",  "7654 ready n002"};
+  std::vector<std::string> sorted = steps;  // same-time steps in either node order
+  std::sort(sorted.begin(), sorted.end(), [](const std::string& a, const std::string& b) {
+    return std::stoll(a) != std::stoll(b) ? std::stoll(a) < std::stoll(b) : a < b;
+  });
+  EXPECT_EQ(sorted, expected);
+  EXPECT_EQ(o.state->job(1).start, from_seconds(7655));
+}
+
+TEST(PowerSave, AResumeTimeoutShorterThanTheColdStartIsRefused) {
+  const std::string text = R"({"name": "p", "cluster": {"nodes": [{"prefix": "n", "count": 2, "cpus": 8, "gpus": 8}],
+      "partitions": [{"name": "gpu", "nodes": "ALL", "default": true}]},
+      "workload": {"jobs": [{"id": 1, "run_time": 10}]}, "scheduler": {"policy": "slurm"},
+      "power_save": {"SuspendTime": 600, "ResumeTimeout": 60}})";
+  try {
+    parse_scenario(text, "p.json", ".");
+    FAIL() << "accepted";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("/power_save: ResumeTimeout (60 s) is shorter than the cold start (444 s)"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(CostMeter, ScenarioErrorsNameThePointer) {
