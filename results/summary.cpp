@@ -74,13 +74,22 @@ RunSummary summarize(const ClusterState& state, std::uint64_t rejected, const Fa
       s.placement_gpu_hours += job_gpus * (run - planned) / 3600.0;
     }
   }
+  // Runs discarded by requeues held their nodes too: utilisation counts every run (gpu_hours only the last ones).
+  double past_cpu_seconds = 0, past_gpu_seconds = 0;
+  for (const PastRun& r : state.past_runs()) {
+    const double run = to_seconds_f(r.end - r.start);
+    for (const NodeAllocation& a : state.allocation(r)) {
+      past_cpu_seconds += a.cpus * run;
+      past_gpu_seconds += a.gpus * run;
+    }
+  }
   if (s.multi_node_jobs > 0) s.leaves_per_multi_node_job = leaves_sum / static_cast<double>(s.multi_node_jobs);
   s.makespan_s = std::max(0.0, s.last_end_s - s.first_submit_s);
   const auto cpus = static_cast<double>(state.config().total_cpus());
   const auto gpus = static_cast<double>(state.config().total_gpus());
   if (s.makespan_s > 0) {
-    s.cpu_utilization = cpus > 0 ? cpu_seconds / (cpus * s.makespan_s) : 0;
-    s.gpu_utilization = gpus > 0 ? gpu_seconds / (gpus * s.makespan_s) : 0;
+    s.cpu_utilization = cpus > 0 ? (cpu_seconds + past_cpu_seconds) / (cpus * s.makespan_s) : 0;
+    s.gpu_utilization = gpus > 0 ? (gpu_seconds + past_gpu_seconds) / (gpus * s.makespan_s) : 0;
   }
   s.cpu_hours = cpu_seconds / 3600.0;
   s.gpu_hours = gpu_seconds / 3600.0;
