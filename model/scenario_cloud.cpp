@@ -23,9 +23,9 @@ double percentage(const Field& f) {
 
 void read_cold_start(const Field& f, ColdStart& c) {
   f.expect_object({"provision_s", "gpu_advertise_s", "driver_s", "image_s", "image", "register_s", "health_check_s"});
-  if (f.has("provision_s")) c.provision_s = non_negative_seconds(f.at("provision_s"));
-  if (f.has("gpu_advertise_s")) c.gpu_advertise_s = non_negative_seconds(f.at("gpu_advertise_s"));
-  if (f.has("driver_s")) c.driver_s = non_negative_seconds(f.at("driver_s"));
+  read_seconds_if(f, "provision_s", c.provision_s);
+  read_seconds_if(f, "gpu_advertise_s", c.gpu_advertise_s);
+  read_seconds_if(f, "driver_s", c.driver_s);
   if (f.has("image") && f.has("image_s")) f.fail("give image or image_s, not both");
   if (f.has("image")) {
     const std::string image = f.at("image").string();
@@ -36,9 +36,9 @@ void read_cold_start(const Field& f, ColdStart& c) {
     else
       f.at("image").fail("expected shared (squashfs on shared storage) or pull");
   }
-  if (f.has("image_s")) c.image_s = non_negative_seconds(f.at("image_s"));
-  if (f.has("register_s")) c.register_s = non_negative_seconds(f.at("register_s"));
-  if (f.has("health_check_s")) c.health_check_s = non_negative_seconds(f.at("health_check_s"));
+  read_seconds_if(f, "image_s", c.image_s);
+  read_seconds_if(f, "register_s", c.register_s);
+  read_seconds_if(f, "health_check_s", c.health_check_s);
 }
 
 }  // namespace
@@ -59,8 +59,8 @@ void read_autoscaler(const Field& f, const ClusterConfig& cluster, AutoscalerCon
   if (f.has("min_nodes")) config.min_nodes = f.at("min_nodes").u32();
   if (config.min_nodes > config.max_nodes) f.at("min_nodes").fail("more than max_nodes");
   if (f.has("poll_s")) config.poll_s = positive_seconds(f.at("poll_s"));
-  if (f.has("idle_window_s")) config.idle_window_s = non_negative_seconds(f.at("idle_window_s"));
-  if (f.has("scale_down_s")) config.scale_down_s = non_negative_seconds(f.at("scale_down_s"));
+  read_seconds_if(f, "idle_window_s", config.idle_window_s);
+  read_seconds_if(f, "scale_down_s", config.scale_down_s);
   if (f.has("scale_up_per_poll")) config.scale_up_per_poll = static_cast<std::uint32_t>(f.at("scale_up_per_poll").positive());
   if (f.has("scale_down_per_poll"))
     config.scale_down_per_poll = static_cast<std::uint32_t>(f.at("scale_down_per_poll").positive());
@@ -211,7 +211,7 @@ void read_cost(const Field& f, const ClusterConfig& cluster, CostConfig& config)
   }
   if (f.has("spot_interruptions_per_node_day"))
     config.spot_interruptions_per_node_day = non_negative_number(f.at("spot_interruptions_per_node_day"));
-  if (f.has("spot_notice_s")) config.spot_notice_s = non_negative_seconds(f.at("spot_notice_s"));
+  read_seconds_if(f, "spot_notice_s", config.spot_notice_s);
   if (f.has("sample_s")) config.sample_s = positive_seconds(f.at("sample_s"));
   if (f.has("quota_check_s")) config.quota_check_s = positive_seconds(f.at("quota_check_s"));
   if (f.has("quotas")) {

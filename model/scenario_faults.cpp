@@ -124,7 +124,7 @@ CheckpointRule read_checkpoint(const Field& f) {
   }
   if (f.has("write_s") && f.has("parameters_billion"))
     f.fail("give either write_s or parameters_billion with storage, not both");
-  if (f.has("write_s")) rule.write_s = non_negative_seconds(f.at("write_s"));
+  read_seconds_if(f, "write_s", rule.write_s);
   if (f.has("parameters_billion")) {
     const double params = f.at("parameters_billion").number();
     if (!(params > 0)) f.at("parameters_billion").fail("expected a positive number");
@@ -141,7 +141,7 @@ CheckpointRule read_checkpoint(const Field& f) {
   } else if (f.has("storage") || f.has("bytes_per_parameter")) {
     f.fail("storage and bytes_per_parameter need parameters_billion");
   }
-  if (f.has("restart_s")) rule.restart_s = non_negative_seconds(f.at("restart_s"));
+  read_seconds_if(f, "restart_s", rule.restart_s);
   if (f.has("async")) rule.blocking = !f.at("async").boolean();
   return rule;
 }
@@ -192,10 +192,10 @@ InjectedFault read_injected(const Field& f, const ClusterConfig& cluster) {
 
 void read_repair(const Field& f, RepairTimes& r) {
   f.expect_object({"gpu_reset_s", "reboot_s", "auto_repair_s", "manual_repair_s", "p_manual", "undetected_found_s"});
-  if (f.has("gpu_reset_s")) r.gpu_reset_s = non_negative_seconds(f.at("gpu_reset_s"));
-  if (f.has("reboot_s")) r.reboot_s = non_negative_seconds(f.at("reboot_s"));
-  if (f.has("auto_repair_s")) r.auto_repair_s = non_negative_seconds(f.at("auto_repair_s"));
-  if (f.has("manual_repair_s")) r.manual_repair_s = non_negative_seconds(f.at("manual_repair_s"));
+  read_seconds_if(f, "gpu_reset_s", r.gpu_reset_s);
+  read_seconds_if(f, "reboot_s", r.reboot_s);
+  read_seconds_if(f, "auto_repair_s", r.auto_repair_s);
+  read_seconds_if(f, "manual_repair_s", r.manual_repair_s);
   if (f.has("p_manual")) r.p_manual = probability(f.at("p_manual"));
   if (f.has("undetected_found_s")) r.undetected_found_s = positive_seconds(f.at("undetected_found_s"));
 }

@@ -135,6 +135,10 @@ void read_metrics(const Field& field, MetricsConfig& config);
 double non_negative_seconds(const Field& f);
 /// A positive number of seconds, or a Slurm time string.
 double positive_seconds(const Field& f);
+/// Sets `out` from the non-negative seconds of `f`'s member `key`, when there is one.
+inline void read_seconds_if(const Field& f, const char* key, double& out) {
+  if (f.has(key)) out = non_negative_seconds(f.at(key));
+}
 /// Node indices of a hostlist ("gpu[001-004]") or an array of node names, ascending, without repeats.
 std::vector<std::uint32_t> read_node_set(const Field& f, const ClusterConfig& cluster);
 /// Reads /autoscaler (node names resolved against `cluster`).
