@@ -87,13 +87,15 @@ void print_summary(const RunOutcome& o, const std::filesystem::path& out_dir) {
         s.gpu_hours_checkpoint, s.lost_gpu_hours);
   }
   if (s.autoscaled) {
-    fmt::print("autoscale  {} nodes created ({} boot failures), {} removed; pool up {:.1f} node-hours; cold start {:.0f} s\n",
-               s.nodes_created, s.boot_failures, s.nodes_removed, s.pool_node_hours, s.cold_start_s);
+    fmt::print(
+        "autoscale  {} nodes created ({} boot failures), {} removed; pool up {:.1f} node-hours; cold start {:.0f} s\n",
+        s.nodes_created, s.boot_failures, s.nodes_removed, s.pool_node_hours, s.cold_start_s);
   }
   if (s.costed) {
-    fmt::print("cost       ${:.2f} in all, ${:.2f} idle, ${:.2f} per used GPU-hour; {} spot reclaims, {} jobs cancelled or "
-               "refused by quotas\n",
-               s.cost_total_usd, s.cost_idle_usd, s.cost_per_used_gpu_hour, s.spot_interruptions, s.quota_cancels);
+    fmt::print(
+        "cost       ${:.2f} in all, ${:.2f} idle, ${:.2f} per used GPU-hour; {} spot reclaims, {} jobs cancelled or "
+        "refused by quotas\n",
+        s.cost_total_usd, s.cost_idle_usd, s.cost_per_used_gpu_hour, s.spot_interruptions, s.quota_cancels);
   }
   const double events_per_s = o.sim_wall_s > 0 ? static_cast<double>(o.counters.events) / o.sim_wall_s : 0;
   const double jobs_per_s = o.sim_wall_s > 0 ? static_cast<double>(s.jobs) / o.sim_wall_s : 0;

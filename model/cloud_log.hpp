@@ -41,10 +41,10 @@ inline std::string_view to_string(ScalingRecord::Action action) {
 
 /// One point of the cost series: a scope's burn rate and spend so far.
 struct CostSample {
-  SimTime time = 0;            ///< When.
-  std::string scope;           ///< "cluster", "idle", "user:NAME" or "account:NAME".
-  double burn_usd_per_h = 0;   ///< Spend rate at that time.
-  double total_usd = 0;        ///< Spend since t = 0.
+  SimTime time = 0;           ///< When.
+  std::string scope;          ///< "cluster", "idle", "user:NAME" or "account:NAME".
+  double burn_usd_per_h = 0;  ///< Spend rate at that time.
+  double total_usd = 0;       ///< Spend since t = 0.
 };
 
 /// A quota action.
@@ -59,25 +59,25 @@ struct QuotaEvent {
 
 /// One cluster operation as it happened (table `operations`).
 struct OperationRecord {
-  SimTime time = 0;              ///< When this step happened.
-  std::string action;            ///< "add_nodes", "remove_nodes", "update_image", "attach_volume", "maintenance".
-  std::string step;              ///< "start", "node_ready", "node_removed", "node_restarted", "end".
+  SimTime time = 0;                 ///< When this step happened.
+  std::string action;               ///< "add_nodes", "remove_nodes", "update_image", "attach_volume", "maintenance".
+  std::string step;                 ///< "start", "node_ready", "node_removed", "node_restarted", "end".
   std::uint32_t node = UINT32_MAX;  ///< The node of a per-node step (UINT32_MAX: the whole operation).
-  std::string name;              ///< Image or volume.
-  std::uint32_t jobs_killed = 0;  ///< Job runs the step ended.
+  std::string name;                 ///< Image or volume.
+  std::uint32_t jobs_killed = 0;    ///< Job runs the step ended.
 };
 
 /// Everything the cloud side recorded in one run.
 struct CloudLog {
-  std::vector<ScalingRecord> scaling;  ///< Autoscaler actions, in time order.
-  double pool_node_hours = 0;          ///< Node-hours the autoscaler's pool was up (booting included).
-  double cold_start_s = 0;             ///< Cold start of a new node.
-  std::vector<CostSample> costs;       ///< Cost series (every sample period, and final totals per scope).
-  std::vector<QuotaEvent> quota_events;  ///< Quota warnings, blocks and cancellations.
-  bool has_cost = false;               ///< A cost model ran.
-  double cost_total_usd = 0;           ///< Spend of the whole cluster.
-  double cost_idle_usd = 0;            ///< Spend of up nodes no job used (and reserved nodes not up).
-  std::uint64_t spot_interruptions = 0;  ///< Spot nodes reclaimed.
+  std::vector<ScalingRecord> scaling;       ///< Autoscaler actions, in time order.
+  double pool_node_hours = 0;               ///< Node-hours the autoscaler's pool was up (booting included).
+  double cold_start_s = 0;                  ///< Cold start of a new node.
+  std::vector<CostSample> costs;            ///< Cost series (every sample period, and final totals per scope).
+  std::vector<QuotaEvent> quota_events;     ///< Quota warnings, blocks and cancellations.
+  bool has_cost = false;                    ///< A cost model ran.
+  double cost_total_usd = 0;                ///< Spend of the whole cluster.
+  double cost_idle_usd = 0;                 ///< Spend of up nodes no job used (and reserved nodes not up).
+  std::uint64_t spot_interruptions = 0;     ///< Spot nodes reclaimed.
   std::vector<OperationRecord> operations;  ///< Cluster operations, in time order.
 };
 

@@ -70,10 +70,10 @@ enum class PendingReason : std::uint8_t {
   kAssocGrpSubmitJobs,
   kInvalidAccount,
   kInvalidQos,
-  kReservation,         ///< Waiting for its advance reservation to start.
-  kInvalidReservation,  ///< Submit-time rejection: unknown reservation or access denied.
+  kReservation,             ///< Waiting for its advance reservation to start.
+  kInvalidReservation,      ///< Submit-time rejection: unknown reservation or access denied.
   kAssocGrpBillingMinutes,  ///< Refused by a spend quota (Slurm's reason for a billing-minutes limit).
-  kCount,  ///< Number of reasons (not a reason).
+  kCount,                   ///< Number of reasons (not a reason).
 };
 
 /// Slurm's name of a pending reason.

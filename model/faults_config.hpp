@@ -18,12 +18,12 @@ namespace gputwin {
 
 /// How long a node stays out after a fault, by effect (gpu-domain.md 0 and 3.4).
 struct RepairTimes {
-  double gpu_reset_s = 300;          ///< RESET: drain, reset the GPU, recheck (~5 min [U]).
-  double reboot_s = 600;             ///< REBOOT: host reboot plus GPU stack ready (~10 min [U]).
-  double auto_repair_s = 7200;       ///< SERVICE: mean automated repair (2 h, AIReSim), exponential.
-  double manual_repair_s = 172800;   ///< SERVICE: mean manual repair when automation fails (2 d), exponential.
-  double p_manual = 0.8;             ///< P(automated repair fails and a technician is needed) (AIReSim: 0.8).
-  double undetected_found_s = 86400; ///< Faults no configured check sees are found by people after this [U].
+  double gpu_reset_s = 300;           ///< RESET: drain, reset the GPU, recheck (~5 min [U]).
+  double reboot_s = 600;              ///< REBOOT: host reboot plus GPU stack ready (~10 min [U]).
+  double auto_repair_s = 7200;        ///< SERVICE: mean automated repair (2 h, AIReSim), exponential.
+  double manual_repair_s = 172800;    ///< SERVICE: mean manual repair when automation fails (2 d), exponential.
+  double p_manual = 0.8;              ///< P(automated repair fails and a technician is needed) (AIReSim: 0.8).
+  double undetected_found_s = 86400;  ///< Faults no configured check sees are found by people after this [U].
 };
 
 /// How a matching job checkpoints (/faults/checkpoint/N).
@@ -45,32 +45,32 @@ struct CheckpointRule {
 
 /// A fault placed by hand (/faults/inject/N): tests, what-if studies, replaying an incident.
 struct InjectedFault {
-  double time_s = 0;          ///< When.
-  std::uint32_t node = 0;     ///< Node index.
-  std::uint32_t gpu = 0;      ///< GPU index within the node (GPU faults).
-  std::uint32_t xid = 0;      ///< XID it is reported as (0: none).
+  double time_s = 0;                        ///< When.
+  std::uint32_t node = 0;                   ///< Node index.
+  std::uint32_t gpu = 0;                    ///< GPU index within the node (GPU faults).
+  std::uint32_t xid = 0;                    ///< XID it is reported as (0: none).
   FaultEffect effect = FaultEffect::kNone;  ///< What the simulator does (from the XID catalogue by default).
   Symptom symptom = Symptom::kNone;         ///< How it shows itself (from the XID catalogue by default).
-  std::string cause;          ///< Free text for the results ("injected" by default).
+  std::string cause;                        ///< Free text for the results ("injected" by default).
 };
 
 /// /faults: everything the node lifecycle needs.
 struct FaultsConfig {
-  bool enabled = false;                          ///< True when /faults is present and not disabled.
-  bool random_faults = false;                    ///< True when a profile drives random faults.
-  FaultProfile profile;                          ///< The (merged) fault profile, rates scaled by `rate_scale`.
-  double rate_scale = 1;                         ///< Multiplier on every class's rate (what-if).
-  FaultProcessConfig process;                    ///< Distribution, Weibull shape, lemons (seed set by the runner).
-  std::vector<std::uint32_t> lemon_nodes;        ///< Explicit lemon nodes (indices).
-  std::uint32_t nodes_per_rack = 0;              ///< Rack groups of consecutive nodes (0: no rack faults).
-  std::uint32_t nodes_per_switch = 0;            ///< Switch groups (0: the topology's leaves, if any).
-  std::uint32_t links_per_node = 8;              ///< Scale-out NIC links per node.
-  DetectionConfig detection;                     ///< Health checks, SlurmdTimeout, watchdog (node_count by runner).
-  RepairTimes repair;                            ///< How long nodes stay out.
-  bool restart_failed_jobs = true;               ///< A job killed by a fault (FAILED) is requeued by its wrapper.
-  std::uint32_t max_restarts = 100;              ///< Runs a job may be restarted after faults before it gives up.
-  std::vector<CheckpointRule> checkpoints;       ///< Checkpointing rules, first match wins.
-  std::vector<InjectedFault> inject;             ///< Faults placed by hand.
+  bool enabled = false;                     ///< True when /faults is present and not disabled.
+  bool random_faults = false;               ///< True when a profile drives random faults.
+  FaultProfile profile;                     ///< The (merged) fault profile, rates scaled by `rate_scale`.
+  double rate_scale = 1;                    ///< Multiplier on every class's rate (what-if).
+  FaultProcessConfig process;               ///< Distribution, Weibull shape, lemons (seed set by the runner).
+  std::vector<std::uint32_t> lemon_nodes;   ///< Explicit lemon nodes (indices).
+  std::uint32_t nodes_per_rack = 0;         ///< Rack groups of consecutive nodes (0: no rack faults).
+  std::uint32_t nodes_per_switch = 0;       ///< Switch groups (0: the topology's leaves, if any).
+  std::uint32_t links_per_node = 8;         ///< Scale-out NIC links per node.
+  DetectionConfig detection;                ///< Health checks, SlurmdTimeout, watchdog (node_count by runner).
+  RepairTimes repair;                       ///< How long nodes stay out.
+  bool restart_failed_jobs = true;          ///< A job killed by a fault (FAILED) is requeued by its wrapper.
+  std::uint32_t max_restarts = 100;         ///< Runs a job may be restarted after faults before it gives up.
+  std::vector<CheckpointRule> checkpoints;  ///< Checkpointing rules, first match wins.
+  std::vector<InjectedFault> inject;        ///< Faults placed by hand.
 };
 
 /// The checkpoint rule for a job of `gpus` GPUs named `name`, or nullptr.

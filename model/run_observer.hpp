@@ -13,13 +13,13 @@ namespace gputwin {
 /// Node states as sinfo shows them (derived, CPU-based as in node_info.c:_set_node_mixed_op), with the DRAIN,
 /// DOWN and REBOOT flags of the node lifecycle.
 enum class NodeState : std::uint8_t {
-  kIdle,       ///< IDLE.
-  kMixed,      ///< MIXED: some CPUs allocated.
-  kAllocated,  ///< ALLOCATED: every CPU allocated.
-  kDraining,   ///< DRAINING: drained, jobs still running.
-  kDrained,    ///< DRAINED: drained and idle (a GPU reset runs in this state).
-  kDown,       ///< DOWN: not responding, or out for repair.
-  kRebooting,  ///< REBOOTING (REBOOT_ISSUED).
+  kIdle,          ///< IDLE.
+  kMixed,         ///< MIXED: some CPUs allocated.
+  kAllocated,     ///< ALLOCATED: every CPU allocated.
+  kDraining,      ///< DRAINING: drained, jobs still running.
+  kDrained,       ///< DRAINED: drained and idle (a GPU reset runs in this state).
+  kDown,          ///< DOWN: not responding, or out for repair.
+  kRebooting,     ///< REBOOTING (REBOOT_ISSUED).
   kPoweredDown,   ///< POWERED_DOWN (sinfo idle~): a cloud node that does not exist now.
   kPoweringUp,    ///< POWERING_UP (idle#): a cloud node in its cold start.
   kPoweringDown,  ///< POWERING_DOWN (idle%): a cloud node being removed.
@@ -30,10 +30,10 @@ std::string_view node_state_name(NodeState state);
 
 /// Node conditions beyond what jobs make of a node (sinfo's DRAIN, DOWN and REBOOT flags).
 enum class NodeCondition : std::uint8_t {
-  kNone,       ///< In service.
-  kDrain,      ///< DRAINING (jobs still running) or DRAINED: no new jobs; recovery waits for the jobs to leave.
-  kDown,       ///< DOWN: the node failed (not responding) or is out for repair.
-  kRebooting,  ///< REBOOT_ISSUED: rebooting.
+  kNone,          ///< In service.
+  kDrain,         ///< DRAINING (jobs still running) or DRAINED: no new jobs; recovery waits for the jobs to leave.
+  kDown,          ///< DOWN: the node failed (not responding) or is out for repair.
+  kRebooting,     ///< REBOOT_ISSUED: rebooting.
   kPoweredDown,   ///< POWERED_DOWN: a cloud node not created (or removed); costs nothing on demand.
   kPoweringUp,    ///< POWERING_UP: a cloud node in its cold start.
   kPoweringDown,  ///< POWERING_DOWN: a cloud node being removed.

@@ -54,14 +54,14 @@ void read_autoscaler(const Field& f, const ClusterConfig& cluster, AutoscalerCon
   }
   const auto pool = static_cast<std::uint32_t>(config.nodes.size());
   config.max_nodes = f.has("max_nodes") ? f.at("max_nodes").u32() : pool;
-  if (config.max_nodes > pool)
-    f.at("max_nodes").fail("the pool has only " + std::to_string(pool) + " nodes");
+  if (config.max_nodes > pool) f.at("max_nodes").fail("the pool has only " + std::to_string(pool) + " nodes");
   if (f.has("min_nodes")) config.min_nodes = f.at("min_nodes").u32();
   if (config.min_nodes > config.max_nodes) f.at("min_nodes").fail("more than max_nodes");
   if (f.has("poll_s")) config.poll_s = positive_seconds(f.at("poll_s"));
   read_seconds_if(f, "idle_window_s", config.idle_window_s);
   read_seconds_if(f, "scale_down_s", config.scale_down_s);
-  if (f.has("scale_up_per_poll")) config.scale_up_per_poll = static_cast<std::uint32_t>(f.at("scale_up_per_poll").positive());
+  if (f.has("scale_up_per_poll"))
+    config.scale_up_per_poll = static_cast<std::uint32_t>(f.at("scale_up_per_poll").positive());
   if (f.has("scale_down_per_poll"))
     config.scale_down_per_poll = static_cast<std::uint32_t>(f.at("scale_down_per_poll").positive());
   if (f.has("cold_start")) read_cold_start(f.at("cold_start"), config.cold_start);
@@ -104,7 +104,8 @@ void read_power_save(const Field& f, const ClusterConfig& cluster, AutoscalerCon
   if (f.has("cold_start")) read_cold_start(f.at("cold_start"), config.cold_start);
   if (config.resume_timeout_s > 0 && config.cold_start.total_s() > config.resume_timeout_s) {
     f.fail("ResumeTimeout (" + std::to_string(static_cast<long long>(config.resume_timeout_s)) +
-           " s) is shorter than the cold start (" + std::to_string(static_cast<long long>(config.cold_start.total_s())) +
+           " s) is shorter than the cold start (" +
+           std::to_string(static_cast<long long>(config.cold_start.total_s())) +
            " s): every resume would fail; raise ResumeTimeout or shorten /power_save/cold_start");
   }
 }
@@ -162,7 +163,8 @@ void read_operations(const Field& f, const ClusterConfig& cluster, std::vector<C
 }
 
 void read_cost(const Field& f, const ClusterConfig& cluster, CostConfig& config) {
-  f.expect_object({"prices", "spot_interruptions_per_node_day", "spot_notice_s", "sample_s", "quota_check_s", "quotas"});
+  f.expect_object(
+      {"prices", "spot_interruptions_per_node_day", "spot_notice_s", "sample_s", "quota_check_s", "quotas"});
   config.enabled = true;
   if (f.has("prices")) {
     const Field prices = f.at("prices");
@@ -180,8 +182,7 @@ void read_cost(const Field& f, const ClusterConfig& cluster, CostConfig& config)
         if (priced[n]) p.at("nodes").fail("node '" + cluster.nodes[n].name + "' already has a price");
         priced[n] = 1;
       }
-      if (p.has("usd_per_node_hour") == p.has("usd_per_gpu_hour"))
-        p.fail("give usd_per_node_hour or usd_per_gpu_hour");
+      if (p.has("usd_per_node_hour") == p.has("usd_per_gpu_hour")) p.fail("give usd_per_node_hour or usd_per_gpu_hour");
       if (p.has("usd_per_node_hour")) {
         price.usd_per_node_hour = non_negative_number(p.at("usd_per_node_hour"));
       } else {

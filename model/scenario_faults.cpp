@@ -96,14 +96,22 @@ HealthCheckNodeState read_node_state(const Field& f) {
     begin = comma + 1;
     const std::string w = lower(word);
     if (w == "any") continue;
-    if (w == "idle") s.idle = true;
-    else if (w == "alloc") s.alloc = true;
-    else if (w == "mixed") s.mixed = true;
-    else if (w == "nondrained_idle") s.nondrained_idle = true;
-    else if (w == "cycle") s.cycle = true;
-    else if (w == "start_only") s.start_only = true;
-    else f.fail("unknown HealthCheckNodeState '" + std::string(word) + "' (ANY, IDLE, ALLOC, MIXED, NONDRAINED_IDLE, "
-                "CYCLE, START_ONLY)");
+    if (w == "idle")
+      s.idle = true;
+    else if (w == "alloc")
+      s.alloc = true;
+    else if (w == "mixed")
+      s.mixed = true;
+    else if (w == "nondrained_idle")
+      s.nondrained_idle = true;
+    else if (w == "cycle")
+      s.cycle = true;
+    else if (w == "start_only")
+      s.start_only = true;
+    else
+      f.fail("unknown HealthCheckNodeState '" + std::string(word) +
+             "' (ANY, IDLE, ALLOC, MIXED, NONDRAINED_IDLE, "
+             "CYCLE, START_ONLY)");
   }
   return s;
 }
@@ -128,8 +136,8 @@ CheckpointRule read_checkpoint(const Field& f) {
   if (f.has("parameters_billion")) {
     const double params = f.at("parameters_billion").number();
     if (!(params > 0)) f.at("parameters_billion").fail("expected a positive number");
-    const double bytes = f.has("bytes_per_parameter") ? f.at("bytes_per_parameter").number()
-                                                      : kCheckpointBytesPerParameter;
+    const double bytes =
+        f.has("bytes_per_parameter") ? f.at("bytes_per_parameter").number() : kCheckpointBytesPerParameter;
     if (!(bytes > 0)) f.at("bytes_per_parameter").fail("expected a positive number");
     const Field st = f.at("storage");
     st.expect_object({"write_gbps", "read_gbps"});
@@ -183,8 +191,9 @@ InjectedFault read_injected(const Field& f, const ClusterConfig& cluster) {
       if (to_string(static_cast<Symptom>(i)) == s) fault.symptom = static_cast<Symptom>(i), found = true;
     }
     if (!found)
-      f.at("symptom").fail("expected none, app_error, gpu_error, gpu_lost, link_down, host_error, host_down, hang, "
-                           "degraded, silent or announced");
+      f.at("symptom").fail(
+          "expected none, app_error, gpu_error, gpu_lost, link_down, host_error, host_down, hang, "
+          "degraded, silent or announced");
   }
   fault.cause = f.has("cause") ? f.at("cause").string() : "injected";
   return fault;
@@ -203,11 +212,29 @@ void read_repair(const Field& f, RepairTimes& r) {
 }  // namespace
 
 void read_faults(const Field& f, const ClusterConfig& cluster, FaultsConfig& config) {
-  f.expect_object({"enabled", "profile", "rate_scale", "distribution", "weibull_shape", "weibull_start", "lemons",
-                   "nodes_per_rack", "nodes_per_switch", "links_per_node", "HealthCheckInterval",
-                   "HealthCheckNodeState", "HealthCheckProgram", "health_check_run_time_s", "SlurmdTimeout",
-                   "active_checks", "nccl_watchdog_s", "requeue_on_detection", "repair", "restart_failed_jobs",
-                   "max_restarts", "checkpoint", "inject"});
+  f.expect_object({"enabled",
+                   "profile",
+                   "rate_scale",
+                   "distribution",
+                   "weibull_shape",
+                   "weibull_start",
+                   "lemons",
+                   "nodes_per_rack",
+                   "nodes_per_switch",
+                   "links_per_node",
+                   "HealthCheckInterval",
+                   "HealthCheckNodeState",
+                   "HealthCheckProgram",
+                   "health_check_run_time_s",
+                   "SlurmdTimeout",
+                   "active_checks",
+                   "nccl_watchdog_s",
+                   "requeue_on_detection",
+                   "repair",
+                   "restart_failed_jobs",
+                   "max_restarts",
+                   "checkpoint",
+                   "inject"});
   config.enabled = !f.has("enabled") || f.at("enabled").boolean();
   if (f.has("rate_scale")) {
     config.rate_scale = f.at("rate_scale").number();
@@ -234,9 +261,12 @@ void read_faults(const Field& f, const ClusterConfig& cluster, FaultsConfig& con
   }
   if (f.has("distribution")) {
     const std::string d = f.at("distribution").string();
-    if (d == "exponential") config.process.distribution = InterFailure::kExponential;
-    else if (d == "weibull") config.process.distribution = InterFailure::kWeibull;
-    else f.at("distribution").fail("expected exponential or weibull");
+    if (d == "exponential")
+      config.process.distribution = InterFailure::kExponential;
+    else if (d == "weibull")
+      config.process.distribution = InterFailure::kWeibull;
+    else
+      f.at("distribution").fail("expected exponential or weibull");
   }
   if (f.has("weibull_shape")) {
     config.process.weibull_shape = f.at("weibull_shape").number();
@@ -244,9 +274,12 @@ void read_faults(const Field& f, const ClusterConfig& cluster, FaultsConfig& con
   }
   if (f.has("weibull_start")) {
     const std::string s = f.at("weibull_start").string();
-    if (s == "stationary") config.process.weibull_start = WeibullStart::kStationary;
-    else if (s == "new") config.process.weibull_start = WeibullStart::kNew;
-    else f.at("weibull_start").fail("expected stationary or new");
+    if (s == "stationary")
+      config.process.weibull_start = WeibullStart::kStationary;
+    else if (s == "new")
+      config.process.weibull_start = WeibullStart::kNew;
+    else
+      f.at("weibull_start").fail("expected stationary or new");
   }
   if (f.has("lemons")) {
     const Field l = f.at("lemons");

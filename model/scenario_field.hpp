@@ -13,8 +13,8 @@
 #include "model/accounting.hpp"
 #include "model/cloud_config.hpp"
 #include "model/cluster.hpp"
-#include "model/faults_config.hpp"
 #include "model/errors.hpp"
+#include "model/faults_config.hpp"
 #include "model/job.hpp"
 #include "model/performance.hpp"
 

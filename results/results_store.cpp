@@ -365,9 +365,18 @@ void write_fault_tables(Database& db, const ClusterState& state, const FaultLog&
       bind_text(st.stmt, 4, f.cause);
       sqlite3_bind_int64(st.stmt, 5, f.xid);
       bind_text(st.stmt, 6, std::string(to_string(f.component)));
-      if (f.node < nodes.size()) bind_text(st.stmt, 7, nodes[f.node].name); else sqlite3_bind_null(st.stmt, 7);
-      if (f.gpu != UINT32_MAX) sqlite3_bind_int64(st.stmt, 8, f.gpu); else sqlite3_bind_null(st.stmt, 8);
-      if (f.group != UINT32_MAX) sqlite3_bind_int64(st.stmt, 9, f.group); else sqlite3_bind_null(st.stmt, 9);
+      if (f.node < nodes.size())
+        bind_text(st.stmt, 7, nodes[f.node].name);
+      else
+        sqlite3_bind_null(st.stmt, 7);
+      if (f.gpu != UINT32_MAX)
+        sqlite3_bind_int64(st.stmt, 8, f.gpu);
+      else
+        sqlite3_bind_null(st.stmt, 8);
+      if (f.group != UINT32_MAX)
+        sqlite3_bind_int64(st.stmt, 9, f.group);
+      else
+        sqlite3_bind_null(st.stmt, 9);
       sqlite3_bind_int64(st.stmt, 10, f.nodes_hit);
       bind_text(st.stmt, 11, std::string(to_string(f.effect)));
       bind_text(st.stmt, 12, std::string(to_string(f.symptom)));
@@ -445,8 +454,14 @@ void write_cloud_tables(Database& db, const ClusterState& state, const CloudLog&
       sqlite3_bind_double(op.stmt, 1, to_seconds_f(r.time));
       bind_text(op.stmt, 2, r.action);
       bind_text(op.stmt, 3, r.step);
-      if (r.node < nodes.size()) bind_text(op.stmt, 4, nodes[r.node].name); else sqlite3_bind_null(op.stmt, 4);
-      if (!r.name.empty()) bind_text(op.stmt, 5, r.name); else sqlite3_bind_null(op.stmt, 5);
+      if (r.node < nodes.size())
+        bind_text(op.stmt, 4, nodes[r.node].name);
+      else
+        sqlite3_bind_null(op.stmt, 4);
+      if (!r.name.empty())
+        bind_text(op.stmt, 5, r.name);
+      else
+        sqlite3_bind_null(op.stmt, 5);
       sqlite3_bind_int64(op.stmt, 6, r.jobs_killed);
       db.step(op.stmt);
     }
@@ -457,7 +472,10 @@ void write_cloud_tables(Database& db, const ClusterState& state, const CloudLog&
       sqlite3_bind_double(st.stmt, 1, to_seconds_f(e.time));
       bind_text(st.stmt, 2, e.user);
       bind_text(st.stmt, 3, e.action);
-      if (e.job_id != 0) sqlite3_bind_int64(st.stmt, 4, static_cast<sqlite3_int64>(e.job_id)); else sqlite3_bind_null(st.stmt, 4);
+      if (e.job_id != 0)
+        sqlite3_bind_int64(st.stmt, 4, static_cast<sqlite3_int64>(e.job_id));
+      else
+        sqlite3_bind_null(st.stmt, 4);
       sqlite3_bind_double(st.stmt, 5, e.spend_usd);
       sqlite3_bind_double(st.stmt, 6, e.projected_usd);
       db.step(st.stmt);
@@ -711,7 +729,8 @@ void write_results(const std::filesystem::path& out_dir, const RunInfo& info, co
   const auto csv_tmp = out_dir / ".jobs.csv.tmp";
   const auto json_tmp = out_dir / ".summary.json.tmp";
   try {
-    const std::optional<MetricsTotals> totals = write_sqlite(db_tmp, info, state, summary, recorder, metrics, faults, cloud);
+    const std::optional<MetricsTotals> totals =
+        write_sqlite(db_tmp, info, state, summary, recorder, metrics, faults, cloud);
     write_csv(csv_tmp, state);
     write_text(json_tmp, summary_json(info, summary, totals ? &*totals : nullptr));
   } catch (...) {

@@ -14,8 +14,7 @@ double nearest_rank_percentile(const std::vector<double>& sorted, double p) {
   return sorted[rank - 1];
 }
 
-RunSummary summarize(const ClusterState& state, std::uint64_t rejected, const FaultLog* faults,
-                     const CloudLog* cloud) {
+RunSummary summarize(const ClusterState& state, std::uint64_t rejected, const FaultLog* faults, const CloudLog* cloud) {
   RunSummary s;
   s.jobs = state.job_count();
   s.rejected = rejected;

@@ -6,8 +6,8 @@
 #include <map>
 #include <string>
 
-#include "model/cluster_state.hpp"
 #include "model/cloud_log.hpp"
+#include "model/cluster_state.hpp"
 #include "model/fault_log.hpp"
 
 namespace gputwin {
@@ -40,31 +40,31 @@ struct RunSummary {
   double placement_gpu_hours = 0;                 ///< GPU-hours that placement added to jobs that ran to their end
                                                   ///< (time on their nodes minus their trace time; < 0 if faster).
   // Node lifecycle (zeros without /faults).
-  bool lifecycle = false;                         ///< True when the run had a node lifecycle (/faults).
-  std::uint64_t faults = 0;                       ///< Faults that struck a node in service.
-  std::uint64_t faults_suppressed = 0;            ///< Faults on components already out of service.
-  std::uint64_t job_interruptions = 0;            ///< Job runs ended by a fault.
-  std::uint64_t black_hole_interruptions = 0;     ///< ... of them started on a faulty node nobody had noticed yet.
-  double allocated_gpu_hours = 0;                 ///< GPU-hours of every run, requeued ones included.
-  double gpu_hours_lost_fault_work = 0;           ///< Work lost to faults (recomputed or never finished).
-  double gpu_hours_lost_restart = 0;              ///< Restart overhead (u0) after faults and preemptions.
-  double gpu_hours_checkpoint = 0;                ///< Blocking checkpoint writes.
-  double goodput = 1;                             ///< 1 - (fault, preemption, restart, checkpoint losses) / allocated.
-  double node_availability = 1;                   ///< 1 - node time out of service / (nodes x run length).
+  bool lifecycle = false;                      ///< True when the run had a node lifecycle (/faults).
+  std::uint64_t faults = 0;                    ///< Faults that struck a node in service.
+  std::uint64_t faults_suppressed = 0;         ///< Faults on components already out of service.
+  std::uint64_t job_interruptions = 0;         ///< Job runs ended by a fault.
+  std::uint64_t black_hole_interruptions = 0;  ///< ... of them started on a faulty node nobody had noticed yet.
+  double allocated_gpu_hours = 0;              ///< GPU-hours of every run, requeued ones included.
+  double gpu_hours_lost_fault_work = 0;        ///< Work lost to faults (recomputed or never finished).
+  double gpu_hours_lost_restart = 0;           ///< Restart overhead (u0) after faults and preemptions.
+  double gpu_hours_checkpoint = 0;             ///< Blocking checkpoint writes.
+  double goodput = 1;                          ///< 1 - (fault, preemption, restart, checkpoint losses) / allocated.
+  double node_availability = 1;                ///< 1 - node time out of service / (nodes x run length).
   std::map<std::string, double> lost_gpu_hours_by_class;  ///< Fault work lost per fault class.
   // Cloud (zeros without /autoscaler and /cost).
-  bool autoscaled = false;                        ///< True when an autoscaler ran.
-  std::uint64_t nodes_created = 0;                ///< Cloud nodes the autoscaler created.
-  std::uint64_t boot_failures = 0;                ///< ... that never registered.
-  std::uint64_t nodes_removed = 0;                ///< Cloud nodes it removed after their idle window.
-  double pool_node_hours = 0;                     ///< Node-hours the cloud pool was up (booting included).
-  double cold_start_s = 0;                        ///< Cold start of a new node.
-  bool costed = false;                            ///< True when a cost model ran.
-  double cost_total_usd = 0;                      ///< What the cluster cost.
-  double cost_idle_usd = 0;                       ///< ... for capacity no job used.
-  double cost_per_used_gpu_hour = 0;              ///< cost_total_usd / GPU-hours jobs held.
-  std::uint64_t spot_interruptions = 0;           ///< Spot nodes reclaimed.
-  std::uint64_t quota_cancels = 0;                ///< Jobs cancelled or refused by quotas.
+  bool autoscaled = false;               ///< True when an autoscaler ran.
+  std::uint64_t nodes_created = 0;       ///< Cloud nodes the autoscaler created.
+  std::uint64_t boot_failures = 0;       ///< ... that never registered.
+  std::uint64_t nodes_removed = 0;       ///< Cloud nodes it removed after their idle window.
+  double pool_node_hours = 0;            ///< Node-hours the cloud pool was up (booting included).
+  double cold_start_s = 0;               ///< Cold start of a new node.
+  bool costed = false;                   ///< True when a cost model ran.
+  double cost_total_usd = 0;             ///< What the cluster cost.
+  double cost_idle_usd = 0;              ///< ... for capacity no job used.
+  double cost_per_used_gpu_hour = 0;     ///< cost_total_usd / GPU-hours jobs held.
+  std::uint64_t spot_interruptions = 0;  ///< Spot nodes reclaimed.
+  std::uint64_t quota_cancels = 0;       ///< Jobs cancelled or refused by quotas.
 };
 
 /// Bounded-slowdown threshold tau, seconds.

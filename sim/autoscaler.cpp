@@ -50,7 +50,8 @@ Autoscaler::Autoscaler(const AutoscalerConfig& config, const ClusterState& state
   for (NodeIndex n = 0; n < nodes.size(); ++n) {
     if (pool_index_[n] >= 0 || !nodes[n].available) continue;
     for (std::size_t s = 0; s < shapes_.size(); ++s) {
-      if (nodes[n].cpus == shapes_[s].cpus && nodes[n].gpus == shapes_[s].gpus && nodes[n].memory_mb == shapes_[s].mem_mb)
+      if (nodes[n].cpus == shapes_[s].cpus && nodes[n].gpus == shapes_[s].gpus &&
+          nodes[n].memory_mb == shapes_[s].mem_mb)
         ++capacity_[s];
     }
   }
@@ -83,7 +84,8 @@ void Autoscaler::on_event(SimWorld& world, std::uint64_t tgt, std::uint32_t gene
       const NodeIndex node = pool_[index];
       // ResumeTimeout: a node slower than the limit is set DOWN+POWERED_DOWN (slurm-semantics.md 4).
       const bool too_slow = config_.resume_timeout_s > 0 && config_.cold_start.total_s() > config_.resume_timeout_s;
-      if (too_slow || (config_.boot_failure_probability > 0 && boot_rng_.uniform() < config_.boot_failure_probability)) {
+      if (too_slow ||
+          (config_.boot_failure_probability > 0 && boot_rng_.uniform() < config_.boot_failure_probability)) {
         // The node never registers: it is deleted (it cost its boot) and the next decision may try again.
         node_seconds_ += to_seconds_f(world.now() - p->up_since);
         p->power = Power::kOff;
@@ -114,7 +116,8 @@ int Autoscaler::shape_for(JobIndex job) const {
   const std::uint32_t cpus_per_node = (r.cpus + nodes - 1) / nodes;
   for (std::size_t s = 0; s < shapes_.size(); ++s) {
     const Shape& shape = shapes_[s];
-    if (shape.gpus >= r.gpus_per_node && shape.mem_mb >= r.mem_per_node_mb && (r.nodes == 0 || shape.cpus >= cpus_per_node))
+    if (shape.gpus >= r.gpus_per_node && shape.mem_mb >= r.mem_per_node_mb &&
+        (r.nodes == 0 || shape.cpus >= cpus_per_node))
       return static_cast<int>(s);
   }
   return -1;
@@ -186,7 +189,8 @@ void Autoscaler::poll(SimWorld& world) {
   }
   // Scale down: pool nodes idle for the whole window, above min_nodes, when no pending job that fits the shape's
   // capacity still needs nodes of it (a gang of nodes waiting for the rest of a big job's nodes is kept).
-  std::uint32_t removable = std::min(config_.scale_down_per_poll, active > config_.min_nodes ? active - config_.min_nodes : 0);
+  std::uint32_t removable =
+      std::min(config_.scale_down_per_poll, active > config_.min_nodes ? active - config_.min_nodes : 0);
   const SimTime window = from_seconds_f(config_.idle_window_s);
   for (std::size_t i = pool_.size(); i-- > 0 && removable > 0;) {
     PoolNode& p = nodes_[i];

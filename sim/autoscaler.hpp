@@ -7,8 +7,9 @@
 // shape against the idle and booting nodes of that shape, and creates the difference (bounded by max_nodes and
 // scale_up_per_poll). A created node is POWERING_UP for its cold start (provisioning, GPU advertisement, driver,
 // image, slurmd registration, health check), then takes jobs. A pool node idle for `idle_window_s` is removed
-// unless pending jobs still need nodes of its shape (jobs larger than the shape's capacity count for neither): POWERING_DOWN for `scale_down_s`, then POWERED_DOWN. Nodes the lifecycle took
-// out (drained, down, rebooting) are left alone.
+// unless pending jobs still need nodes of its shape (jobs larger than the shape's capacity count for neither):
+// POWERING_DOWN for `scale_down_s`, then POWERED_DOWN. Nodes the lifecycle took out (drained, down, rebooting) are left
+// alone.
 #pragma once
 
 #include <cstdint>
@@ -53,8 +54,8 @@ class Autoscaler {
   enum class Power : std::uint8_t { kOff, kBooting, kUp, kRemoving };
   struct PoolNode {
     Power power = Power::kUp;
-    SimTime idle_since = 0;    // when it last became idle (kNever while busy)
-    SimTime up_since = 0;      // when it was last created (for node-seconds)
+    SimTime idle_since = 0;  // when it last became idle (kNever while busy)
+    SimTime up_since = 0;    // when it was last created (for node-seconds)
     std::uint32_t generation = 0;
     std::uint32_t shape = 0;
   };
@@ -62,7 +63,9 @@ class Autoscaler {
     std::uint32_t cpus = 0, gpus = 0;
     std::uint64_t mem_mb = 0;
   };
-  static std::uint64_t target(Kind kind, std::uint64_t index) { return (static_cast<std::uint64_t>(kind) << 56) | index; }
+  static std::uint64_t target(Kind kind, std::uint64_t index) {
+    return (static_cast<std::uint64_t>(kind) << 56) | index;
+  }
   void poll(SimWorld& world);
   int shape_for(JobIndex job) const;
   std::uint32_t nodes_needed(JobIndex job, const Shape& shape) const;
@@ -77,7 +80,7 @@ class Autoscaler {
   std::vector<PoolNode> nodes_;           // per pool node
   std::vector<Shape> shapes_;
   std::vector<ScalingRecord> records_;
-  double node_seconds_ = 0;               // closed up-intervals
+  double node_seconds_ = 0;                     // closed up-intervals
   std::vector<std::uint32_t> demand_, supply_;  // per shape, scratch
   std::vector<std::uint32_t> capacity_;         // per shape: most nodes it can ever have
 };

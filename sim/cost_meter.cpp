@@ -82,7 +82,7 @@ double CostMeter::job_burn(JobIndex job) const {
   for (const NodeAllocation& a : state_.allocation(job)) {
     const NodeConfig& n = nodes[a.node];
     const double share = n.gpus > 0 ? static_cast<double>(a.gpus) / n.gpus
-                                     : static_cast<double>(a.cpus) / std::max<std::uint32_t>(n.cpus, 1);
+                                    : static_cast<double>(a.cpus) / std::max<std::uint32_t>(n.cpus, 1);
     burn += price_[a.node] * share;
   }
   return burn;

@@ -53,8 +53,8 @@ class CostMeter {
  private:
   enum Kind : std::uint64_t { kSample = 1, kQuota = 2, kSpot = 3, kReclaim = 4 };
   struct Account {
-    double burn = 0;     // USD per hour now
-    double spent = 0;    // USD up to `since`
+    double burn = 0;   // USD per hour now
+    double spent = 0;  // USD up to `since`
     SimTime since = 0;
     [[nodiscard]] double at(SimTime t) const { return spent + burn * to_seconds_f(t - since) / 3600.0; }
     void change(SimTime t, double delta) {
@@ -69,7 +69,9 @@ class CostMeter {
     bool warned = false;
     bool blocked = false;
   };
-  static std::uint64_t target(Kind kind, std::uint64_t index) { return (static_cast<std::uint64_t>(kind) << 56) | index; }
+  static std::uint64_t target(Kind kind, std::uint64_t index) {
+    return (static_cast<std::uint64_t>(kind) << 56) | index;
+  }
   double job_burn(JobIndex job) const;
   bool billed(NodeIndex node, NodeCondition condition) const;
   void check_quotas(SimWorld& world);
@@ -79,16 +81,16 @@ class CostMeter {
   const CostConfig& config_;
   const ClusterState& state_;
   Rng spot_rng_;
-  std::vector<double> price_;                     // per node, USD per hour
-  std::vector<PurchaseModel> model_;              // per node
+  std::vector<double> price_;                          // per node, USD per hour
+  std::vector<PurchaseModel> model_;                   // per node
   std::vector<std::uint32_t> job_user_, job_account_;  // per job
   std::vector<std::string> users_, accounts_;
   std::vector<Account> user_acct_, account_acct_;
-  Account cluster_, used_;                         // all billed nodes; the part jobs use
+  Account cluster_, used_;  // all billed nodes; the part jobs use
   std::vector<QuotaState> quotas_;
   std::vector<std::uint8_t> user_blocked_;
   std::vector<NodeIndex> spot_nodes_;
-  std::vector<std::uint32_t> spot_generation_;     // per node
+  std::vector<std::uint32_t> spot_generation_;  // per node
   double spot_rate_per_s_ = 0;
   CloudLog* log_ = nullptr;
   CloudLog own_log_;

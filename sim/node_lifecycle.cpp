@@ -157,8 +157,7 @@ void NodeLifecycle::on_event(SimWorld& world, std::uint64_t tgt, std::uint32_t g
       r.fault_class = "injected";
       r.cause = in.cause;
       r.xid = in.xid;
-      r.component = state_.config().nodes[in.node].gpus > 0 && in.xid != 0 ? ComponentKind::kGpu
-                                                                             : ComponentKind::kNode;
+      r.component = state_.config().nodes[in.node].gpus > 0 && in.xid != 0 ? ComponentKind::kGpu : ComponentKind::kNode;
       r.node = in.node;
       r.gpu = r.component == ComponentKind::kGpu ? in.gpu : UINT32_MAX;
       r.effect = in.effect;
@@ -283,8 +282,8 @@ RunCheckpointing NodeLifecycle::plan_for(JobIndex job) {
         fp.switches = count_groups(shape.switch_groups);
         fp.racks = count_groups(shape.rack_groups);
       }
-      const double mttf_s = process_ ? job_mttf_hours(process_->profile(), fp) * 3600.0
-                                     : std::numeric_limits<double>::infinity();
+      const double mttf_s =
+          process_ ? job_mttf_hours(process_->profile(), fp) * 3600.0 : std::numeric_limits<double>::infinity();
       CheckpointRecord rec;
       rec.job = job;
       rec.gpus = gpus;
@@ -396,7 +395,7 @@ void NodeLifecycle::detect(SimWorld& world, NodeIndex node) {
     FaultRecord& f = log_.faults[h.fault];
     if (--fault_nodes_out_[h.fault] == 0) f.returned = world.now();
     h = NodeHealth{Phase::kUp, FaultEffect::kNone, Symptom::kNone, 0, kNever, DetectedBy::kNotDetected, false, false,
-                   kNever, h.generation + 1};
+                   kNever,     h.generation + 1};
     return;
   }
   const HealthCheckNodeState& filter = detection_.slurm.health_check_node_state;
@@ -474,7 +473,7 @@ void NodeLifecycle::start_recovery(SimWorld& world, NodeIndex node) {
   } else {
     seconds = h.effect == FaultEffect::kRebootNode ? config_.repair.reboot_s
               : h.effect == FaultEffect::kResetGpu ? config_.repair.gpu_reset_s
-                                                    : repair_time_s(h.fault);
+                                                   : repair_time_s(h.fault);
   }
   if (h.effect == FaultEffect::kRebootNode) {
     world.set_node_condition(node, NodeCondition::kRebooting);
@@ -492,7 +491,7 @@ void NodeLifecycle::node_returns(SimWorld& world, NodeIndex node) {
   FaultRecord& f = log_.faults[h.fault];
   if (--fault_nodes_out_[h.fault] == 0) f.returned = world.now();
   h = NodeHealth{Phase::kUp, FaultEffect::kNone, Symptom::kNone, 0, kNever, DetectedBy::kNotDetected, false, false,
-                 kNever, h.generation + 1};
+                 kNever,     h.generation + 1};
   world.set_node_condition(node, NodeCondition::kNone);
 }
 

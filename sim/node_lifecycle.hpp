@@ -86,11 +86,11 @@ class NodeLifecycle {
     Phase phase = Phase::kUp;
     FaultEffect effect = FaultEffect::kNone;
     Symptom symptom = Symptom::kNone;
-    std::uint32_t fault = 0;       // index in log_.faults of the fault that took it
+    std::uint32_t fault = 0;  // index in log_.faults of the fault that took it
     SimTime detect_at = kNever;
     DetectedBy by = DetectedBy::kNotDetected;
     bool by_people = false;
-    bool down = false;             // DOWN rather than DRAIN
+    bool down = false;  // DOWN rather than DRAIN
     SimTime out_since = kNever;
     std::uint32_t generation = 0;
   };
@@ -98,12 +98,14 @@ class NodeLifecycle {
     SimTime time = kNever;
     std::uint32_t fault = 0;
     DetectedBy by = DetectedBy::kAtOnce;
-    std::uint32_t run = 0;  // the job's restarts when armed
+    std::uint32_t run = 0;            // the job's restarts when armed
     SimTime progress_until = kNever;  // a stalled job made no progress after this
     bool black_hole = false;          // armed at the job's start on a node already faulty
   };
 
-  static std::uint64_t target(Kind kind, std::uint64_t index) { return (static_cast<std::uint64_t>(kind) << 56) | index; }
+  static std::uint64_t target(Kind kind, std::uint64_t index) {
+    return (static_cast<std::uint64_t>(kind) << 56) | index;
+  }
   void arm_next_random(SimWorld& world);
   void strike(SimWorld& world, FaultRecord record, std::span<const std::uint32_t> nodes);
   void hit_jobs_on(SimWorld& world, NodeIndex node, SimTime fault_time, Symptom symptom, std::uint32_t fault);
@@ -124,11 +126,11 @@ class NodeLifecycle {
   std::optional<FaultEvent> next_fault_;
   Rng repair_rng_;
   std::vector<NodeHealth> nodes_;
-  std::vector<PendingInterrupt> interrupts_;  // per job
-  std::vector<RunCheckpointing> run_plan_;    // per job, current run
-  std::vector<std::uint8_t> planned_;         // per job: checkpoint plan recorded
-  std::vector<RunCheckpointing> first_plan_;  // per job: interval and write chosen at first start
-  std::vector<double> fault_repair_s_;        // per fault: drawn repair time (-1: not drawn)
+  std::vector<PendingInterrupt> interrupts_;    // per job
+  std::vector<RunCheckpointing> run_plan_;      // per job, current run
+  std::vector<std::uint8_t> planned_;           // per job: checkpoint plan recorded
+  std::vector<RunCheckpointing> first_plan_;    // per job: interval and write chosen at first start
+  std::vector<double> fault_repair_s_;          // per fault: drawn repair time (-1: not drawn)
   std::vector<std::uint32_t> fault_nodes_out_;  // per fault: its nodes still out
   FaultLog log_;
 };

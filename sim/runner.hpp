@@ -40,23 +40,23 @@ struct RunOptions {
 
 /// Everything a finished run produced.
 struct RunOutcome {
-  std::unique_ptr<Scenario> scenario;          ///< The scenario as run (with overrides applied).
-  std::unique_ptr<ClusterState> state;         ///< Final state: every job's times, allocation and state.
-  std::unique_ptr<RunRecorder> recorder;       ///< Node history.
-  std::unique_ptr<JobSpeedModel> speed_model;  ///< The placement-aware speed model, if the scenario has one.
-  std::unique_ptr<NodeLifecycle> lifecycle;    ///< Faults, drain and repair, if the scenario has /faults.
-  std::unique_ptr<Autoscaler> autoscaler;      ///< Cloud node autoscaling, if the scenario has /autoscaler.
-  std::unique_ptr<CostMeter> cost;             ///< Prices and quotas, if the scenario has /cost.
+  std::unique_ptr<Scenario> scenario;             ///< The scenario as run (with overrides applied).
+  std::unique_ptr<ClusterState> state;            ///< Final state: every job's times, allocation and state.
+  std::unique_ptr<RunRecorder> recorder;          ///< Node history.
+  std::unique_ptr<JobSpeedModel> speed_model;     ///< The placement-aware speed model, if the scenario has one.
+  std::unique_ptr<NodeLifecycle> lifecycle;       ///< Faults, drain and repair, if the scenario has /faults.
+  std::unique_ptr<Autoscaler> autoscaler;         ///< Cloud node autoscaling, if the scenario has /autoscaler.
+  std::unique_ptr<CostMeter> cost;                ///< Prices and quotas, if the scenario has /cost.
   std::unique_ptr<ClusterOperations> operations;  ///< Operations at given times, if the scenario has /operations.
-  CloudLog cloud;                              ///< Scaling actions, cost series and quota events.
-  std::unique_ptr<SimWorld> world;             ///< The world (its clock is where the run stopped).
-  std::unique_ptr<Scheduler> scheduler;        ///< The policy, for views of its state (sprio, sshare).
-  RunSummary summary;                          ///< Headline numbers.
-  SchedulerStats scheduler_stats;              ///< Scheduler work counters.
-  SimCounters counters;                        ///< Engine counters.
-  std::uint64_t rejected = 0;                  ///< Jobs rejected at submit.
-  double load_wall_s = 0;                      ///< Wall seconds to load or generate the workload.
-  double sim_wall_s = 0;                       ///< Wall seconds of the simulation itself.
+  CloudLog cloud;                                 ///< Scaling actions, cost series and quota events.
+  std::unique_ptr<SimWorld> world;                ///< The world (its clock is where the run stopped).
+  std::unique_ptr<Scheduler> scheduler;           ///< The policy, for views of its state (sprio, sshare).
+  RunSummary summary;                             ///< Headline numbers.
+  SchedulerStats scheduler_stats;                 ///< Scheduler work counters.
+  SimCounters counters;                           ///< Engine counters.
+  std::uint64_t rejected = 0;                     ///< Jobs rejected at submit.
+  double load_wall_s = 0;                         ///< Wall seconds to load or generate the workload.
+  double sim_wall_s = 0;                          ///< Wall seconds of the simulation itself.
 };
 
 /// Runs `scenario` to completion.

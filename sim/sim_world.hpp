@@ -10,14 +10,14 @@
 
 #include "model/cluster_state.hpp"
 #include "model/fault_log.hpp"
-#include "results/gpu_metrics.hpp"
 #include "model/run_observer.hpp"
 #include "model/scenario.hpp"
+#include "results/gpu_metrics.hpp"
 #include "scheduler/scheduler.hpp"
 #include "scheduler/world.hpp"
-#include "sim/engine/event_queue.hpp"
 #include "sim/autoscaler.hpp"
 #include "sim/cost_meter.hpp"
+#include "sim/engine/event_queue.hpp"
 #include "sim/job_speed_model.hpp"
 #include "sim/node_lifecycle.hpp"
 #include "sim/operations.hpp"
@@ -169,15 +169,15 @@ class SimWorld final : public World {
   Autoscaler* autoscaler_ = nullptr;
   CostMeter* cost_ = nullptr;
   ClusterOperations* operations_ = nullptr;
-  std::vector<JobIndex> pending_list_;  // with an autoscaler
-  std::vector<std::uint8_t> listed_;    // with an autoscaler: per job, in pending_list_
+  std::vector<JobIndex> pending_list_;                // with an autoscaler
+  std::vector<std::uint8_t> listed_;                  // with an autoscaler: per job, in pending_list_
   std::vector<NodeCondition> node_condition_;         // with a lifecycle: per node
   std::vector<std::vector<JobIndex>> node_job_list_;  // with a lifecycle: running jobs per node
   std::vector<std::uint8_t> fault_requeue_;           // with a lifecycle: per job, requeue at release
   std::vector<double> run_lost_s_;                    // with a lifecycle: per job, wall seconds its last run lost
   std::vector<XidEvent> xids_;
   std::vector<NodeConditionEvent> condition_changes_;  // every set_node_condition change (a few per fault)
-  std::int64_t pending_ = 0;  // submitted jobs waiting to start
+  std::int64_t pending_ = 0;                           // submitted jobs waiting to start
   SimTime latest_return_ = 0;
 };
 

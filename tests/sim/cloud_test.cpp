@@ -132,13 +132,17 @@ TEST(ClusterOperations, AddRemoveImageVolumeAndMaintenanceByHand) {
                     (r.node == UINT32_MAX ? "-" : o.state->config().nodes[r.node].name) + " " +
                     std::to_string(r.jobs_killed));
   }
-  const std::vector<std::string> expected = {
-      "500 remove_nodes start - 0",          "1000 add_nodes start - 0",
-      "1011 remove_nodes node_removed n002 0", "1300 add_nodes node_ready n004 0",
-      "1500 update_image start - 0",         "2000 attach_volume start - 1",
-      "2600 attach_volume node_restarted n001 0", "2600 attach_volume node_restarted n003 0",
-      "2600 attach_volume node_restarted n004 0", "4000 maintenance start - 0",
-      "5800 maintenance node_back n003 0"};
+  const std::vector<std::string> expected = {"500 remove_nodes start - 0",
+                                             "1000 add_nodes start - 0",
+                                             "1011 remove_nodes node_removed n002 0",
+                                             "1300 add_nodes node_ready n004 0",
+                                             "1500 update_image start - 0",
+                                             "2000 attach_volume start - 1",
+                                             "2600 attach_volume node_restarted n001 0",
+                                             "2600 attach_volume node_restarted n003 0",
+                                             "2600 attach_volume node_restarted n004 0",
+                                             "4000 maintenance start - 0",
+                                             "5800 maintenance node_back n003 0"};
   EXPECT_EQ(steps, expected);
   EXPECT_EQ(o.state->job(0).start, from_seconds(2600));
   EXPECT_EQ(o.state->job(0).end, from_seconds(7600));
@@ -166,9 +170,9 @@ TEST(PowerSave, SuspendsIdleNodesAndResumesThemForPendingJobs) {
     steps.push_back(std::to_string(to_seconds(r.time)) + " " + std::string(to_string(r.action)) + " " +
                     o.state->config().nodes[r.node].name);
   }
-  const std::vector<std::string> expected = {"600 remove n003",   "600 remove n004",   "630 removed n003",
-                                             "630 removed n004",  "4210 remove n002",  "4240 removed n002",
-                                             "7210 create n002",  "7654 ready n002"};
+  const std::vector<std::string> expected = {"600 remove n003",  "600 remove n004",  "630 removed n003",
+                                             "630 removed n004", "4210 remove n002", "4240 removed n002",
+                                             "7210 create n002", "7654 ready n002"};
   std::vector<std::string> sorted = steps;  // same-time steps in either node order
   std::sort(sorted.begin(), sorted.end(), [](const std::string& a, const std::string& b) {
     return std::stoll(a) != std::stoll(b) ? std::stoll(a) < std::stoll(b) : a < b;
@@ -201,9 +205,9 @@ TEST(CostMeter, ScenarioErrorsNameThePointer) {
     }
     return std::string("no error");
   };
-  EXPECT_NE(message(R"(, "quotas": [{"user": "alice", "limit_usd": 30, "action": "kill"}])")
-                .find("/cost/quotas/0/action"),
-            std::string::npos);
+  EXPECT_NE(
+      message(R"(, "quotas": [{"user": "alice", "limit_usd": 30, "action": "kill"}])").find("/cost/quotas/0/action"),
+      std::string::npos);
   EXPECT_NE(message(R"(, "quotas": [{"user": "alice"}])").find("/cost/quotas/0/limit_usd"), std::string::npos);
 }
 

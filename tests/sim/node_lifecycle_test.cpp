@@ -27,17 +27,22 @@ Scenario two_node_scenario(const std::string& faults, const std::string& jobs = 
                       "partitions": [{"name": "gpu", "nodes": "ALL", "default": true}]},
           "workload": {"jobs": )" +
       (jobs.empty() ? default_jobs : jobs) + R"(}, "scheduler": {"policy": "slurm"}, "metrics": {"enabled": false},
-          "faults": )" + faults + "}";
+          "faults": )" +
+      faults + "}";
   return parse_scenario(text, "lifecycle.json", ".");
 }
 
-RunOutcome run(Scenario sc) { return run_scenario(std::move(sc), RunOptions{}); }
+RunOutcome run(Scenario sc) {
+  return run_scenario(std::move(sc), RunOptions{});
+}
 
 std::uint32_t state_gpus(const ClusterState& state, JobIndex j) {
   return std::max<std::uint32_t>(state.spec(j).nodes, 1) * state.spec(j).gpus_per_node;
 }
 
-const FaultLog& log_of(const RunOutcome& o) { return *fault_log(o); }
+const FaultLog& log_of(const RunOutcome& o) {
+  return *fault_log(o);
+}
 
 TEST(RunSplit, CheckpointArithmeticByHand) {
   const RunCheckpointing plan{600, 60, 300};
@@ -220,9 +225,9 @@ TEST(NodeLifecycle, ScenarioErrorsNameThePointer) {
   EXPECT_NE(message(R"({"HealthCheckProgram": ["dcgm_diag_3"], "HealthCheckInterval": 60, "profile": "llama3"})")
                 .find("/faults"),
             std::string::npos);
-  EXPECT_NE(message(R"({"profile": "llama3", "checkpoint": [{"interval": "weekly"}]})")
-                .find("/faults/checkpoint/0/interval"),
-            std::string::npos);
+  EXPECT_NE(
+      message(R"({"profile": "llama3", "checkpoint": [{"interval": "weekly"}]})").find("/faults/checkpoint/0/interval"),
+      std::string::npos);
   EXPECT_NE(message(R"({"HealthCheckInterval": 120})").find("expected a fault profile"), std::string::npos);
 }
 
@@ -239,13 +244,14 @@ Scenario fleet_scenario(const std::string& faults, std::uint64_t seed) {
                  "time_limit": "UNLIMITED"})";
   }
   jobs += "]";
-  const std::string text =
-      R"({"name": "fleet", "seed": )" + std::to_string(seed) + R"(,
+  const std::string text = R"({"name": "fleet", "seed": )" + std::to_string(seed) + R"(,
           "cluster": {"nodes": [{"prefix": "n", "count": 288, "cpus": 64, "memory_gb": 512, "gpus": 8, "gpu_type": "h100"}],
                       "partitions": [{"name": "big", "nodes": "n[001-160]", "max_time": "UNLIMITED"},
                                      {"name": "small", "nodes": "n[161-288]", "max_time": "UNLIMITED"}]},
-          "workload": {"jobs": )" + jobs + R"(}, "scheduler": {"policy": "slurm"}, "metrics": {"enabled": false},
-          "faults": )" + faults + "}";
+          "workload": {"jobs": )" +
+                           jobs + R"(}, "scheduler": {"policy": "slurm"}, "metrics": {"enabled": false},
+          "faults": )" + faults +
+                           "}";
   return parse_scenario(text, "fleet.json", ".");
 }
 
