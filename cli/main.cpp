@@ -114,10 +114,18 @@ void print_summary(const RunOutcome& o, const std::filesystem::path& out_dir) {
 
 int run_command(const std::string& scenario_path, const std::string& out, std::optional<std::uint64_t> seed,
                 const std::string& policy, bool quiet, bool no_results, bool no_node_history,
-                const std::vector<std::string>& overrides) {
+                const std::vector<std::string>& overrides, const std::string& until) {
   Scenario scenario = load_scenario(scenario_path, overrides);
   RunOptions options;
   options.seed = seed;
+  if (!until.empty()) {
+    std::int64_t at = 0;
+    if (!gputwin::parse_sim_time(until, at)) {
+      fmt::print(stderr, "gputwin: --until: '{}' is not a time (seconds, or d-hh:mm:ss)\n", until);
+      return 2;
+    }
+    options.stop_at = from_seconds(at);
+  }
   options.node_history = !no_node_history && !no_results;  // nobody reads the history without results
   options.reason_history = !no_results;
   if (!policy.empty()) {
@@ -193,6 +201,10 @@ int main(int argc, char** argv) {
   run->add_flag("--quiet", quiet, "No progress bar and no summary");
   run->add_flag("--no-results", no_results, "Do not write the results folder (benchmarks)");
   run->add_flag("--no-node-history", no_node_history, "Do not record node state changes");
+  std::string run_until;
+  run->add_option("--until", run_until,
+                  "Stop the simulation at this simulated time (seconds or d-hh:mm:ss); jobs still pending or "
+                  "running then are reported as such");
   std::vector<std::string> overrides;
   const char* set_help = "What-if override of a scenario value: /json/pointer=value (repeatable)";
   run->add_option("--set", overrides, set_help);
@@ -290,7 +302,7 @@ int main(int argc, char** argv) {
   try {
     if (*run) {
       return run_command(scenario_path, out, seed_opt->count() ? std::optional<std::uint64_t>(seed) : std::nullopt,
-                         policy, quiet, no_results, no_node_history, overrides);
+                         policy, quiet, no_results, no_node_history, overrides, run_until);
     }
     if (*validate) return validate_command(validate_path, overrides);
     if (*import) return gputwin::run_import(import_request, std::cout, std::cerr);

@@ -210,8 +210,11 @@ void read_cost(const Field& f, const ClusterConfig& cluster, CostConfig& config)
       config.prices.push_back(std::move(price));
     }
   }
-  if (f.has("spot_interruptions_per_node_day"))
+  if (f.has("spot_interruptions_per_node_day")) {
     config.spot_interruptions_per_node_day = non_negative_number(f.at("spot_interruptions_per_node_day"));
+    if (config.spot_interruptions_per_node_day > 1440)  // more than one a minute per node is no spot market
+      f.at("spot_interruptions_per_node_day").fail("expected at most 1440 (one a minute)");
+  }
   read_seconds_if(f, "spot_notice_s", config.spot_notice_s);
   if (f.has("sample_s")) config.sample_s = positive_seconds(f.at("sample_s"));
   if (f.has("quota_check_s")) config.quota_check_s = positive_seconds(f.at("quota_check_s"));

@@ -33,12 +33,15 @@ double non_negative_seconds(const Field& f) {
   }
   const double v = f.number();
   if (!(v >= 0) || !std::isfinite(v)) f.fail("expected a non-negative number of seconds");
+  // Simulated time is integer microseconds in 64 bits; a billion seconds (31 years) is far beyond any run.
+  if (v > 1e9) f.fail("expected at most 1e9 seconds (about 31 years)");
   return v;
 }
 
 double positive_seconds(const Field& f) {
   const double v = non_negative_seconds(f);
-  if (v <= 0) f.fail("expected a positive number of seconds");
+  // Periods below a millisecond would round to no time at all and repeat at one instant for ever.
+  if (v < 1e-3) f.fail("expected at least 0.001 seconds");
   return v;
 }
 
@@ -238,7 +241,7 @@ void read_faults(const Field& f, const ClusterConfig& cluster, FaultsConfig& con
   config.enabled = !f.has("enabled") || f.at("enabled").boolean();
   if (f.has("rate_scale")) {
     config.rate_scale = f.at("rate_scale").number();
-    if (!(config.rate_scale >= 0)) f.at("rate_scale").fail("expected a non-negative number");
+    if (!(config.rate_scale >= 0 && config.rate_scale <= 1e6)) f.at("rate_scale").fail("expected a number from 0 to 1e6");
   }
   if (f.has("profile")) {
     const Field p = f.at("profile");

@@ -25,6 +25,11 @@ RunSummary summarize(const ClusterState& state, std::uint64_t rejected, const Fa
   bool any = false;
   double leaves_sum = 0;
   std::vector<NodeIndex> nodes;
+  std::vector<SimTime> last_requeue;
+  if (!state.past_runs().empty()) {
+    last_requeue.assign(state.job_count(), -1);
+    for (const PastRun& r : state.past_runs()) last_requeue[r.job] = r.requeued;
+  }
   for (JobIndex j = 0; j < state.job_count(); ++j) {
     const JobRuntime& rt = state.job(j);
     const JobSpec& spec = state.spec(j);
@@ -45,7 +50,10 @@ RunSummary summarize(const ClusterState& state, std::uint64_t rejected, const Fa
     s.gpu_hours_checkpoint += rt.checkpoint_gpu_s / 3600.0;
     if (rt.start < 0) continue;
     ++s.started;
-    const double wait = to_seconds_f(rt.start) - static_cast<double>(spec.submit_s);
+    // A requeue resets submit_time (slurm-semantics.md 4): a requeued job waits from its last requeue.
+    const double submitted = last_requeue.empty() || last_requeue[j] < 0 ? static_cast<double>(spec.submit_s)
+                                                                          : to_seconds_f(last_requeue[j]);
+    const double wait = to_seconds_f(rt.start) - submitted;
     waits.push_back(wait);
     if (rt.end < 0) continue;
     const double run = to_seconds_f(rt.end - rt.start);

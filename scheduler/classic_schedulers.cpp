@@ -83,6 +83,18 @@ class ClassicScheduler final : public Scheduler {
   }
   [[nodiscard]] const JobPolicy* job_policy() const override { return &jobs_; }
   void on_nodes_changed() override { dirty_ = true; }
+  // A requeued job (preemption, node failure): back in the queue, eligible 121 s later (job_requeue_internal).
+  void on_job_requeued(JobIndex j) override {
+    const std::int64_t now = to_seconds(world_.now());
+    jobs_.requeue(j, now);
+    JobRuntime& rt = const_cast<ClusterState&>(state_).job_mut(j);
+    rt.priority = jobs_.multifactor() ? jobs_.priority(j) : 0;
+    queue_.insert(queue_key(j));
+    shortcuts_ = false;  // eligibility changes over time: every pass looks at the whole queue
+    wake_at(now + 121);
+    world_.expect_activity(from_seconds(now + 121));
+    dirty_ = true;
+  }
   void on_job_cancelled(JobIndex j) override {
     queue_.remove_job(j);
     jobs_.on_end(j);

@@ -195,10 +195,11 @@ void Autoscaler::poll(SimWorld& world) {
   for (std::size_t i = pool_.size(); i-- > 0 && removable > 0;) {
     PoolNode& p = nodes_[i];
     const NodeIndex n = pool_[i];
-    if (p.power != Power::kUp || demand_[p.shape] > supply_[p.shape]) continue;
+    if (p.power != Power::kUp || demand_[p.shape] >= supply_[p.shape]) continue;  // only surplus idle nodes go
     if (world.node_condition(n) != NodeCondition::kNone || state_.node_jobs()[n] != 0) continue;
     if (p.idle_since == kNever || world.now() - p.idle_since < window) continue;
     remove(world, n, demand_[p.shape]);
+    --supply_[p.shape];
     --removable;
   }
 }
@@ -231,6 +232,11 @@ void Autoscaler::on_node_reclaimed(SimWorld& world, NodeIndex n) {
   p.power = Power::kOff;
   ++p.generation;  // a pending boot or removal of it is void
   records_.push_back({world.now(), n, ScalingRecord::Action::kRemoved, 0});
+}
+
+void Autoscaler::on_node_in_service(SimWorld& world, NodeIndex n) {
+  const std::int32_t pi = pool_index_[n];
+  if (pi >= 0 && state_.node_jobs()[n] == 0) nodes_[static_cast<std::size_t>(pi)].idle_since = world.now();
 }
 
 void Autoscaler::on_job_start(JobIndex job) {

@@ -44,6 +44,8 @@ class Autoscaler {
   [[nodiscard]] bool owns(NodeIndex n) const { return pool_index_[n] >= 0; }
   /// The provider took pool node `n` away (spot reclaim): it is gone until the autoscaler creates it again.
   void on_node_reclaimed(SimWorld& world, NodeIndex n);
+  /// Node `n` came (back) into service: its idle window starts now.
+  void on_node_in_service(SimWorld& world, NodeIndex n);
   /// Scaling actions in time order.
   [[nodiscard]] const std::vector<ScalingRecord>& records() const { return records_; }
   /// Node-seconds pool nodes spent up (booting, taking jobs or being removed) until `horizon`.

@@ -184,7 +184,7 @@ void NodeLifecycle::strike(SimWorld& world, FaultRecord record, std::span<const 
   // Nodes being repaired, or cloud nodes that do not exist (powered down, booting, being removed), are out.
   const auto out = [&](std::uint32_t n) {
     const NodeCondition c = world.node_condition(n);
-    return nodes_[n].phase == Phase::kRecovering || c == NodeCondition::kPoweredDown ||
+    return nodes_[n].phase == Phase::kRecovering || !state_.config().nodes[n].available || c == NodeCondition::kPoweredDown ||
            c == NodeCondition::kPoweringUp || c == NodeCondition::kPoweringDown;
   };
   std::uint32_t in_service = 0;
@@ -219,8 +219,20 @@ void NodeLifecycle::strike(SimWorld& world, FaultRecord record, std::span<const 
       h.by = d.by;
       world.push_lifecycle(d.time, target(kDetect, n), ++h.generation);
       world.note_node_return(d.time);
-    } else if (severity(r.effect) > severity(h.effect)) {
-      h.effect = r.effect;  // a worse fault on a node already waiting: it recovers by the worse action
+    } else {
+      if (severity(r.effect) > severity(h.effect)) h.effect = r.effect;  // it recovers by the worse action
+      if (h.phase == Phase::kLatent) {
+        // A second fault the checks see sooner (an Xid on a silently degraded node) is found sooner.
+        const Detection d = detect_node_fault(detection_, n, now, r.symptom);
+        if (d.time < h.detect_at) {
+          h.detect_at = d.time;
+          h.by = d.by;
+          h.by_people = false;
+          h.symptom = r.symptom;
+          world.push_lifecycle(d.time, target(kDetect, n), ++h.generation);
+          world.note_node_return(d.time);
+        }
+      }
     }
   }
 }
@@ -394,8 +406,7 @@ void NodeLifecycle::detect(SimWorld& world, NodeIndex node) {
     // The autoscaler deleted the cloud node before anyone noticed: the fault went with it.
     FaultRecord& f = log_.faults[h.fault];
     if (--fault_nodes_out_[h.fault] == 0) f.returned = world.now();
-    h = NodeHealth{Phase::kUp, FaultEffect::kNone, Symptom::kNone, 0, kNever, DetectedBy::kNotDetected, false, false,
-                   kNever,     h.generation + 1};
+    h = NodeHealth{.generation = h.generation + 1};  // healthy again; pending events of the old fault are stale
     return;
   }
   const HealthCheckNodeState& filter = detection_.slurm.health_check_node_state;
@@ -490,9 +501,25 @@ void NodeLifecycle::node_returns(SimWorld& world, NodeIndex node) {
   log_.node_out_s += to_seconds_f(world.now() - h.out_since);
   FaultRecord& f = log_.faults[h.fault];
   if (--fault_nodes_out_[h.fault] == 0) f.returned = world.now();
-  h = NodeHealth{Phase::kUp, FaultEffect::kNone, Symptom::kNone, 0, kNever, DetectedBy::kNotDetected, false, false,
-                 kNever,     h.generation + 1};
-  world.set_node_condition(node, NodeCondition::kNone);
+  h = NodeHealth{.generation = h.generation + 1};  // healthy again; pending events of the old fault are stale
+  const NodeCondition c = world.node_condition(node);
+  if (c == NodeCondition::kDrain || c == NodeCondition::kDown || c == NodeCondition::kRebooting)
+    world.set_node_condition(node, NodeCondition::kNone);  // a node removed meanwhile stays removed
+}
+
+SimTime NodeLifecycle::stalled_until(JobIndex job, SimTime now) const {
+  const PendingInterrupt& p = interrupts_[job];
+  if (p.time == kNever || p.run != state_.job(job).restarts || p.progress_until > now) return kNever;
+  return p.time;
+}
+
+void NodeLifecycle::on_node_removed(SimWorld& world, NodeIndex n) {
+  NodeHealth& h = nodes_[n];
+  if (h.phase == Phase::kUp || h.phase == Phase::kRecovering) return;
+  FaultRecord& f = log_.faults[h.fault];
+  if (--fault_nodes_out_[h.fault] == 0) f.returned = world.now();
+  if (h.out_since != kNever) log_.node_out_s += to_seconds_f(world.now() - h.out_since);
+  h = NodeHealth{.generation = h.generation + 1};  // healthy again; pending events of the old fault are stale
 }
 
 void NodeLifecycle::finish(SimTime horizon) {

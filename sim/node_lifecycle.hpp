@@ -69,6 +69,11 @@ class NodeLifecycle {
   RunCheckpointing on_job_start(SimWorld& world, JobIndex job);
   /// A job's resources were released: drained nodes it left may start their recovery.
   void on_job_released(SimWorld& world, JobIndex job);
+  /// When a stalled job's interrupt comes (kNever if the job is not stalled at `now`): a stalled job does not
+  /// finish its work, whatever its planned end says.
+  [[nodiscard]] SimTime stalled_until(JobIndex job, SimTime now) const;
+  /// Node `n` was deleted (powered down): a fault nobody noticed goes with it.
+  void on_node_removed(SimWorld& world, NodeIndex n);
   /// The checkpointing of the job's current run (as on_job_start returned it).
   [[nodiscard]] const RunCheckpointing& checkpointing(JobIndex job) const { return run_plan_[job]; }
   /// Records the split of a run that ended (any reason) in the job's runtime; returns it.

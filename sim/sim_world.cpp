@@ -110,9 +110,11 @@ void SimWorld::push_lifecycle(SimTime at, std::uint64_t target, std::uint32_t ge
 void SimWorld::set_node_condition(NodeIndex n, NodeCondition condition) {
   if (node_condition_[n] == condition) return;
   if (cost_ != nullptr) cost_->on_node_condition(now_, n, node_condition_[n], condition);
+  if (condition == NodeCondition::kPoweredDown && lifecycle_ != nullptr) lifecycle_->on_node_removed(*this, n);
+  if (condition == NodeCondition::kNone && autoscaler_ != nullptr) autoscaler_->on_node_in_service(*this, n);
   node_condition_[n] = condition;
   condition_changes_.push_back(NodeConditionEvent{now_, n, condition});
-  state_.set_node_schedulable(n, condition == NodeCondition::kNone);
+  state_.set_node_schedulable(n, condition == NodeCondition::kNone && state_.config().nodes[n].available);
   last_activity_ = now_;
   update_node_state(n);
   if (scheduler_ != nullptr) scheduler_->on_nodes_changed();
@@ -130,6 +132,7 @@ InterruptionRecord SimWorld::interrupt_job(JobIndex job, JobState state, bool re
   for (const NodeAllocation& a : state_.allocation(job)) gpus += a.gpus;
   rt.planned_end = now_;
   fault_requeue_[job] = requeue ? 1 : 0;
+  if (!preempting_.empty()) preempting_[job] = 0;  // a fault during GraceTime ends the job by the fault's rules
   ++rt.interruptions;
   end_job(job, state, false, progress_until);
   rec.lost_s = std::max(0.0, run_lost_s_[job]);
@@ -329,7 +332,8 @@ void SimWorld::release_job(JobIndex job) {
   const double lost_s = !run_lost_s_.empty() ? run_lost_s_[job] : -1;  // -1: the whole run
   if (!preempting_.empty() && preempting_[job] != 0) {
     // A job that finished on its own during the grace time is not requeued.
-    const bool requeue = preempting_[job] == 2 && state_.job(job).state == JobState::kPreempted;
+    const bool requeue = preempting_[job] == 2 && state_.job(job).state == JobState::kPreempted &&
+                         !(cost_ != nullptr && cost_->refuses(job));
     preempting_[job] = 0;
     if (requeue) {
       state_.requeue(job, now_, lost_s, false);
@@ -340,6 +344,7 @@ void SimWorld::release_job(JobIndex job) {
     }
   } else if (!fault_requeue_.empty() && fault_requeue_[job] != 0) {
     fault_requeue_[job] = 0;
+    if (cost_ != nullptr && cost_->refuses(job)) return;  // the user is blocked by a quota: no new run
     state_.requeue(job, now_, lost_s, true);
     ++pending_;
     list_pending(job);
@@ -359,6 +364,14 @@ void SimWorld::dispatch(const Event& event) {
       const bool finished = speed_model_ != nullptr ? progress_[job].natural_end <= now_
                                                     : rt.start + from_seconds_f(rt.run_length_s) <= now_;
       const bool preempted = !preempting_.empty() && preempting_[job] != 0;
+      if (finished && lifecycle_ != nullptr) {
+        // A job stalled by a fault (hang, dead host) makes no progress: its interrupt ends it, not its work.
+        const SimTime until = lifecycle_->stalled_until(job, now_);
+        if (until != kNever && until > now_) {
+          state_.job_mut(job).planned_end = until;
+          return;
+        }
+      }
       end_job(job, finished ? spec.outcome : (preempted ? JobState::kPreempted : JobState::kTimeout), finished);
       break;
     }

@@ -207,6 +207,34 @@ TEST(NodeLifecycle, NodeFailWithoutRequeueEndsTheJob) {
   EXPECT_FALSE(log_of(o).interruptions[0].requeued);
 }
 
+TEST(NodeLifecycle, AStalledJobDoesNotFinishItsWork) {
+  // The host of job 1 (300 s of work from 3) dies at 100: the job stalls and cannot end at 303. Pings every 100 s
+  // from 4; the first round at or after 100 + 300 is 404: DOWN at 504, job 1 ends NODE_FAIL there (requeued).
+  const std::string jobs =
+      R"([{"id": 1, "nodes": 1, "cpus": 8, "gpus_per_node": 8, "run_time": 300, "time_limit": 600}])";
+  const RunOutcome o = run(two_node_scenario(
+      R"({"inject": [{"time": 100, "node": "n001", "effect": "reboot_node", "symptom": "host_down"}]})", jobs));
+  ASSERT_EQ(log_of(o).interruptions.size(), 1u);
+  EXPECT_EQ(log_of(o).interruptions[0].time, from_seconds(504));
+  EXPECT_EQ(log_of(o).interruptions[0].state, JobState::kNodeFail);
+  EXPECT_DOUBLE_EQ(log_of(o).interruptions[0].lost_s, 501);
+  EXPECT_EQ(o.state->job(0).restarts, 1u);
+  EXPECT_EQ(o.state->job(0).state, JobState::kCompleted);  // its second run, on n002 after the 121 s delay
+  EXPECT_GT(o.state->job(0).start, from_seconds(504 + 120));
+}
+
+TEST(NodeLifecycle, ClassicPoliciesRunRequeuedJobsAgain) {
+  // The Xid 79 case under easy backfilling: job 1 crashes at 1,000, is eligible again at 1,121 and starts when
+  // n001 is back from its reboot at 1,689 (n002 is busy until 5,011).
+  Scenario sc = two_node_scenario(
+      R"({"HealthCheckInterval": 120, "inject": [{"time": 1000, "node": "n001", "xid": 79, "gpu": 2}]})");
+  sc.scheduler.policy = SchedulerPolicy::kEasy;
+  const RunOutcome o = run(std::move(sc));
+  EXPECT_EQ(o.state->job(0).state, JobState::kCompleted);
+  EXPECT_EQ(o.state->job(0).restarts, 1u);
+  EXPECT_EQ(o.state->job(0).start, from_seconds(1689));
+}
+
 TEST(NodeLifecycle, ScenarioErrorsNameThePointer) {
   const auto message = [](const std::string& faults) {
     try {
