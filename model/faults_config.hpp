@@ -68,6 +68,7 @@ struct FaultsConfig {
   DetectionConfig detection;                ///< Health checks, SlurmdTimeout, watchdog (node_count by runner).
   RepairTimes repair;                       ///< How long nodes stay out.
   bool restart_failed_jobs = true;          ///< A job killed by a fault (FAILED) is requeued by its wrapper.
+  bool epilog_check = false;                ///< The Epilog runs HealthCheckProgram: a node a job leaves is checked.
   std::uint32_t max_restarts = 100;         ///< Runs a job may be restarted after faults before it gives up.
   std::vector<CheckpointRule> checkpoints;  ///< Checkpointing rules, first match wins.
   std::vector<InjectedFault> inject;        ///< Faults placed by hand.

@@ -237,11 +237,13 @@ void read_faults(const Field& f, const ClusterConfig& cluster, FaultsConfig& con
                    "restart_failed_jobs",
                    "max_restarts",
                    "checkpoint",
-                   "inject"});
+                   "inject",
+                   "epilog_check"});
   config.enabled = !f.has("enabled") || f.at("enabled").boolean();
   if (f.has("rate_scale")) {
     config.rate_scale = f.at("rate_scale").number();
-    if (!(config.rate_scale >= 0 && config.rate_scale <= 1e6)) f.at("rate_scale").fail("expected a number from 0 to 1e6");
+    if (!(config.rate_scale >= 0 && config.rate_scale <= 1e6))
+      f.at("rate_scale").fail("expected a number from 0 to 1e6");
   }
   if (f.has("profile")) {
     const Field p = f.at("profile");
@@ -335,6 +337,7 @@ void read_faults(const Field& f, const ClusterConfig& cluster, FaultsConfig& con
   if (f.has("repair")) read_repair(f.at("repair"), config.repair);
   if (f.has("restart_failed_jobs")) config.restart_failed_jobs = f.at("restart_failed_jobs").boolean();
   if (f.has("max_restarts")) config.max_restarts = f.at("max_restarts").u32();
+  if (f.has("epilog_check")) config.epilog_check = f.at("epilog_check").boolean();
   if (f.has("checkpoint")) {
     const Field c = f.at("checkpoint");
     for (std::size_t i = 0; i < c.array_size(); ++i) config.checkpoints.push_back(read_checkpoint(c.at(i)));

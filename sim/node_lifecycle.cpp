@@ -184,8 +184,8 @@ void NodeLifecycle::strike(SimWorld& world, FaultRecord record, std::span<const 
   // Nodes being repaired, or cloud nodes that do not exist (powered down, booting, being removed), are out.
   const auto out = [&](std::uint32_t n) {
     const NodeCondition c = world.node_condition(n);
-    return nodes_[n].phase == Phase::kRecovering || !state_.config().nodes[n].available || c == NodeCondition::kPoweredDown ||
-           c == NodeCondition::kPoweringUp || c == NodeCondition::kPoweringDown;
+    return nodes_[n].phase == Phase::kRecovering || !state_.config().nodes[n].available ||
+           c == NodeCondition::kPoweredDown || c == NodeCondition::kPoweringUp || c == NodeCondition::kPoweringDown;
   };
   std::uint32_t in_service = 0;
   for (std::uint32_t n : nodes) {
@@ -447,7 +447,15 @@ void NodeLifecycle::detect(SimWorld& world, NodeIndex node) {
 
 void NodeLifecycle::on_job_released(SimWorld& world, JobIndex job) {
   for (const NodeAllocation& a : state_.allocation(job)) {
-    if (nodes_[a.node].phase == Phase::kDrained && state_.node_jobs()[a.node] == 0) start_recovery(world, a.node);
+    NodeHealth& h = nodes_[a.node];
+    // A health check in the Epilog (a common site setup, gpu-domain.md 3.2) sees the fault before the node takes
+    // its next job: no black hole. The epilog's run time is in epilog_s.
+    if (config_.epilog_check && h.phase == Phase::kLatent && program_detects(detection_.program, h.symptom)) {
+      h.by = DetectedBy::kHealthCheck;
+      h.by_people = false;
+      detect(world, a.node);
+    }
+    if (h.phase == Phase::kDrained && state_.node_jobs()[a.node] == 0) start_recovery(world, a.node);
   }
 }
 

@@ -195,6 +195,27 @@ TEST(NodeLifecycle, RequeueRulesAndUndetectedBlackHoleNodes) {
   EXPECT_FALSE(log.interruptions[1].requeued);
 }
 
+TEST(NodeLifecycle, AnEpilogHealthCheckStopsBlackHoles) {
+  // As above, with the HealthCheckProgram run in the Epilog: job 1's crash at 100 ends in an epilog that sees the
+  // Xid 95 (xid_log), so n001 is DRAINED at 100 and reset (300 s): back at 400. Job 3 (submitted at 200) waits for
+  // it instead of crashing there and starts at the scheduler's batch tick after the node update, 401.
+  const std::string jobs =
+      R"([{"id": 1, "nodes": 1, "cpus": 8, "gpus_per_node": 8, "run_time": 5000, "time_limit": 600},
+          {"id": 2, "submit": 10, "nodes": 1, "cpus": 8, "gpus_per_node": 8, "run_time": 5000, "time_limit": 600},
+          {"id": 3, "submit": 200, "nodes": 1, "cpus": 8, "gpus_per_node": 8, "run_time": 50, "time_limit": 600}])";
+  const RunOutcome o = run(two_node_scenario(
+      R"({"restart_failed_jobs": false, "epilog_check": true, "inject": [{"time": 100, "node": "n001", "xid": 95}]})",
+      jobs));
+  const FaultLog& log = log_of(o);
+  ASSERT_EQ(log.faults.size(), 1u);
+  EXPECT_EQ(log.faults[0].detected, from_seconds(100));
+  EXPECT_EQ(log.faults[0].detected_by, DetectedBy::kHealthCheck);
+  EXPECT_EQ(log.faults[0].returned, from_seconds(400));
+  ASSERT_EQ(log.interruptions.size(), 1u);
+  EXPECT_EQ(o.state->job(2).state, JobState::kCompleted);
+  EXPECT_EQ(o.state->job(2).start, from_seconds(401));
+}
+
 TEST(NodeLifecycle, NodeFailWithoutRequeueEndsTheJob) {
   // --no-requeue: Slurm kills the job of a DOWN node (NODE_FAIL) instead of requeueing it.
   const std::string jobs =
