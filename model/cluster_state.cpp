@@ -215,8 +215,7 @@ void ClusterState::requeue(JobIndex j, SimTime now, double lost_s, bool by_fault
   past_runs_.push_back(PastRun{job.start, job.end, now, j, job.alloc_offset, job.alloc_count});
   const double run = to_seconds_f(job.end - job.start);
   const double lost = lost_s < 0 ? run : std::min(lost_s, run);
-  double gpus = 0;
-  for (std::uint32_t k = 0; k < job.alloc_count; ++k) gpus += alloc_pool_[job.alloc_offset + k].gpus;
+  const double gpus = allocated_gpus(j);
   (by_fault ? job.fault_lost_gpu_s : job.lost_gpu_s) += gpus * lost;
   job.prior_runs_gpu_s += gpus * run;
   job.lost_s += lost;

@@ -173,6 +173,12 @@ class ClusterState {
   [[nodiscard]] std::span<const NodeAllocation> allocation(JobIndex j) const {
     return {alloc_pool_.data() + jobs_[j].alloc_offset, jobs_[j].alloc_count};
   }
+  /// GPUs job `j` holds in its current (or last) run.
+  [[nodiscard]] std::uint32_t allocated_gpus(JobIndex j) const {
+    std::uint32_t gpus = 0;
+    for (const NodeAllocation& a : allocation(j)) gpus += a.gpus;
+    return gpus;
+  }
   /// The allocation of an earlier run.
   [[nodiscard]] std::span<const NodeAllocation> allocation(const PastRun& run) const {
     return {alloc_pool_.data() + run.alloc_offset, run.alloc_count};

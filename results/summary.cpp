@@ -52,7 +52,7 @@ RunSummary summarize(const ClusterState& state, std::uint64_t rejected, const Fa
     ++s.started;
     // A requeue resets submit_time (slurm-semantics.md 4): a requeued job waits from its last requeue.
     const double submitted = last_requeue.empty() || last_requeue[j] < 0 ? static_cast<double>(spec.submit_s)
-                                                                          : to_seconds_f(last_requeue[j]);
+                                                                         : to_seconds_f(last_requeue[j]);
     const double wait = to_seconds_f(rt.start) - submitted;
     waits.push_back(wait);
     if (rt.end < 0) continue;
@@ -74,8 +74,7 @@ RunSummary summarize(const ClusterState& state, std::uint64_t rejected, const Fa
       if (leaves > 1) ++s.cross_leaf_jobs;
     }
     if (rt.state == spec.outcome && rt.state != JobState::kTimeout) {  // ran to its own end
-      double job_gpus = 0;
-      for (const NodeAllocation& a : allocation) job_gpus += a.gpus;
+      const double job_gpus = state.allocated_gpus(j);
       // The run's planned reference length (its trace time, plus restart and checkpoint overheads with faults).
       const double planned = rt.run_length_s > 0 ? rt.run_length_s : static_cast<double>(spec.run_time_s);
       s.placement_gpu_hours += job_gpus * (run - planned) / 3600.0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "scheduler/node_selection.hpp"
 #include "sim/sim_world.hpp"
@@ -15,31 +16,28 @@ Autoscaler::Autoscaler(const AutoscalerConfig& config, const ClusterState& state
       pool_index_(state.node_count(), -1),
       pool_(config.nodes) {
   const auto& nodes = state.config().nodes;
+  const auto shape_of = [](const NodeConfig& n) { return Shape{n.cpus, n.gpus, n.memory_mb}; };
+  const auto smaller = [](const Shape& a, const Shape& b) {
+    return std::tie(a.gpus, a.cpus, a.mem_mb) < std::tie(b.gpus, b.cpus, b.mem_mb);
+  };
+  // The pool's distinct shapes, smallest first, so a job maps to the smallest node that fits it ("sizes by the
+  // largest pending job"); every node's shape is looked up once.
+  for (NodeIndex n : pool_) shapes_.push_back(shape_of(nodes[n]));
+  std::sort(shapes_.begin(), shapes_.end(), smaller);
+  shapes_.erase(std::unique(shapes_.begin(), shapes_.end(),
+                            [&](const Shape& a, const Shape& b) { return !smaller(a, b) && !smaller(b, a); }),
+                shapes_.end());
+  node_shape_.assign(nodes.size(), -1);
+  for (NodeIndex n = 0; n < nodes.size(); ++n) {
+    const Shape shape = shape_of(nodes[n]);
+    const auto it = std::lower_bound(shapes_.begin(), shapes_.end(), shape, smaller);
+    if (it != shapes_.end() && !smaller(shape, *it)) node_shape_[n] = static_cast<std::int32_t>(it - shapes_.begin());
+  }
   nodes_.resize(pool_.size());
   for (std::size_t i = 0; i < pool_.size(); ++i) {
-    const NodeConfig& n = nodes[pool_[i]];
     pool_index_[pool_[i]] = static_cast<std::int32_t>(i);
-    const Shape shape{n.cpus, n.gpus, n.memory_mb};
-    auto it = std::find_if(shapes_.begin(), shapes_.end(), [&](const Shape& s) {
-      return s.cpus == shape.cpus && s.gpus == shape.gpus && s.mem_mb == shape.mem_mb;
-    });
-    if (it == shapes_.end()) it = shapes_.insert(shapes_.end(), shape);
-    nodes_[i].shape = static_cast<std::uint32_t>(it - shapes_.begin());
+    nodes_[i].shape = static_cast<std::uint32_t>(node_shape_[pool_[i]]);
   }
-  // Smallest shapes first, so a job maps to the smallest node that fits it ("sizes by the largest pending job").
-  std::vector<std::uint32_t> order(shapes_.size());
-  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-    const Shape& x = shapes_[a];
-    const Shape& y = shapes_[b];
-    return std::tie(x.gpus, x.cpus, x.mem_mb) < std::tie(y.gpus, y.cpus, y.mem_mb);
-  });
-  std::vector<std::uint32_t> rank(shapes_.size());
-  for (std::uint32_t i = 0; i < order.size(); ++i) rank[order[i]] = i;
-  std::vector<Shape> sorted(shapes_.size());
-  for (std::uint32_t i = 0; i < order.size(); ++i) sorted[i] = shapes_[order[i]];
-  shapes_ = std::move(sorted);
-  for (PoolNode& p : nodes_) p.shape = rank[p.shape];
   demand_.resize(shapes_.size());
   supply_.resize(shapes_.size());
   // Capacity per shape: its available static nodes plus its pool nodes, the pool bounded by max_nodes.
@@ -48,12 +46,7 @@ Autoscaler::Autoscaler(const AutoscalerConfig& config, const ClusterState& state
   for (const PoolNode& p : nodes_) ++pool_of_shape[p.shape];
   for (std::size_t s = 0; s < shapes_.size(); ++s) capacity_[s] = std::min(pool_of_shape[s], config.max_nodes);
   for (NodeIndex n = 0; n < nodes.size(); ++n) {
-    if (pool_index_[n] >= 0 || !nodes[n].available) continue;
-    for (std::size_t s = 0; s < shapes_.size(); ++s) {
-      if (nodes[n].cpus == shapes_[s].cpus && nodes[n].gpus == shapes_[s].gpus &&
-          nodes[n].memory_mb == shapes_[s].mem_mb)
-        ++capacity_[s];
-    }
+    if (pool_index_[n] < 0 && nodes[n].available && node_shape_[n] >= 0) ++capacity_[node_shape_[n]];
   }
 }
 
@@ -154,7 +147,6 @@ void Autoscaler::poll(SimWorld& world) {
   }
   pending.resize(out);
   // Supply: idle in-service nodes of each shape (static nodes too) and pool nodes already booting.
-  const auto& cluster = state_.config().nodes;
   std::uint32_t active = 0;
   for (NodeIndex n = 0; n < state_.node_count(); ++n) {
     const std::int32_t pi = pool_index_[n];
@@ -164,14 +156,8 @@ void Autoscaler::poll(SimWorld& world) {
       if (p.power == Power::kBooting) ++supply_[p.shape];
       if (p.power != Power::kUp) continue;
     }
-    if (!state_.node_schedulable(n) || state_.node_jobs()[n] != 0) continue;
-    for (std::size_t s = 0; s < shapes_.size(); ++s) {
-      const Shape& shape = shapes_[s];
-      if (cluster[n].cpus == shape.cpus && cluster[n].gpus == shape.gpus && cluster[n].memory_mb == shape.mem_mb) {
-        ++supply_[s];
-        break;
-      }
-    }
+    if (node_shape_[n] < 0 || !state_.node_schedulable(n) || state_.node_jobs()[n] != 0) continue;
+    ++supply_[node_shape_[n]];
   }
   // Scale up: create the missing nodes per shape, lowest pool index first.
   std::uint32_t budget = std::min(config_.scale_up_per_poll, config_.max_nodes - std::min(active, config_.max_nodes));

@@ -85,6 +85,7 @@ class Autoscaler {
   double node_seconds_ = 0;                     // closed up-intervals
   std::vector<std::uint32_t> demand_, supply_;  // per shape, scratch
   std::vector<std::uint32_t> capacity_;         // per shape: most nodes it can ever have
+  std::vector<std::int32_t> node_shape_;        // per node: index in shapes_, -1 if no pool node is like it
 };
 
 }  // namespace gputwin

@@ -54,8 +54,6 @@ bool CostMeter::billed(NodeIndex node, NodeCondition condition) const {
 }
 
 void CostMeter::start(SimWorld& world) {
-  log_ = &own_log_;
-  log_->has_cost = true;
   const SimTime now = world.now();
   cluster_.since = used_.since = now;
   for (Account& a : user_acct_) a.since = now;
@@ -115,12 +113,12 @@ bool CostMeter::refuses(JobIndex job) const {
 }
 
 void CostMeter::sample(SimTime now) {
-  log_->costs.push_back({now, "cluster", cluster_.burn, cluster_.at(now)});
-  log_->costs.push_back({now, "idle", cluster_.burn - used_.burn, cluster_.at(now) - used_.at(now)});
+  costs_.push_back({now, "cluster", cluster_.burn, cluster_.at(now)});
+  costs_.push_back({now, "idle", cluster_.burn - used_.burn, cluster_.at(now) - used_.at(now)});
   for (std::size_t a = 0; a < accounts_.size(); ++a)
-    log_->costs.push_back({now, "account:" + accounts_[a], account_acct_[a].burn, account_acct_[a].at(now)});
+    costs_.push_back({now, "account:" + accounts_[a], account_acct_[a].burn, account_acct_[a].at(now)});
   for (const QuotaState& q : quotas_)
-    log_->costs.push_back({now, "user:" + users_[q.user], user_acct_[q.user].burn, user_acct_[q.user].at(now)});
+    costs_.push_back({now, "user:" + users_[q.user], user_acct_[q.user].burn, user_acct_[q.user].at(now)});
 }
 
 void CostMeter::on_event(SimWorld& world, std::uint64_t tgt, std::uint32_t generation) {
@@ -140,7 +138,7 @@ void CostMeter::on_event(SimWorld& world, std::uint64_t tgt, std::uint32_t gener
       const NodeIndex n = spot_nodes_[static_cast<std::size_t>(
           spot_rng_.uniform_int(0, static_cast<std::int64_t>(spot_nodes_.size()) - 1))];
       if (world.node_condition(n) == NodeCondition::kNone) {
-        ++log_->spot_interruptions;
+        ++spot_interruptions_;
         world.push_cost(world.now() + from_seconds_f(config_.spot_notice_s), target(kReclaim, n),
                         ++spot_generation_[n]);
       }
@@ -164,21 +162,21 @@ void CostMeter::check_quotas(SimWorld& world) {
     const Quota& quota = *q.quota;
     if (!q.warned && spend >= quota.limit_usd * quota.warn_pct / 100.0) {
       q.warned = true;
-      log_->quota_events.push_back({now, quota.user, "warn", 0, spend, projected});
+      quota_events_.push_back({now, quota.user, "warn", 0, spend, projected});
     }
     if (quota.action != QuotaAction::kBlockAndKill || projected <= quota.limit_usd * (1 + quota.buffer_pct / 100.0))
       continue;
     q.blocked = true;
     user_blocked_[q.user] = 1;
-    log_->quota_events.push_back({now, quota.user, "block", 0, spend, projected});
+    quota_events_.push_back({now, quota.user, "block", 0, spend, projected});
     for (JobIndex j = 0; j < state_.job_count(); ++j) {
       if (job_user_[j] != q.user) continue;
       const JobRuntime& rt = state_.job(j);
       if (rt.state == JobState::kRunning) {
-        log_->quota_events.push_back({now, quota.user, "cancel", state_.spec(j).id, spend, projected});
+        quota_events_.push_back({now, quota.user, "cancel", state_.spec(j).id, spend, projected});
         world.cancel_job(j);
       } else if (rt.state == JobState::kPending && rt.submitted) {
-        log_->quota_events.push_back({now, quota.user, "refuse", state_.spec(j).id, spend, projected});
+        quota_events_.push_back({now, quota.user, "refuse", state_.spec(j).id, spend, projected});
         world.cancel_job(j);
       }
     }
@@ -192,16 +190,14 @@ void CostMeter::finish(SimTime horizon, CloudLog& log) {
   for (std::size_t u = 0; u < users_.size(); ++u) {
     if (sampled[u]) continue;  // quota users are in the series already
     const double spent = user_acct_[u].at(horizon);
-    if (spent > 0) log_->costs.push_back({horizon, "user:" + users_[u], user_acct_[u].burn, spent});
+    if (spent > 0) costs_.push_back({horizon, "user:" + users_[u], user_acct_[u].burn, spent});
   }
-  log_->cost_total_usd = cluster_.at(horizon);
-  log_->cost_idle_usd = cluster_.at(horizon) - used_.at(horizon);
   log.has_cost = true;
-  log.costs = std::move(log_->costs);
-  log.quota_events = std::move(log_->quota_events);
-  log.cost_total_usd = log_->cost_total_usd;
-  log.cost_idle_usd = log_->cost_idle_usd;
-  log.spot_interruptions = log_->spot_interruptions;
+  log.costs = std::move(costs_);
+  log.quota_events = std::move(quota_events_);
+  log.cost_total_usd = cluster_.at(horizon);
+  log.cost_idle_usd = cluster_.at(horizon) - used_.at(horizon);
+  log.spot_interruptions = spot_interruptions_;
 }
 
 }  // namespace gputwin

@@ -92,8 +92,9 @@ class CostMeter {
   std::vector<NodeIndex> spot_nodes_;
   std::vector<std::uint32_t> spot_generation_;  // per node
   double spot_rate_per_s_ = 0;
-  CloudLog* log_ = nullptr;
-  CloudLog own_log_;
+  std::vector<CostSample> costs_;         // the cost series so far
+  std::vector<QuotaEvent> quota_events_;  // quota actions so far
+  std::uint64_t spot_interruptions_ = 0;  // spot nodes reclaimed so far
 };
 
 }  // namespace gputwin

@@ -267,8 +267,7 @@ void NodeLifecycle::arm_interrupt(SimWorld& world, JobIndex job, Detection when,
 RunCheckpointing NodeLifecycle::plan_for(JobIndex job) {
   const JobSpec& spec = state_.spec(job);
   const auto alloc = state_.allocation(job);
-  std::uint32_t gpus = 0;
-  for (const NodeAllocation& a : alloc) gpus += a.gpus;
+  const std::uint32_t gpus = state_.allocated_gpus(job);
   if (!planned_[job]) {
     planned_[job] = 1;
     const CheckpointRule* rule = match_checkpoint(config_, gpus, spec.name);
@@ -343,8 +342,7 @@ RunSplit NodeLifecycle::account_run(ClusterState& state, JobIndex job, double el
   const RunCheckpointing& plan = run_plan_[job];
   const double work = std::max(0.0, static_cast<double>(state.spec(job).run_time_s) - rt.work_saved_s);
   const RunSplit split = split_run(plan, work, elapsed_s, completed);
-  double gpus = 0;
-  for (const NodeAllocation& a : state.allocation(job)) gpus += a.gpus;
+  const double gpus = state.allocated_gpus(job);
   rt.work_saved_s += split.saved_s;
   rt.restart_gpu_s += gpus * split.restart_s;
   rt.checkpoint_gpu_s += gpus * split.checkpoint_s;
@@ -403,10 +401,7 @@ void NodeLifecycle::detect(SimWorld& world, NodeIndex node) {
   if (h.phase != Phase::kLatent) return;
   const NodeCondition power = world.node_condition(node);
   if (power == NodeCondition::kPoweredDown || power == NodeCondition::kPoweringDown) {
-    // The autoscaler deleted the cloud node before anyone noticed: the fault went with it.
-    FaultRecord& f = log_.faults[h.fault];
-    if (--fault_nodes_out_[h.fault] == 0) f.returned = world.now();
-    h = NodeHealth{.generation = h.generation + 1};  // healthy again; pending events of the old fault are stale
+    clear_fault(world, node);  // the autoscaler is deleting the cloud node: the fault goes with it
     return;
   }
   const HealthCheckNodeState& filter = detection_.slurm.health_check_node_state;
@@ -504,12 +499,15 @@ void NodeLifecycle::start_recovery(SimWorld& world, NodeIndex node) {
   world.note_node_return(back);
 }
 
-void NodeLifecycle::node_returns(SimWorld& world, NodeIndex node) {
+void NodeLifecycle::clear_fault(SimWorld& world, NodeIndex node) {
   NodeHealth& h = nodes_[node];
-  log_.node_out_s += to_seconds_f(world.now() - h.out_since);
-  FaultRecord& f = log_.faults[h.fault];
-  if (--fault_nodes_out_[h.fault] == 0) f.returned = world.now();
+  if (h.out_since != kNever) log_.node_out_s += to_seconds_f(world.now() - h.out_since);
+  if (--fault_nodes_out_[h.fault] == 0) log_.faults[h.fault].returned = world.now();
   h = NodeHealth{.generation = h.generation + 1};  // healthy again; pending events of the old fault are stale
+}
+
+void NodeLifecycle::node_returns(SimWorld& world, NodeIndex node) {
+  clear_fault(world, node);
   const NodeCondition c = world.node_condition(node);
   if (c == NodeCondition::kDrain || c == NodeCondition::kDown || c == NodeCondition::kRebooting)
     world.set_node_condition(node, NodeCondition::kNone);  // a node removed meanwhile stays removed
@@ -522,12 +520,8 @@ SimTime NodeLifecycle::stalled_until(JobIndex job, SimTime now) const {
 }
 
 void NodeLifecycle::on_node_removed(SimWorld& world, NodeIndex n) {
-  NodeHealth& h = nodes_[n];
-  if (h.phase == Phase::kUp || h.phase == Phase::kRecovering) return;
-  FaultRecord& f = log_.faults[h.fault];
-  if (--fault_nodes_out_[h.fault] == 0) f.returned = world.now();
-  if (h.out_since != kNever) log_.node_out_s += to_seconds_f(world.now() - h.out_since);
-  h = NodeHealth{.generation = h.generation + 1};  // healthy again; pending events of the old fault are stale
+  const Phase phase = nodes_[n].phase;
+  if (phase == Phase::kLatent || phase == Phase::kDrained) clear_fault(world, n);
 }
 
 void NodeLifecycle::finish(SimTime horizon) {

@@ -119,6 +119,7 @@ class NodeLifecycle {
   void detect(SimWorld& world, NodeIndex node);
   void start_recovery(SimWorld& world, NodeIndex node);
   void node_returns(SimWorld& world, NodeIndex node);
+  void clear_fault(SimWorld& world, NodeIndex node);
   void interrupt(SimWorld& world, JobIndex job);
   void kill_jobs_on(SimWorld& world, NodeIndex node, DetectedBy by);
   double repair_time_s(std::uint32_t fault);

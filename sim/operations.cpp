@@ -45,13 +45,6 @@ void ClusterOperations::record(SimWorld& world, std::size_t op, std::string step
                       operations_[op].name, killed});
 }
 
-std::uint32_t ClusterOperations::kill_jobs(SimWorld& world, NodeIndex node) {
-  const auto on_node = world.jobs_on(node);
-  const std::vector<JobIndex> jobs(on_node.begin(), on_node.end());  // ending a job edits the list
-  for (JobIndex j : jobs) world.interrupt_job(j, JobState::kNodeFail, state_.spec(j).requeue, kNever);
-  return static_cast<std::uint32_t>(jobs.size());
-}
-
 void ClusterOperations::begin(SimWorld& world, std::size_t i) {
   const ClusterOperation& op = operations_[i];
   using A = ClusterOperation::Action;
@@ -92,7 +85,7 @@ void ClusterOperations::begin(SimWorld& world, std::size_t i) {
           if (state_.node_jobs()[n] == 0) when_idle(world, n);
           continue;
         }
-        killed += kill_jobs(world, n);
+        killed += world.fail_jobs_on(n);
         world.set_node_condition(n, op.action == A::kAttachVolume ? NodeCondition::kRebooting : NodeCondition::kDown);
         world.push_operation(back, target(kNodeBack, n), static_cast<std::uint32_t>(i));
       }
@@ -137,8 +130,6 @@ void ClusterOperations::on_event(SimWorld& world, std::uint64_t tgt, std::uint32
              n, 0);
       break;
     }
-    case kEnd:
-      break;
   }
 }
 

@@ -32,14 +32,13 @@ class ClusterOperations {
   [[nodiscard]] const std::vector<OperationRecord>& records() const { return records_; }
 
  private:
-  enum Kind : std::uint64_t { kStart = 1, kNodeBack = 2, kEnd = 3 };
+  enum Kind : std::uint64_t { kStart = 1, kNodeBack = 2 };
   enum class Pending : std::uint8_t { kNone, kRemove, kRestart };
   static std::uint64_t target(Kind kind, std::uint64_t index) {
     return (static_cast<std::uint64_t>(kind) << 56) | index;
   }
   void begin(SimWorld& world, std::size_t op);
   void when_idle(SimWorld& world, NodeIndex node);
-  std::uint32_t kill_jobs(SimWorld& world, NodeIndex node);
   void record(SimWorld& world, std::size_t op, std::string step, std::uint32_t node, std::uint32_t killed);
 
   const std::vector<ClusterOperation>& operations_;

@@ -13,6 +13,11 @@ SimWorld::SimWorld(ClusterState& state, const SlurmParameters& slurm, RunObserve
   idle_horizon_ = from_seconds(2 * longest_period + slurm.batch_sched_delay_s + slurm.epilog_s + 2);
 }
 
+void SimWorld::push_component(SimTime at, EventKind kind, std::uint64_t target, std::uint32_t generation) {
+  assert(at >= now_);
+  events_.push(at, kind, target, generation);
+}
+
 void SimWorld::enable_node_conditions() {
   if (node_condition_.empty()) node_condition_.assign(state_.node_count(), NodeCondition::kNone);
 }
@@ -25,8 +30,7 @@ void SimWorld::set_autoscaler(Autoscaler* autoscaler) {
 }
 
 void SimWorld::push_autoscaler(SimTime at, std::uint64_t target, std::uint32_t generation) {
-  assert(at >= now_);
-  events_.push(at, kAutoscaler, target, generation);
+  push_component(at, kAutoscaler, target, generation);
 }
 
 void SimWorld::list_pending(JobIndex job) {
@@ -64,13 +68,11 @@ void SimWorld::set_operations(ClusterOperations* operations) {
 }
 
 void SimWorld::push_operation(SimTime at, std::uint64_t target, std::uint32_t generation) {
-  assert(at >= now_);
-  events_.push(at, kOperation, target, generation);
+  push_component(at, kOperation, target, generation);
 }
 
 void SimWorld::push_cost(SimTime at, std::uint64_t target, std::uint32_t generation) {
-  assert(at >= now_);
-  events_.push(at, kCost, target, generation);
+  push_component(at, kCost, target, generation);
 }
 
 void SimWorld::cancel_job(JobIndex job) {
@@ -88,10 +90,15 @@ void SimWorld::cancel_job(JobIndex job) {
   }
 }
 
-void SimWorld::reclaim_node(NodeIndex n) {
+std::uint32_t SimWorld::fail_jobs_on(NodeIndex n) {
   const auto on_node = jobs_on(n);
   const std::vector<JobIndex> jobs(on_node.begin(), on_node.end());  // ending a job edits the list
   for (JobIndex j : jobs) interrupt_job(j, JobState::kNodeFail, state_.spec(j).requeue, kNever);
+  return static_cast<std::uint32_t>(jobs.size());
+}
+
+void SimWorld::reclaim_node(NodeIndex n) {
+  fail_jobs_on(n);
   set_node_condition(n, NodeCondition::kPoweredDown);
   if (autoscaler_ != nullptr && autoscaler_->owns(n)) {
     autoscaler_->on_node_reclaimed(*this, n);
@@ -103,8 +110,7 @@ void SimWorld::reclaim_node(NodeIndex n) {
 }
 
 void SimWorld::push_lifecycle(SimTime at, std::uint64_t target, std::uint32_t generation) {
-  assert(at >= now_);
-  events_.push(at, kLifecycle, target, generation);
+  push_component(at, kLifecycle, target, generation);
 }
 
 void SimWorld::set_node_condition(NodeIndex n, NodeCondition condition) {
@@ -128,8 +134,7 @@ InterruptionRecord SimWorld::interrupt_job(JobIndex job, JobState state, bool re
   rec.job = job;
   rec.state = state;
   rec.run_s = to_seconds_f(now_ - rt.start);
-  double gpus = 0;
-  for (const NodeAllocation& a : state_.allocation(job)) gpus += a.gpus;
+  const double gpus = state_.allocated_gpus(job);
   rt.planned_end = now_;
   fault_requeue_[job] = requeue ? 1 : 0;
   if (!preempting_.empty()) preempting_[job] = 0;  // a fault during GraceTime ends the job by the fault's rules
@@ -335,22 +340,20 @@ void SimWorld::release_job(JobIndex job) {
     const bool requeue = preempting_[job] == 2 && state_.job(job).state == JobState::kPreempted &&
                          !(cost_ != nullptr && cost_->refuses(job));
     preempting_[job] = 0;
-    if (requeue) {
-      state_.requeue(job, now_, lost_s, false);
-      ++pending_;
-      list_pending(job);
-      last_activity_ = now_;
-      scheduler_->on_job_requeued(job);
-    }
+    if (requeue) requeue_job(job, lost_s, false);
   } else if (!fault_requeue_.empty() && fault_requeue_[job] != 0) {
     fault_requeue_[job] = 0;
     if (cost_ != nullptr && cost_->refuses(job)) return;  // the user is blocked by a quota: no new run
-    state_.requeue(job, now_, lost_s, true);
-    ++pending_;
-    list_pending(job);
-    last_activity_ = now_;
-    scheduler_->on_job_requeued(job);
+    requeue_job(job, lost_s, true);
   }
+}
+
+void SimWorld::requeue_job(JobIndex job, double lost_s, bool by_fault) {
+  state_.requeue(job, now_, lost_s, by_fault);
+  ++pending_;
+  list_pending(job);
+  last_activity_ = now_;
+  scheduler_->on_job_requeued(job);
 }
 
 void SimWorld::dispatch(const Event& event) {
@@ -441,15 +444,11 @@ void SimWorld::run(const std::function<void(const SimWorld&)>& progress, std::ui
         const auto job = static_cast<JobIndex>(next_submit_++);
         state_.job_mut(job).submitted = true;
         ++counters_.events;
+        ++pending_;
         if (cost_ != nullptr && cost_->refuses(job)) {  // a quota blocked the user: the submission is refused
-          state_.end_pending(job, JobState::kCancelled, t);
-          JobRuntime& rt = state_.job_mut(job);
-          rt.rejected = true;
-          rt.reason = PendingReason::kAssocGrpBillingMinutes;
-          if (observer_ != nullptr) observer_->on_job_reason(job, rt.reason, t);
+          reject_job(job, PendingReason::kAssocGrpBillingMinutes);
           continue;
         }
-        ++pending_;
         list_pending(job);
         state_.note_job_update();
         last_activity_ = t;

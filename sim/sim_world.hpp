@@ -74,6 +74,8 @@ class SimWorld final : public World {
   void push_cost(SimTime at, std::uint64_t target, std::uint32_t generation);
   /// Cancels job `job` (scancel): a running job ends CANCELLED, a pending one leaves the queue.
   void cancel_job(JobIndex job);
+  /// Ends every job running on node `n` NODE_FAIL (requeued by Slurm's rule, --requeue); returns how many.
+  std::uint32_t fail_jobs_on(NodeIndex n);
   /// The provider reclaims (spot) node `n`: its jobs end NODE_FAIL (requeued by Slurm's rule) and the node goes
   /// away; the autoscaler may create it again, else the provider replaces it after a cold start.
   void reclaim_node(NodeIndex n);
@@ -122,6 +124,8 @@ class SimWorld final : public World {
     kReplaced = 7,
     kOperation = 8
   };
+  void push_component(SimTime at, EventKind kind, std::uint64_t target, std::uint32_t generation);
+  void requeue_job(JobIndex job, double lost_s, bool by_fault);
   void enable_node_conditions();
   void enable_job_tracking();
   void list_pending(JobIndex job);
