@@ -112,6 +112,14 @@ void print_summary(const RunOutcome& o, const std::filesystem::path& out_dir) {
   }
 }
 
+/// The value of a time option (seconds or d-hh:mm:ss), or nullopt after saying on stderr that it is not a time.
+std::optional<std::int64_t> time_option(std::string_view option, const std::string& text) {
+  std::int64_t seconds = 0;
+  if (gputwin::parse_sim_time(text, seconds)) return seconds;
+  fmt::print(stderr, "gputwin: {}: '{}' is not a time (seconds, or d-hh:mm:ss)\n", option, text);
+  return std::nullopt;
+}
+
 int run_command(const std::string& scenario_path, const std::string& out, std::optional<std::uint64_t> seed,
                 const std::string& policy, bool quiet, bool no_results, bool no_node_history,
                 const std::vector<std::string>& overrides, const std::string& until) {
@@ -119,12 +127,9 @@ int run_command(const std::string& scenario_path, const std::string& out, std::o
   RunOptions options;
   options.seed = seed;
   if (!until.empty()) {
-    std::int64_t at = 0;
-    if (!gputwin::parse_sim_time(until, at)) {
-      fmt::print(stderr, "gputwin: --until: '{}' is not a time (seconds, or d-hh:mm:ss)\n", until);
-      return 2;
-    }
-    options.stop_at = from_seconds(at);
+    const auto at = time_option("--until", until);
+    if (!at) return 2;
+    options.stop_at = from_seconds(*at);
   }
   options.node_history = !no_node_history && !no_results;  // nobody reads the history without results
   options.reason_history = !no_results;
@@ -311,12 +316,9 @@ int main(int argc, char** argv) {
       metrics_options.gpus = !metrics_no_gpus;
       metrics_options.dcgm_labels = metrics_labels == "dcgm";
       if (!metrics_at.empty()) {
-        std::int64_t at = 0;
-        if (!gputwin::parse_sim_time(metrics_at, at)) {
-          fmt::print(stderr, "gputwin: --at: '{}' is not a time (seconds, or d-hh:mm:ss)\n", metrics_at);
-          return 2;
-        }
-        metrics_options.at_s = at;
+        const auto at = time_option("--at", metrics_at);
+        if (!at) return 2;
+        metrics_options.at_s = *at;
       }
       return metrics_command(metrics_path, metrics_options);
     }
@@ -328,11 +330,9 @@ int main(int argc, char** argv) {
       return gputwin::print_topology(load_scenario(topology_path, overrides), topology_format, std::cout, std::cerr);
     }
     if (*squeue || *sprio || *sshare) {
-      std::int64_t at = 0;
-      if (!gputwin::parse_sim_time(view_at, at)) {
-        fmt::print(stderr, "gputwin: --at: '{}' is not a time (seconds, or d-hh:mm:ss)\n", view_at);
-        return 2;
-      }
+      const auto parsed = time_option("--at", view_at);
+      if (!parsed) return 2;
+      const std::int64_t at = *parsed;
       if (*squeue) return gputwin::print_squeue(view_path, at, view_user);
       const Scenario scenario = load_scenario(view_path, overrides);
       return *sprio ? gputwin::print_sprio(scenario, at) : gputwin::print_sshare(scenario, at, view_long);
