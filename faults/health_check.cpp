@@ -197,6 +197,10 @@ std::string_view to_string(DetectedBy by) {
       return "slurmd_timeout";
     case DetectedBy::kNcclWatchdog:
       return "nccl_watchdog";
+    case DetectedBy::kProlog:
+      return "prolog";
+    case DetectedBy::kEpilog:
+      return "epilog";
   }
   return "?";
 }

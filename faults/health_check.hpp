@@ -149,6 +149,8 @@ enum class DetectedBy : std::uint8_t {
   kActiveCheck,    ///< An active check job.
   kSlurmdTimeout,  ///< slurmctld set the node DOWN for not responding.
   kNcclWatchdog,   ///< The job's NCCL watchdog fired.
+  kProlog,         ///< HealthCheckProgram run by the Prolog of a job starting on the node.
+  kEpilog,         ///< HealthCheckProgram run by the Epilog of a job that left the node.
 };
 
 /// When and how a fault was noticed.

@@ -94,6 +94,10 @@ std::string_view node_state_name(NodeState state) {
       return "POWERING_UP";
     case NodeState::kPoweringDown:
       return "POWERING_DOWN";
+    case NodeState::kFailing:
+      return "FAILING";
+    case NodeState::kFail:
+      return "FAIL";
   }
   return "UNKNOWN";
 }

@@ -24,6 +24,11 @@ struct RepairTimes {
   double manual_repair_s = 172800;    ///< SERVICE: mean manual repair when automation fails (2 d), exponential.
   double p_manual = 0.8;              ///< P(automated repair fails and a technician is needed) (AIReSim: 0.8).
   double undetected_found_s = 86400;  ///< Faults no configured check sees are found by people after this [U].
+  /// An admin resumes a node ReturnToService leaves DOWN this long after it registers again (< 0: the same as
+  /// undetected_found_s, the time people take to notice a node).
+  double admin_resume_s = -1;
+  /// Nodes out for repair (SERVICE) are set FAIL (FAILING while their jobs run) instead of DRAIN, then DOWN.
+  bool fail_state = false;
 };
 
 /// How a matching job checkpoints (/faults/checkpoint/N).
@@ -56,19 +61,24 @@ struct InjectedFault {
 
 /// /faults: everything the node lifecycle needs.
 struct FaultsConfig {
-  bool enabled = false;                     ///< True when /faults is present and not disabled.
-  bool random_faults = false;               ///< True when a profile drives random faults.
-  FaultProfile profile;                     ///< The (merged) fault profile, rates scaled by `rate_scale`.
-  double rate_scale = 1;                    ///< Multiplier on every class's rate (what-if).
-  FaultProcessConfig process;               ///< Distribution, Weibull shape, lemons (seed set by the runner).
-  std::vector<std::uint32_t> lemon_nodes;   ///< Explicit lemon nodes (indices).
-  std::uint32_t nodes_per_rack = 0;         ///< Rack groups of consecutive nodes (0: no rack faults).
-  std::uint32_t nodes_per_switch = 0;       ///< Switch groups (0: the topology's leaves, if any).
-  std::uint32_t links_per_node = 8;         ///< Scale-out NIC links per node.
-  DetectionConfig detection;                ///< Health checks, SlurmdTimeout, watchdog (node_count by runner).
-  RepairTimes repair;                       ///< How long nodes stay out.
-  bool restart_failed_jobs = true;          ///< A job killed by a fault (FAILED) is requeued by its wrapper.
-  bool epilog_check = false;                ///< The Epilog runs HealthCheckProgram: a node a job leaves is checked.
+  bool enabled = false;                    ///< True when /faults is present and not disabled.
+  bool random_faults = false;              ///< True when a profile drives random faults.
+  FaultProfile profile;                    ///< The (merged) fault profile, rates scaled by `rate_scale`.
+  double rate_scale = 1;                   ///< Multiplier on every class's rate (what-if).
+  FaultProcessConfig process;              ///< Distribution, Weibull shape, lemons (seed set by the runner).
+  std::vector<std::uint32_t> lemon_nodes;  ///< Explicit lemon nodes (indices).
+  std::uint32_t nodes_per_rack = 0;        ///< Rack groups of consecutive nodes (0: no rack faults).
+  std::uint32_t nodes_per_switch = 0;      ///< Switch groups (0: the topology's leaves, if any).
+  std::uint32_t links_per_node = 8;        ///< Scale-out NIC links per node.
+  DetectionConfig detection;               ///< Health checks, SlurmdTimeout, watchdog (node_count by runner).
+  RepairTimes repair;                      ///< How long nodes stay out.
+  bool restart_failed_jobs = true;         ///< A job killed by a fault (FAILED) is requeued by its wrapper.
+  bool epilog_check = false;               ///< The Epilog runs HealthCheckProgram: a node a job leaves is checked.
+  bool prolog_check = false;               ///< The Prolog runs HealthCheckProgram: a failure drains, requeues the job.
+  /// ReturnToService: 0, a node DOWN for not responding stays DOWN after it registers until an admin resumes it
+  /// (repair.admin_resume_s); 1 or 2, it returns when it registers. Default 2, as on the recorded clusters
+  /// (Slurm's own default is 0). Nodes DOWN for repair come back with the repair either way.
+  std::uint8_t return_to_service = 2;
   std::uint32_t max_restarts = 100;         ///< Runs a job may be restarted after faults before it gives up.
   std::vector<CheckpointRule> checkpoints;  ///< Checkpointing rules, first match wins.
   std::vector<InjectedFault> inject;        ///< Faults placed by hand.

@@ -23,6 +23,8 @@ enum class NodeState : std::uint8_t {
   kPoweredDown,   ///< POWERED_DOWN (sinfo idle~): a cloud node that does not exist now.
   kPoweringUp,    ///< POWERING_UP (idle#): a cloud node in its cold start.
   kPoweringDown,  ///< POWERING_DOWN (idle%): a cloud node being removed.
+  kFailing,       ///< FAILING: set FAIL (expected to fail, out for repair next), jobs still running.
+  kFail,          ///< FAIL: set FAIL and idle.
 };
 
 /// Slurm's name of a node state.
@@ -37,6 +39,7 @@ enum class NodeCondition : std::uint8_t {
   kPoweredDown,   ///< POWERED_DOWN: a cloud node not created (or removed); costs nothing on demand.
   kPoweringUp,    ///< POWERING_UP: a cloud node in its cold start.
   kPoweringDown,  ///< POWERING_DOWN: a cloud node being removed.
+  kFail,          ///< FAILING (jobs still running) or FAIL: as DRAIN, for a node an operator expects to fail.
 };
 
 /// Receives what happens in a run (the results recorder implements it).

@@ -203,13 +203,20 @@ InjectedFault read_injected(const Field& f, const ClusterConfig& cluster) {
 }
 
 void read_repair(const Field& f, RepairTimes& r) {
-  f.expect_object({"gpu_reset_s", "reboot_s", "auto_repair_s", "manual_repair_s", "p_manual", "undetected_found_s"});
+  f.expect_object({"gpu_reset_s", "reboot_s", "auto_repair_s", "manual_repair_s", "p_manual", "undetected_found_s",
+                   "admin_resume_s", "node_state"});
   read_seconds_if(f, "gpu_reset_s", r.gpu_reset_s);
   read_seconds_if(f, "reboot_s", r.reboot_s);
   read_seconds_if(f, "auto_repair_s", r.auto_repair_s);
   read_seconds_if(f, "manual_repair_s", r.manual_repair_s);
   if (f.has("p_manual")) r.p_manual = probability(f.at("p_manual"));
   if (f.has("undetected_found_s")) r.undetected_found_s = positive_seconds(f.at("undetected_found_s"));
+  if (f.has("admin_resume_s")) r.admin_resume_s = non_negative_seconds(f.at("admin_resume_s"));
+  if (f.has("node_state")) {
+    const std::string state = f.at("node_state").string();
+    if (state != "DRAIN" && state != "FAIL") f.at("node_state").fail("expected DRAIN or FAIL");
+    r.fail_state = state == "FAIL";
+  }
 }
 
 }  // namespace
@@ -238,7 +245,9 @@ void read_faults(const Field& f, const ClusterConfig& cluster, FaultsConfig& con
                    "max_restarts",
                    "checkpoint",
                    "inject",
-                   "epilog_check"});
+                   "epilog_check",
+                   "prolog_check",
+                   "ReturnToService"});
   config.enabled = !f.has("enabled") || f.at("enabled").boolean();
   if (f.has("rate_scale")) {
     config.rate_scale = f.at("rate_scale").number();
@@ -338,6 +347,13 @@ void read_faults(const Field& f, const ClusterConfig& cluster, FaultsConfig& con
   if (f.has("restart_failed_jobs")) config.restart_failed_jobs = f.at("restart_failed_jobs").boolean();
   if (f.has("max_restarts")) config.max_restarts = f.at("max_restarts").u32();
   if (f.has("epilog_check")) config.epilog_check = f.at("epilog_check").boolean();
+  if (f.has("prolog_check")) config.prolog_check = f.at("prolog_check").boolean();
+  if (f.has("ReturnToService")) {
+    const std::int64_t rts = f.at("ReturnToService").integer();
+    if (rts < 0 || rts > 2) f.at("ReturnToService").fail("expected 0, 1 or 2");
+    config.return_to_service = static_cast<std::uint8_t>(rts);
+  }
+  if (config.repair.admin_resume_s < 0) config.repair.admin_resume_s = config.repair.undetected_found_s;
   if (f.has("checkpoint")) {
     const Field c = f.at("checkpoint");
     for (std::size_t i = 0; i < c.array_size(); ++i) config.checkpoints.push_back(read_checkpoint(c.at(i)));

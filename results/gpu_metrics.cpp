@@ -94,7 +94,7 @@ bool in_service(NodeCondition condition) {
 
 /// Whether a node's dcgm-exporter answers scrapes in `condition`: not while the node is DOWN or rebooting.
 bool scrapeable(NodeCondition condition) {
-  return condition == NodeCondition::kNone || condition == NodeCondition::kDrain;
+  return condition == NodeCondition::kNone || condition == NodeCondition::kDrain || condition == NodeCondition::kFail;
 }
 
 /// A node's condition at t = 0: from the configuration (State=DRAIN or DOWN in slurm.conf).
@@ -380,9 +380,9 @@ std::vector<ClusterSample> build_metrics(const ClusterState& state, const GpuBin
     return x.time != y.time ? x.time < y.time : (x.kind != y.kind ? x.kind < y.kind : x.index < y.index);
   });
 
-  // Per node: CPUs and GPUs held by runs, and its condition. A node DRAINING or DRAINED counts in nodes_drain, DOWN
-  // or REBOOTING in nodes_down, whatever its jobs (the classic exporter's sinfo states; see the README), and its
-  // free GPUs are not free while it is out.
+  // Per node: CPUs and GPUs held by runs, and its condition. A node DRAINING, DRAINED, FAILING or FAIL counts in
+  // nodes_drain, DOWN or REBOOTING in nodes_down, whatever its jobs (the classic exporter's sinfo states; see the
+  // README), and its free GPUs are not free while it is out.
   std::vector<std::uint32_t> alloc_cpus(cluster.nodes.size(), 0), alloc_gpus(cluster.nodes.size(), 0);
   std::vector<NodeCondition> condition(cluster.nodes.size());
   ClusterSample c;
@@ -390,6 +390,7 @@ std::vector<ClusterSample> build_metrics(const ClusterState& state, const GpuBin
   const auto node_class = [&](NodeIndex n) -> std::uint32_t& {
     switch (condition[n]) {
       case NodeCondition::kDrain:
+      case NodeCondition::kFail:  // FAILING/FAIL: no new jobs, as DRAIN (the schema has no fail column)
         return c.nodes_drain;
       case NodeCondition::kDown:
       case NodeCondition::kRebooting:

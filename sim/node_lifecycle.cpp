@@ -184,8 +184,9 @@ void NodeLifecycle::strike(SimWorld& world, FaultRecord record, std::span<const 
   // Nodes being repaired, or cloud nodes that do not exist (powered down, booting, being removed), are out.
   const auto out = [&](std::uint32_t n) {
     const NodeCondition c = world.node_condition(n);
-    return nodes_[n].phase == Phase::kRecovering || !state_.config().nodes[n].available ||
-           c == NodeCondition::kPoweredDown || c == NodeCondition::kPoweringUp || c == NodeCondition::kPoweringDown;
+    return nodes_[n].phase == Phase::kRecovering || nodes_[n].phase == Phase::kAwaitingAdmin ||
+           !state_.config().nodes[n].available || c == NodeCondition::kPoweredDown || c == NodeCondition::kPoweringUp ||
+           c == NodeCondition::kPoweringDown;
   };
   std::uint32_t in_service = 0;
   for (std::uint32_t n : nodes) {
@@ -327,8 +328,18 @@ RunCheckpointing NodeLifecycle::on_job_start(SimWorld& world, JobIndex job) {
   run_plan_[job] = plan_for(job);
   interrupts_[job].time = kNever;
   for (const NodeAllocation& a : state_.allocation(job)) {
-    const NodeHealth& h = nodes_[a.node];
+    NodeHealth& h = nodes_[a.node];
     if (h.phase != Phase::kLatent) continue;
+    if (config_.prolog_check && program_detects(detection_.program, h.symptom)) {
+      // The Prolog's health check fails: Slurm drains the node and requeues the job, which never ran. Both happen
+      // in events at this instant, after the start in progress.
+      h.by = DetectedBy::kProlog;
+      h.by_people = false;
+      h.detect_at = world.now();
+      world.push_lifecycle(world.now(), target(kDetect, a.node), ++h.generation);
+      arm_interrupt(world, job, Detection{world.now(), DetectedBy::kProlog}, h.fault, world.now(), false);
+      continue;
+    }
     // A node whose fault nobody has noticed yet: the job meets the fault as if it struck now.
     const Detection when = job_interrupt(detection_, a.node, world.now(), h.symptom);
     const bool stalls = job_impact(h.symptom) == JobImpact::kStallsUntilKilled;
@@ -361,7 +372,8 @@ void NodeLifecycle::interrupt(SimWorld& world, JobIndex job) {
   // A node set DOWN (or removed on detection) ends the run NODE_FAIL, requeued by Slurm's rule; a crash or the
   // watchdog ends it FAILED, restarted only by the job's own wrapper.
   const bool node_fail = by == DetectedBy::kSlurmdTimeout || by == DetectedBy::kHealthCheck ||
-                         by == DetectedBy::kActiveCheck || by == DetectedBy::kNotDetected;
+                         by == DetectedBy::kActiveCheck || by == DetectedBy::kNotDetected ||
+                         by == DetectedBy::kProlog || by == DetectedBy::kEpilog;
   const JobSpec& spec = state_.spec(job);
   bool requeue = node_fail ? spec.requeue : config_.restart_failed_jobs;
   if (rt.interruptions + 1 > config_.max_restarts) requeue = false;
@@ -430,7 +442,7 @@ void NodeLifecycle::detect(SimWorld& world, NodeIndex node) {
   h.phase = Phase::kDrained;
   h.out_since = world.now();
   h.down = h.symptom == Symptom::kHostDown || h.by == DetectedBy::kSlurmdTimeout;
-  world.set_node_condition(node, h.down ? NodeCondition::kDown : NodeCondition::kDrain);
+  world.set_node_condition(node, h.down ? NodeCondition::kDown : drain_condition(h.effect));
   // Slurm kills (or requeues) the jobs of a DOWN node; Meta-style handling removes them from a drained one too.
   if (h.down) {
     kill_jobs_on(world, node, DetectedBy::kSlurmdTimeout);
@@ -440,16 +452,24 @@ void NodeLifecycle::detect(SimWorld& world, NodeIndex node) {
   if (h.phase == Phase::kDrained && state_.node_jobs()[node] == 0) start_recovery(world, node);
 }
 
+NodeCondition NodeLifecycle::drain_condition(FaultEffect effect) const {
+  return config_.repair.fail_state && effect == FaultEffect::kRepairNode ? NodeCondition::kFail : NodeCondition::kDrain;
+}
+
+void NodeLifecycle::detect_now(SimWorld& world, NodeIndex node, DetectedBy by) {
+  NodeHealth& h = nodes_[node];
+  h.by = by;
+  h.by_people = false;
+  detect(world, node);
+}
+
 void NodeLifecycle::on_job_released(SimWorld& world, JobIndex job) {
   for (const NodeAllocation& a : state_.allocation(job)) {
     NodeHealth& h = nodes_[a.node];
     // A health check in the Epilog (a common site setup, gpu-domain.md 3.2) sees the fault before the node takes
     // its next job: no black hole. The epilog's run time is in epilog_s.
-    if (config_.epilog_check && h.phase == Phase::kLatent && program_detects(detection_.program, h.symptom)) {
-      h.by = DetectedBy::kHealthCheck;
-      h.by_people = false;
-      detect(world, a.node);
-    }
+    if (config_.epilog_check && h.phase == Phase::kLatent && program_detects(detection_.program, h.symptom))
+      detect_now(world, a.node, DetectedBy::kEpilog);
     if (h.phase == Phase::kDrained && state_.node_jobs()[a.node] == 0) start_recovery(world, a.node);
   }
 }
@@ -492,7 +512,7 @@ void NodeLifecycle::start_recovery(SimWorld& world, NodeIndex node) {
   if (h.effect == FaultEffect::kRebootNode) {
     world.set_node_condition(node, NodeCondition::kRebooting);
   } else if (h.effect == FaultEffect::kRepairNode) {
-    world.set_node_condition(node, NodeCondition::kDown);
+    world.set_node_condition(node, config_.repair.fail_state ? NodeCondition::kFail : NodeCondition::kDown);
   }
   const SimTime back = world.now() + from_seconds_f(seconds);
   world.push_lifecycle(back, target(kReturn, node), ++h.generation);
@@ -507,10 +527,23 @@ void NodeLifecycle::clear_fault(SimWorld& world, NodeIndex node) {
 }
 
 void NodeLifecycle::node_returns(SimWorld& world, NodeIndex node) {
-  clear_fault(world, node);
+  NodeHealth& h = nodes_[node];
   const NodeCondition c = world.node_condition(node);
-  if (c == NodeCondition::kDrain || c == NodeCondition::kDown || c == NodeCondition::kRebooting)
-    world.set_node_condition(node, NodeCondition::kNone);  // a node removed meanwhile stays removed
+  const bool removed = c != NodeCondition::kDrain && c != NodeCondition::kDown && c != NodeCondition::kRebooting &&
+                       c != NodeCondition::kFail;  // powered down or deleted meanwhile: it stays so
+  // ReturnToService=0: a node that went DOWN for not responding registers again but stays DOWN until an admin
+  // resumes it. A repair includes the admin's resume.
+  if (!removed && h.phase == Phase::kRecovering && h.down && config_.return_to_service == 0 &&
+      h.effect != FaultEffect::kRepairNode && config_.repair.admin_resume_s > 0) {
+    h.phase = Phase::kAwaitingAdmin;
+    world.set_node_condition(node, NodeCondition::kDown);
+    const SimTime back = world.now() + from_seconds_f(config_.repair.admin_resume_s);
+    world.push_lifecycle(back, target(kReturn, node), ++h.generation);
+    world.note_node_return(back);
+    return;
+  }
+  clear_fault(world, node);
+  if (!removed) world.set_node_condition(node, NodeCondition::kNone);
 }
 
 SimTime NodeLifecycle::stalled_until(JobIndex job, SimTime now) const {
@@ -521,13 +554,14 @@ SimTime NodeLifecycle::stalled_until(JobIndex job, SimTime now) const {
 
 void NodeLifecycle::on_node_removed(SimWorld& world, NodeIndex n) {
   const Phase phase = nodes_[n].phase;
-  if (phase == Phase::kLatent || phase == Phase::kDrained) clear_fault(world, n);
+  if (phase == Phase::kLatent || phase == Phase::kDrained || phase == Phase::kAwaitingAdmin) clear_fault(world, n);
 }
 
 void NodeLifecycle::finish(SimTime horizon) {
   log_.horizon = horizon;
   for (const NodeHealth& h : nodes_) {
-    if ((h.phase == Phase::kDrained || h.phase == Phase::kRecovering) && h.out_since < horizon)
+    if ((h.phase == Phase::kDrained || h.phase == Phase::kRecovering || h.phase == Phase::kAwaitingAdmin) &&
+        h.out_since < horizon)
       log_.node_out_s += to_seconds_f(horizon - h.out_since);
   }
 }

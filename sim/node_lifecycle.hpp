@@ -12,7 +12,9 @@
 //   NODE_FAIL and are requeued by Slurm's rule (--requeue / JobRequeue); crashed runs end FAILED and are
 //   restarted if the scenario says the job's wrapper restarts them.
 // - A drained node takes no new jobs; once its jobs are gone (DRAINED) its recovery runs: GPU reset, reboot, or
-//   repair (automated, escalating to manual), then it returns to service.
+//   repair (automated, escalating to manual), then it returns to service (after an admin, for a node that was DOWN
+//   for not responding under ReturnToService=0). Nodes out for repair may be set FAIL instead of DRAIN.
+// - A Prolog or Epilog that runs HealthCheckProgram finds a fault when a job starts or leaves the node.
 // - Checkpointing jobs keep their work up to their last completed checkpoint and pay a restart overhead.
 #pragma once
 
@@ -85,7 +87,8 @@ class NodeLifecycle {
   void finish(SimTime horizon);
 
  private:
-  enum class Phase : std::uint8_t { kUp, kLatent, kDrained, kRecovering };
+  // kAwaitingAdmin: recovered but left DOWN by ReturnToService=0 until an admin resumes it.
+  enum class Phase : std::uint8_t { kUp, kLatent, kDrained, kRecovering, kAwaitingAdmin };
   enum Kind : std::uint64_t { kNextFault = 1, kInjected = 2, kDetect = 3, kInterrupt = 4, kReturn = 5 };
   struct NodeHealth {
     Phase phase = Phase::kUp;
@@ -117,6 +120,8 @@ class NodeLifecycle {
   void arm_interrupt(SimWorld& world, JobIndex job, Detection when, std::uint32_t fault, SimTime progress_until,
                      bool black_hole);
   void detect(SimWorld& world, NodeIndex node);
+  void detect_now(SimWorld& world, NodeIndex node, DetectedBy by);
+  NodeCondition drain_condition(FaultEffect effect) const;
   void start_recovery(SimWorld& world, NodeIndex node);
   void node_returns(SimWorld& world, NodeIndex node);
   void clear_fault(SimWorld& world, NodeIndex node);

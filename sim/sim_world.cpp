@@ -256,6 +256,9 @@ void SimWorld::update_node_state(NodeIndex n) {
     case NodeCondition::kDrain:
       s = busy ? NodeState::kDraining : NodeState::kDrained;
       break;
+    case NodeCondition::kFail:
+      s = busy ? NodeState::kFailing : NodeState::kFail;
+      break;
     case NodeCondition::kDown:
       s = NodeState::kDown;
       break;

@@ -44,6 +44,15 @@ const FaultLog& log_of(const RunOutcome& o) {
   return *fault_log(o);
 }
 
+// The state changes of node `node` as (second, sinfo name).
+std::vector<std::pair<std::int64_t, std::string>> node_states(const RunOutcome& o, NodeIndex node) {
+  std::vector<std::pair<std::int64_t, std::string>> out;
+  for (const NodeEvent& e : o.recorder->node_events()) {
+    if (e.node == node) out.emplace_back(to_seconds(e.time), std::string(node_state_name(e.state)));
+  }
+  return out;
+}
+
 TEST(RunSplit, CheckpointArithmeticByHand) {
   const RunCheckpointing plan{600, 60, 300};
   // 5,000 s of work: 300 restart + 5,000 + (ceil(5000/600) - 1 = 8) writes x 60 = 5,780 s.
@@ -209,7 +218,7 @@ TEST(NodeLifecycle, AnEpilogHealthCheckStopsBlackHoles) {
   const FaultLog& log = log_of(o);
   ASSERT_EQ(log.faults.size(), 1u);
   EXPECT_EQ(log.faults[0].detected, from_seconds(100));
-  EXPECT_EQ(log.faults[0].detected_by, DetectedBy::kHealthCheck);
+  EXPECT_EQ(log.faults[0].detected_by, DetectedBy::kEpilog);
   EXPECT_EQ(log.faults[0].returned, from_seconds(400));
   ASSERT_EQ(log.interruptions.size(), 1u);
   EXPECT_EQ(o.state->job(2).state, JobState::kCompleted);
@@ -371,6 +380,88 @@ TEST(NodeLifecycle, RandomFaultsAreBitIdenticalForASeedAndDifferForAnother) {
   EXPECT_GT(std::count(a.begin(), a.end(), '\n'), 20);
   EXPECT_EQ(a, faults_of(3));
   EXPECT_NE(a, faults_of(4));
+}
+
+TEST(NodeLifecycle, APrologHealthCheckDrainsTheNodeAndRequeuesTheStartingJob) {
+  // As RequeueRulesAndUndetectedBlackHoleNodes, with HealthCheckProgram in the Prolog: job 3 (submitted at 200)
+  // starts on the silent bad n001 at once (backfill's one-second poll) at 200, where the Prolog's xid_log check sees
+  // the Xid 95: n001 is DRAINED at 200 and job 3 ends NODE_FAIL without running and is requeued (eligible at 321).
+  // The GPU reset (300 s) brings n001 back at 500, which is also a backfill cycle (every 30 s from the one at 200,
+  // as job 3 leaves start estimates): job 3 starts again at 500 and ends at 550. No black hole.
+  const std::string jobs =
+      R"([{"id": 1, "nodes": 1, "cpus": 8, "gpus_per_node": 8, "run_time": 5000, "time_limit": 600},
+          {"id": 2, "submit": 10, "nodes": 1, "cpus": 8, "gpus_per_node": 8, "run_time": 5000, "time_limit": 600},
+          {"id": 3, "submit": 200, "nodes": 1, "cpus": 8, "gpus_per_node": 8, "run_time": 50, "time_limit": 600}])";
+  const RunOutcome o = run(two_node_scenario(R"({"restart_failed_jobs": false, "prolog_check": true,
+      "inject": [{"time": 100, "node": "n001", "xid": 95}]})",
+                                             jobs));
+  const FaultLog& log = log_of(o);
+  ASSERT_EQ(log.faults.size(), 1u);
+  EXPECT_EQ(log.faults[0].detected, from_seconds(200));
+  EXPECT_EQ(log.faults[0].detected_by, DetectedBy::kProlog);
+  EXPECT_EQ(log.faults[0].returned, from_seconds(500));
+  ASSERT_EQ(log.interruptions.size(), 2u);
+  const InterruptionRecord& prolog = log.interruptions[1];
+  EXPECT_EQ(prolog.time, from_seconds(200));
+  EXPECT_EQ(prolog.state, JobState::kNodeFail);
+  EXPECT_EQ(prolog.by, DetectedBy::kProlog);
+  EXPECT_TRUE(prolog.requeued);
+  EXPECT_FALSE(prolog.black_hole);
+  EXPECT_DOUBLE_EQ(prolog.lost_gpu_s, 0);
+  EXPECT_EQ(o.state->job(2).state, JobState::kCompleted);
+  EXPECT_EQ(o.state->job(2).start, from_seconds(500));
+  EXPECT_EQ(o.state->job(2).end, from_seconds(550));
+}
+
+TEST(NodeLifecycle, ReturnToServiceZeroKeepsANonRespondingNodeDownUntilAnAdmin) {
+  // n001's host dies at 100 (reboot_node, host_down). Pings every 100 s from 4: DOWN at 504 (SlurmdTimeout=300),
+  // job 1 is killed (its stall ends there: IDLE) and requeued, then n001 is REBOOTING until 1,104. ReturnToService=2
+  // returns n001 then, and job 1 (n002 runs job 2 until 5,011) starts again at once. ReturnToService=0 leaves it
+  // DOWN until the admin resumes it 1,000 s later, at 2,104, where job 1 starts and runs 5,000 s.
+  const auto scenario = [](int rts) {
+    return two_node_scenario(R"({"ReturnToService": )" + std::to_string(rts) +
+                             R"(, "repair": {"admin_resume_s": 1000},
+        "inject": [{"time": 100, "node": "n001", "effect": "reboot_node", "symptom": "host_down"}]})");
+  };
+  const RunOutcome two = run(scenario(2));
+  EXPECT_EQ(log_of(two).faults[0].returned, from_seconds(1104));
+  EXPECT_EQ(two.state->job(0).start, from_seconds(1104));
+  const RunOutcome zero = run(scenario(0));
+  const FaultLog& log = log_of(zero);
+  ASSERT_EQ(log.faults.size(), 1u);
+  EXPECT_EQ(log.faults[0].detected, from_seconds(504));
+  EXPECT_EQ(log.faults[0].returned, from_seconds(2104));
+  EXPECT_DOUBLE_EQ(log.node_out_s, 1600);  // 504 to 2,104
+  EXPECT_EQ(zero.state->job(0).start, from_seconds(2104));
+  const std::vector<std::pair<std::int64_t, std::string>> expected = {
+      {3, "MIXED"},   {504, "IDLE"},  {504, "DOWN"},   {504, "REBOOTING"},
+      {1104, "DOWN"}, {2104, "IDLE"}, {2104, "MIXED"}, {7104, "IDLE"}};
+  EXPECT_EQ(node_states(zero, 0), expected);
+}
+
+TEST(NodeLifecycle, NodesOutForRepairCanBeSetFail) {
+  // As DegradedNodeDrainsWhileItsJobRunsThenResetsItsGpu with a fault that needs a repair, and repair.node_state
+  // FAIL: n001 is FAILING from the check at 4,500 until job 1 ends at 5,003, then FAIL for its repair (instant
+  // here: automated repair 0 s, no technician), then IDLE. Its jobs were never killed.
+  const RunOutcome o = run(two_node_scenario(R"({"active_checks": [{"checks": ["dcgm_diag_3"], "period": 3600}],
+      "repair": {"node_state": "FAIL", "auto_repair_s": 0, "p_manual": 0},
+      "inject": [{"time": 1000, "node": "n001", "effect": "repair_node", "symptom": "degraded"}]})"));
+  const FaultLog& log = log_of(o);
+  ASSERT_EQ(log.faults.size(), 1u);
+  EXPECT_EQ(log.faults[0].detected, from_seconds(4500));
+  EXPECT_TRUE(log.interruptions.empty());
+  EXPECT_EQ(o.state->job(0).state, JobState::kCompleted);
+  EXPECT_EQ(log.faults[0].returned, from_seconds(5003));
+  const std::vector<std::pair<std::int64_t, std::string>> expected = {
+      {3, "MIXED"}, {4500, "FAILING"}, {5003, "FAIL"}, {5003, "IDLE"}};
+  EXPECT_EQ(node_states(o, 0), expected);
+  EXPECT_DOUBLE_EQ(log.node_out_s, 503);
+}
+
+TEST(NodeLifecycle, ReturnToServiceAndNodeStateAreChecked) {
+  EXPECT_THROW(two_node_scenario(R"({"ReturnToService": 3})"), ScenarioError);
+  EXPECT_THROW(two_node_scenario(R"({"repair": {"node_state": "DOWN"}})"), ScenarioError);
+  EXPECT_THROW(two_node_scenario(R"({"repair": {"admin_resume_s": -5}})"), ScenarioError);
 }
 
 }  // namespace
