@@ -14,9 +14,11 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <numeric>
 #include <string_view>
 
 #include "cli/report_data.hpp"
+#include "faults/checkpoint.hpp"
 #include "results/svg_chart.hpp"
 
 extern char** environ;
@@ -360,8 +362,15 @@ Section cluster_section(const ReportData& d) {
                                 {.name = "idle", .values = col(&ClusterBucket::nodes_idle), .colour = "#C8C8C8"},
                                 {.name = "drain", .values = col(&ClusterBucket::nodes_drain), .colour = "#E69F00"},
                                 {.name = "down", .values = col(&ClusterBucket::nodes_down), .colour = "#D55E00"}}};
+  const std::vector<double> powered_down = col(&ClusterBucket::nodes_powered_down);
+  const bool any_powered_down = std::any_of(powered_down.begin(), powered_down.end(), [](double v) { return v > 0; });
+  if (any_powered_down) nodes.series.push_back({.name = "powered down", .values = powered_down, .colour = "#7F7F7F"});
   add_plot(s, "node_states", svg::stacked_area_chart(nodes),
-           "Node states as sinfo counts them (CPU-based: MIXED is partly allocated). " + mean_of);
+           "Node states as sinfo counts them (CPU-based: MIXED is partly allocated)" +
+               std::string(any_powered_down ? "; powered down: POWERED_DOWN, POWERING_UP or POWERING_DOWN (cloud "
+                                              "nodes not created, power-saved nodes, nodes booting or being removed). "
+                                            : ". ") +
+               mean_of);
   std::vector<double> up = col(&ClusterBucket::gpus_alloc);
   const std::vector<double> free = col(&ClusterBucket::gpus_free);
   for (std::size_t i = 0; i < up.size(); ++i) up[i] += free[i];
@@ -386,6 +395,12 @@ Section cluster_section(const ReportData& d) {
   add_plot(s, "jobs", svg::line_chart(jobs), "Jobs pending (held and dependent jobs included) and running. " + mean_of);
   s.line = text_line("cluster", fmt::format("node states, GPUs and jobs from {} samples, {} buckets of {}",
                                             d.cluster_samples, d.cluster.size(), period(d.step_s)));
+  if (any_powered_down) {
+    const double mean_down =
+        std::accumulate(powered_down.begin(), powered_down.end(), 0.0) / static_cast<double>(powered_down.size());
+    s.line += fmt::format("; nodes powered down {:.1f} on average, {:.1f} in the highest bucket", mean_down,
+                          *std::max_element(powered_down.begin(), powered_down.end()));
+  }
   return s;
 }
 
@@ -566,6 +581,112 @@ Section interruptions_section(const ReportData& d) {
   return s;
 }
 
+/// Checkpoint plans shown in the table (the ones with most GPUs); the page says how many there are in all.
+constexpr std::size_t kCheckpointRows = 20;
+
+/// "3", "3, 4, 7" or "3, 4, 7 (+40)": job ids, at most three.
+std::string id_list(const std::vector<std::int64_t>& ids) {
+  std::string out;
+  for (std::size_t i = 0; i < ids.size() && i < 3; ++i) out += (i ? ", " : "") + std::to_string(ids[i]);
+  if (ids.size() > 3) out += fmt::format(" (+{})", ids.size() - 3);
+  return out;
+}
+
+std::string optional_seconds(std::optional<double> v) {
+  return v ? seconds(std::round(*v)) : "-";
+}
+std::string optional_percent(std::optional<double> v) {
+  return v ? percent(*v) : "-";
+}
+
+/// Expected goodput of `g`'s plan against its interval, around Daly's optimum, with the configured, Young's and
+/// Daly's intervals marked.
+std::string checkpoint_interval_plot(const CheckpointGroup& g) {
+  const double daly = *g.daly_s;
+  const double young = g.young_s.value_or(daly);
+  const double interval = g.interval_s.value_or(daly);
+  const double lo = std::min({daly / 4, interval, young}), hi = std::max({daly * 4, interval, young});
+  std::vector<double> taus;
+  for (int i = 0; i <= 120; ++i) taus.push_back(lo + (hi - lo) * i / 120);
+  for (const double t : {interval, young, daly}) taus.push_back(t);
+  std::sort(taus.begin(), taus.end());
+  taus.erase(std::unique(taus.begin(), taus.end()), taus.end());
+  const DurationUnit u = duration_unit(hi);
+  const CheckpointPlan plan{0, g.write_s, g.restart_s, true};
+  svg::XyChart c{.title = fmt::format("Expected goodput against the checkpoint interval ({} GPUs)",
+                                      number(static_cast<double>(g.gpus))),
+                 .x_label = fmt::format("compute between checkpoints ({})", u.name),
+                 .y_label = "expected goodput (%)",
+                 .x = {},
+                 .series = {{.name = "expected goodput", .colour = "#0072B2"},
+                            {.name = "configured interval", .colour = "#D55E00", .dot_radius = 5},
+                            {.name = "Young's", .colour = "#009E73", .dot_radius = 5},
+                            {.name = "Daly's", .colour = "#000000", .dot_radius = 3.5}},
+                 .y_from_zero = false};
+  for (const double t : taus) {
+    CheckpointPlan p = plan;
+    p.interval_s = t;
+    const double goodput = goodput_daly(p, *g.mttf_h * 3600) * 100;
+    c.x.push_back(t / u.divisor);
+    c.series[0].values.push_back(goodput);
+    c.series[1].values.push_back(t == interval && g.interval_s ? goodput : NAN);
+    c.series[2].values.push_back(t == young && g.young_s ? goodput : NAN);
+    c.series[3].values.push_back(t == daly ? goodput : NAN);
+  }
+  return svg::line_chart(c);
+}
+
+Section checkpoints_section(const ReportData& d) {
+  Section s{"checkpoints", "Checkpoint intervals", "", {}, ""};
+  if (!d.checkpoints) return s;
+  const CheckpointsReport& c = *d.checkpoints;
+  if (c.jobs == 0) {
+    s.line = text_line("checkpoint", "no checkpointed jobs in job_checkpoints");
+    return s;
+  }
+  const std::size_t shown = std::min(c.groups.size(), kCheckpointRows);
+  s.html += fmt::format("<p>{} checkpointed jobs with {} different plans{}.</p>\n", number(static_cast<double>(c.jobs)),
+                        c.groups.size(), shown < c.groups.size() ? fmt::format("; the {} with most GPUs", shown) : "");
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t i = 0; i < shown; ++i) {
+    const CheckpointGroup& g = c.groups[i];
+    const bool ratio = g.interval_s && g.daly_s && *g.daly_s > 0;
+    rows.push_back({number(static_cast<double>(g.gpus)), id_list(g.job_ids), optional_seconds(g.interval_s),
+                    optional_seconds(g.young_s), optional_seconds(g.daly_s),
+                    ratio ? fmt::format("{:.2f}", *g.interval_s / *g.daly_s) : "-", seconds(g.write_s),
+                    seconds(g.restart_s), g.mttf_h ? fmt::format("{:.2f}", *g.mttf_h) : "-",
+                    optional_percent(g.goodput), optional_percent(g.goodput_at_daly)});
+  }
+  s.html += html_table({"GPUs", "jobs", "interval", "Young", "Daly", "interval / Daly", "write", "restart", "MTTF (h)",
+                        "goodput", "at Daly"},
+                       rows) +
+            "<p class=\"note\">Interval: compute between checkpoints as configured (/faults/checkpoint); Young "
+            "sqrt(2 write MTTF) and Daly's refinement of it are the best intervals for the job's MTTF under the "
+            "fault profile. Goodput: expected goodput at the interval and at Daly's, by Daly's model (solve "
+            "time over expected wall time, restarts included), taking every write as blocking.</p>\n";
+  const auto plotted = std::find_if(c.groups.begin(), c.groups.end(),
+                                    [](const CheckpointGroup& g) { return g.daly_s && g.goodput_at_daly; });
+  if (plotted != c.groups.end()) {
+    add_plot(s, "checkpoint_interval", checkpoint_interval_plot(*plotted),
+             fmt::format("Expected goodput (Daly's model) of the {}-GPU plan with a {} write, a {} restart and an "
+                         "MTTF of {:.2f} h, against its interval; the dots mark the configured interval, Young's and "
+                         "Daly's.",
+                         number(static_cast<double>(plotted->gpus)), seconds(plotted->write_s),
+                         seconds(plotted->restart_s), *plotted->mttf_h));
+  }
+  // The text line: the plan plotted (the largest with an MTTF), or else the largest.
+  const CheckpointGroup& top = plotted != c.groups.end() ? *plotted : c.groups.front();
+  std::string line =
+      fmt::format("{} checkpointed jobs, {} plans; {} GPUs: interval {}, Young {}, Daly {}", c.jobs, c.groups.size(),
+                  number(static_cast<double>(top.gpus)), optional_seconds(top.interval_s),
+                  optional_seconds(top.young_s), optional_seconds(top.daly_s));
+  if (top.goodput && top.goodput_at_daly) {
+    line += fmt::format(", expected goodput {} ({} at Daly's)", percent(*top.goodput), percent(*top.goodput_at_daly));
+  }
+  s.line = text_line("checkpoint", line);
+  return s;
+}
+
 Section cost_section(const ReportData& d) {
   Section s{"cost", "Cost", "", {}, ""};
   if (!d.costs) {
@@ -610,6 +731,158 @@ Section cost_section(const ReportData& d) {
                                          "accounts",
                                          c.cluster_total_usd ? "cluster total " + usd(*c.cluster_total_usd) + "; " : "",
                                          c.users.size(), c.accounts.size()));
+  return s;
+}
+
+/// What a row of the scaling table means (sim/autoscaler.cpp; Slurm power saving uses the same actions).
+std::string_view scaling_meaning(std::string_view action) {
+  if (action == "create") return "node requested (power saving: resumed)";
+  if (action == "ready") return "node booted and in service";
+  if (action == "boot_failed") return "boot failed or passed ResumeTimeout: node deleted";
+  if (action == "remove") return "idle node released (power saving: suspended)";
+  if (action == "removed") return "node gone: removal done, or reclaimed";
+  return "";
+}
+
+/// The unit bucket starts are named in: the largest of days, hours, minutes and seconds that divides the step.
+struct BucketUnit {
+  double divisor;
+  const char* label;
+};
+BucketUnit bucket_unit(double step_s) {
+  for (const BucketUnit u : {BucketUnit{86400, "start of the bucket (days since the start of the run)"},
+                             BucketUnit{3600, "start of the bucket (hours since the start of the run)"},
+                             BucketUnit{60, "start of the bucket (minutes since the start of the run)"}}) {
+    if (std::fmod(step_s, u.divisor) == 0) return u;
+  }
+  return {1, "start of the bucket (seconds since the start of the run)"};
+}
+
+/// "0", "2", "4", ...: the start of each of `buckets` buckets in `unit`.
+std::vector<std::string> bucket_names(std::size_t buckets, double step_s, const BucketUnit& unit) {
+  std::vector<std::string> out;
+  for (std::size_t b = 0; b < buckets; ++b) {
+    out.push_back(fmt::format("{:g}", static_cast<double>(b) * step_s / unit.divisor));
+  }
+  return out;
+}
+
+Section scaling_section(const ReportData& d) {
+  Section s{"scaling", "Scaling actions", "", {}, ""};
+  if (!d.scaling) return s;
+  const ScalingReport& r = *d.scaling;
+  if (r.rows == 0) {
+    s.line = text_line("scaling", "no scaling actions in the scaling table");
+    return s;
+  }
+  const BucketUnit unit = bucket_unit(d.step_s);
+  svg::BarChart per_bucket{.title = "Scaling actions",
+                           .category_label = unit.label,
+                           .value_label = "actions",
+                           .categories = bucket_names(r.created.size(), d.step_s, unit)};
+  std::vector<std::vector<std::string>> rows;
+  std::string counts;
+  for (std::size_t k = 0; k < r.actions.size(); ++k) {
+    const ScalingAction& a = r.actions[k];
+    per_bucket.series.push_back({.name = a.action, .values = a.per_bucket, .colour = ""});
+    rows.push_back({a.action, number(static_cast<double>(a.rows)), number(static_cast<double>(a.nodes)),
+                    std::string(scaling_meaning(a.action))});
+    counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", a.action, a.rows);
+  }
+  add_plot(s, "scaling_actions", svg::bar_chart(per_bucket),
+           fmt::format("Rows of the scaling table in each {} bucket, by action.", period(d.step_s)));
+  const TimeAxis axis = time_axis(d.horizon_s);
+  std::vector<double> x;
+  for (std::size_t b = 0; b < r.created.size(); ++b) x.push_back(static_cast<double>(b) * d.step_s / axis.divisor);
+  svg::XyChart nodes{
+      .title = "Nodes created and demand",
+      .x_label = axis.label,
+      .y_label = "nodes",
+      .x = x,
+      .series = {{.name = "nodes created so far", .values = r.created, .colour = "#0072B2"},
+                 {.name = "demand at decisions (largest)", .values = r.demand_max, .colour = "#E69F00"}}};
+  add_plot(s, "scaling_nodes", svg::line_chart(nodes),
+           "Nodes created (create rows) by the end of each bucket, and the largest demand recorded at the create "
+           "and remove decisions in it: nodes of the node's shape that pending jobs needed (no point: no decision).");
+  s.html = fmt::format("<p>{} actions.</p>\n", number(static_cast<double>(r.rows))) +
+           html_table({"action", "rows", "nodes", "meaning"}, rows) + s.html;
+  s.line = text_line("scaling", fmt::format("{} actions ({}); nodes created and demand over time, actions per {}",
+                                            r.rows, counts, period(d.step_s)));
+  return s;
+}
+
+Section quota_section(const ReportData& d) {
+  Section s{"quota", "Quota events", "", {}, ""};
+  if (!d.quota) return s;
+  const QuotaReport& q = *d.quota;
+  if (q.events == 0) {
+    s.line = text_line("quota", "no quota events");
+    return s;
+  }
+  std::vector<std::vector<std::string>> rows;
+  std::size_t warnings = 0, blocks = 0, cancelled = 0, refused = 0, at_submit = 0;
+  for (const QuotaUser& u : q.users) {
+    rows.push_back({u.user, number(static_cast<double>(u.warnings)), number(static_cast<double>(u.blocks)),
+                    u.blocked_s ? seconds(*u.blocked_s) : "-", number(static_cast<double>(u.cancelled)),
+                    number(static_cast<double>(u.refused)), number(static_cast<double>(u.refused_at_submit)),
+                    seconds(u.last_s), usd(u.spend_usd), usd(u.projected_usd)});
+    warnings += u.warnings, blocks += u.blocks, cancelled += u.cancelled, refused += u.refused;
+    at_submit += u.refused_at_submit;
+  }
+  s.html +=
+      fmt::format("<p>{} quota events for {} users.</p>\n", number(static_cast<double>(q.events)), q.users.size()) +
+      html_table({"user", "warnings", "blocks", "blocked at", "running jobs cancelled", "pending jobs refused",
+                  "submissions refused", "last event", "spend then", "projected then"},
+                 rows) +
+      "<p class=\"note\">Spend and projected spend (spend plus the burn rate to the next quota check) at the "
+      "user's last event. Submissions refused: the user's jobs that jobs.reason says a quota refused "
+      "(AssocGrpBillingMinutes) without a quota_events row.</p>\n";
+  s.line = text_line("quota", fmt::format("{} events for {} users: {} warnings, {} blocks, {} running jobs cancelled, "
+                                          "{} pending jobs refused, {} submissions refused",
+                                          q.events, q.users.size(), warnings, blocks, cancelled, refused, at_submit));
+  return s;
+}
+
+/// Timeline rows shown; the page says how many more there are.
+constexpr std::size_t kOperationRows = 100;
+
+/// "gpu001, gpu002, gpu003 (+5)": node names, at most three.
+std::string node_list(const std::vector<std::string>& nodes) {
+  std::string out;
+  for (std::size_t i = 0; i < nodes.size() && i < 3; ++i) out += (i ? ", " : "") + nodes[i];
+  if (nodes.size() > 3) out += fmt::format(" (+{})", nodes.size() - 3);
+  return out;
+}
+
+Section operations_section(const ReportData& d) {
+  Section s{"operations", "Cluster operations", "", {}, ""};
+  if (!d.operations) return s;
+  const OperationsReport& o = *d.operations;
+  if (o.rows == 0) {
+    s.line = text_line("operations", "no cluster operations");
+    return s;
+  }
+  std::size_t operations = 0;
+  std::string started;
+  for (const auto& [action, n] : o.started) {
+    operations += n;
+    started += fmt::format("{}{} {}", started.empty() ? "" : ", ", action, n);
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t i = 0; i < o.timeline.size() && i < kOperationRows; ++i) {
+    const OperationStep& st = o.timeline[i];
+    rows.push_back({seconds(st.time_s), st.action, st.name.empty() ? "-" : st.name, st.step,
+                    st.nodes.empty() ? "-" : node_list(st.nodes), number(static_cast<double>(st.jobs_killed))});
+  }
+  s.html += fmt::format("<p>{} operations ({}), {} job runs killed.</p>\n", operations,
+                        started.empty() ? "none started" : started, number(static_cast<double>(o.jobs_killed))) +
+            html_table({"time", "operation", "image or volume", "step", "nodes", "jobs killed"}, rows);
+  if (o.timeline.size() > kOperationRows) {
+    s.html += fmt::format("<p class=\"note\">... and {} more steps.</p>\n", o.timeline.size() - kOperationRows);
+  }
+  s.line = text_line("operations",
+                     fmt::format("{} operations ({}), {} steps, {} job runs killed", operations,
+                                 started.empty() ? "none started" : started, o.timeline.size(), o.jobs_killed));
   return s;
 }
 
@@ -727,10 +1000,19 @@ void run_program(const std::filesystem::path& program, const std::vector<std::st
 }
 
 /// Plot file names any report may write, so a folder written before keeps no stale plot.
-constexpr std::string_view kPlotNames[] = {"waits",          "node_states",           "gpus",
-                                           "jobs",           "gpu_hours_by_cause",    "lost_by_fault_class",
-                                           "faults_per_day", "interruptions_per_day", "cost_burn_rate",
-                                           "cost_total"};
+constexpr std::string_view kPlotNames[] = {"waits",
+                                           "node_states",
+                                           "gpus",
+                                           "jobs",
+                                           "gpu_hours_by_cause",
+                                           "lost_by_fault_class",
+                                           "faults_per_day",
+                                           "interruptions_per_day",
+                                           "checkpoint_interval",
+                                           "cost_burn_rate",
+                                           "cost_total",
+                                           "scaling_actions",
+                                           "scaling_nodes"};
 
 }  // namespace
 
@@ -751,7 +1033,11 @@ Report build_report(const std::filesystem::path& results_dir, const ReportOption
   sections.push_back(losses_section(d));
   sections.push_back(faults_section(d));
   sections.push_back(interruptions_section(d));
+  sections.push_back(checkpoints_section(d));
   sections.push_back(cost_section(d));
+  sections.push_back(scaling_section(d));
+  sections.push_back(quota_section(d));
+  sections.push_back(operations_section(d));
 
   Report r;
   r.text = text_line("report", run_description(d)) + "\n" + headline_text(d.summary);
@@ -763,7 +1049,9 @@ Report build_report(const std::filesystem::path& results_dir, const ReportOption
                                                                     unknown)
                                                       : "")) +
             "\n";
-  for (const Section& s : sections) r.text += s.line + "\n";
+  for (const Section& s : sections) {
+    if (!s.line.empty()) r.text += s.line + "\n";  // sections of tables the run did not write have no line
+  }
 
   std::string& h = r.html;
   h = fmt::format(

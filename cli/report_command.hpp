@@ -1,7 +1,8 @@
 // `gputwin report RESULTS`: a run's results folder as a report a platform engineer reads. A short text summary on
 // stdout, and one self-contained HTML page (no JavaScript, nothing fetched) with the headline figures, waits,
-// utilisation and availability over time, goodput and losses by cause, faults, job interruptions and cost, each
-// section present when its data is in results.sqlite. Plots are inline SVG drawn by results/svg_chart; with
+// utilisation and availability over time, goodput and losses by cause, faults, job interruptions, checkpoint
+// intervals against Young's and Daly's, cost, scaling actions, quota events and cluster operations, each section
+// present when its data is in results.sqlite. Plots are inline SVG drawn by results/svg_chart; with
 // --format svg each plot is its own .svg file instead, with --format png a PNG made by rsvg-convert.
 //
 //   gputwin run scenarios/quickstart.json --out out/qs

@@ -6,9 +6,12 @@
 #include <array>
 #include <cmath>
 #include <numeric>
+#include <set>
 #include <string_view>
+#include <tuple>
 
 #include "cli/results_db.hpp"
+#include "faults/checkpoint.hpp"
 #include "model/errors.hpp"
 #include "results/summary.hpp"
 
@@ -181,6 +184,238 @@ InterruptionsReport summarise_interruptions(const std::vector<InterruptionRow>& 
   return r;
 }
 
+/// A column of cluster_metrics and the ClusterBucket field its bucket mean goes to.
+struct ClusterColumn {
+  std::string_view name;
+  double ClusterBucket::*field;
+  bool since_cloud;  // absent from files written before the cloud tables: read as 0
+};
+
+constexpr ClusterColumn kClusterColumns[] = {
+    {"nodes_idle", &ClusterBucket::nodes_idle, false},
+    {"nodes_mixed", &ClusterBucket::nodes_mixed, false},
+    {"nodes_alloc", &ClusterBucket::nodes_alloc, false},
+    {"nodes_down", &ClusterBucket::nodes_down, false},
+    {"nodes_drain", &ClusterBucket::nodes_drain, false},
+    {"jobs_pending", &ClusterBucket::jobs_pending, false},
+    {"jobs_running", &ClusterBucket::jobs_running, false},
+    {"gpus_alloc", &ClusterBucket::gpus_alloc, false},
+    {"gpus_free", &ClusterBucket::gpus_free, false},
+    {"gpus_free_fragmented", &ClusterBucket::gpus_free_fragmented, false},
+    {"nodes_powered_down", &ClusterBucket::nodes_powered_down, true},
+};
+
+/// The rows of cluster_metrics in time order, each as a ClusterBucket whose start_s is the sample's time.
+std::vector<ClusterBucket> read_cluster_samples(ResultsDb& db, double& horizon_s) {
+  std::vector<ClusterBucket> samples;
+  if (!db.has_table("cluster_metrics")) return samples;
+  std::vector<std::string_view> required{"time"};
+  std::string sql = "SELECT time";
+  for (const ClusterColumn& c : kClusterColumns) {
+    if (!c.since_cloud) required.push_back(c.name);
+    const bool present = !c.since_cloud || db.has_column("cluster_metrics", c.name);
+    sql += present ? ", " + std::string(c.name) : std::string(", 0");
+  }
+  db.require_columns("cluster_metrics", required);
+  db.query((sql + " FROM cluster_metrics ORDER BY time").c_str(), {}, [&](sqlite3_stmt* row) {
+    ClusterBucket& s = samples.emplace_back();
+    s.start_s = column_real(row, 0);
+    int i = 1;
+    for (const ClusterColumn& c : kClusterColumns) s.*c.field = column_real(row, i++);
+    horizon_s = std::max(horizon_s, s.start_s);
+  });
+  return samples;
+}
+
+/// The mean of each bucket's samples (samples in time order); buckets without samples are left out.
+std::vector<ClusterBucket> cluster_buckets(const std::vector<ClusterBucket>& samples, double step) {
+  std::vector<ClusterBucket> out;
+  for (std::size_t i = 0; i < samples.size();) {
+    const std::size_t b = bucket_of(samples[i].start_s, step);
+    ClusterBucket sum;
+    std::size_t n = 0;
+    for (; i < samples.size() && bucket_of(samples[i].start_s, step) == b; ++i, ++n) {
+      for (const ClusterColumn& c : kClusterColumns) sum.*c.field += samples[i].*c.field;
+    }
+    for (const ClusterColumn& c : kClusterColumns) sum.*c.field /= static_cast<double>(n);
+    sum.start_s = static_cast<double>(b) * step;
+    out.push_back(sum);
+  }
+  return out;
+}
+
+std::optional<double> column_optional(sqlite3_stmt* row, int i) {
+  return column_null(row, i) ? std::nullopt : std::optional<double>(column_real(row, i));
+}
+
+/// The expected goodput of a plan under Daly's model with blocking writes; none without an MTTF or interval.
+std::optional<double> expected_goodput(std::optional<double> interval_s, const CheckpointGroup& g) {
+  if (!interval_s || !g.mttf_h || !(*interval_s > 0) || !(*g.mttf_h > 0)) return std::nullopt;
+  return goodput_daly(CheckpointPlan{*interval_s, g.write_s, g.restart_s, true}, *g.mttf_h * 3600);
+}
+
+/// The job_checkpoints table: jobs with equal plans grouped, most GPUs first.
+CheckpointsReport read_checkpoints(ResultsDb& db) {
+  db.require_columns("job_checkpoints",
+                     {"job_id", "gpus", "interval_s", "write_s", "restart_s", "mttf_h", "young_s", "daly_s"});
+  CheckpointsReport r;
+  using Key = std::tuple<std::int64_t, std::optional<double>, double, double, std::optional<double>>;
+  std::map<Key, CheckpointGroup> groups;
+  db.query(
+      "SELECT job_id, gpus, interval_s, write_s, restart_s, mttf_h, young_s, daly_s FROM job_checkpoints "
+      "ORDER BY job_id, rowid",
+      {}, [&](sqlite3_stmt* row) {
+        CheckpointGroup g;
+        g.gpus = sqlite3_column_int64(row, 1);
+        g.interval_s = column_optional(row, 2);
+        g.write_s = column_real(row, 3);
+        g.restart_s = column_real(row, 4);
+        g.mttf_h = column_optional(row, 5);
+        g.young_s = column_optional(row, 6);
+        g.daly_s = column_optional(row, 7);
+        const auto [it, added] = groups.try_emplace(Key{g.gpus, g.interval_s, g.write_s, g.restart_s, g.mttf_h}, g);
+        it->second.job_ids.push_back(sqlite3_column_int64(row, 0));
+        ++r.jobs;
+      });
+  for (auto& [key, g] : groups) {
+    g.goodput = expected_goodput(g.interval_s, g);
+    g.goodput_at_daly = expected_goodput(g.daly_s, g);
+    r.groups.push_back(std::move(g));
+  }
+  std::sort(r.groups.begin(), r.groups.end(), [](const CheckpointGroup& a, const CheckpointGroup& b) {
+    return a.gpus != b.gpus ? a.gpus > b.gpus : a.job_ids.front() < b.job_ids.front();
+  });
+  return r;
+}
+
+struct ScalingRow {
+  double time;
+  std::string node, action;
+  std::int64_t demand;
+};
+
+std::vector<ScalingRow> read_scaling(ResultsDb& db, double& horizon_s) {
+  db.require_columns("scaling", {"time", "node", "action", "demand"});
+  std::vector<ScalingRow> rows;
+  db.query("SELECT time, node, action, demand FROM scaling ORDER BY time, rowid", {}, [&](sqlite3_stmt* row) {
+    rows.push_back({column_real(row, 0), column_text(row, 1), column_text(row, 2), sqlite3_column_int64(row, 3)});
+    horizon_s = std::max(horizon_s, rows.back().time);
+  });
+  return rows;
+}
+
+/// Actions in the autoscaler's order (model/cloud_log.hpp), then the others by name.
+std::vector<std::string> scaling_actions(const std::vector<ScalingRow>& rows) {
+  static constexpr std::array<std::string_view, 5> kOrder{"create", "ready", "boot_failed", "remove", "removed"};
+  std::set<std::string> seen;
+  for (const ScalingRow& r : rows) seen.insert(r.action);
+  std::vector<std::string> out;
+  for (const std::string_view a : kOrder) {
+    if (seen.erase(std::string(a)) > 0) out.emplace_back(a);
+  }
+  out.insert(out.end(), seen.begin(), seen.end());
+  return out;
+}
+
+ScalingReport summarise_scaling(const std::vector<ScalingRow>& rows, double step) {
+  ScalingReport r;
+  r.rows = rows.size();
+  const std::size_t buckets = rows.empty() ? 0 : bucket_of(rows.back().time, step) + 1;
+  std::vector<std::set<std::string>> nodes;
+  for (std::string& a : scaling_actions(rows)) {
+    r.actions.push_back({std::move(a), 0, 0, std::vector<double>(buckets, 0)});
+    nodes.emplace_back();
+  }
+  r.created.assign(buckets, 0);
+  r.demand_max.assign(buckets, NAN);
+  for (const ScalingRow& row : rows) {
+    const auto k =
+        static_cast<std::size_t>(std::find_if(r.actions.begin(), r.actions.end(),
+                                              [&](const ScalingAction& a) { return a.action == row.action; }) -
+                                 r.actions.begin());
+    const std::size_t b = bucket_of(row.time, step);
+    r.actions[k].rows += 1;
+    r.actions[k].per_bucket[b] += 1;
+    nodes[k].insert(row.node);
+    if (row.action == "create") r.created[b] += 1;
+    if (row.action == "create" || row.action == "remove") {
+      const auto demand = static_cast<double>(row.demand);
+      r.demand_max[b] = std::isnan(r.demand_max[b]) ? demand : std::max(r.demand_max[b], demand);
+    }
+  }
+  for (std::size_t k = 0; k < r.actions.size(); ++k) r.actions[k].nodes = nodes[k].size();
+  std::partial_sum(r.created.begin(), r.created.end(), r.created.begin());
+  return r;
+}
+
+QuotaReport read_quota(ResultsDb& db, double& horizon_s) {
+  db.require_columns("quota_events", {"time", "user", "action", "job_id", "spend_usd", "projected_usd"});
+  QuotaReport r;
+  std::map<std::string, QuotaUser> users;
+  db.query("SELECT time, user, action, spend_usd, projected_usd FROM quota_events ORDER BY time, rowid", {},
+           [&](sqlite3_stmt* row) {
+             const double t = column_real(row, 0);
+             const std::string action = column_text(row, 2);
+             QuotaUser& u = users[column_text(row, 1)];
+             u.warnings += action == "warn" ? 1 : 0;
+             u.blocks += action == "block" ? 1 : 0;
+             u.cancelled += action == "cancel" ? 1 : 0;
+             u.refused += action == "refuse" ? 1 : 0;
+             u.other += action != "warn" && action != "block" && action != "cancel" && action != "refuse" ? 1 : 0;
+             if (action == "block" && !u.blocked_s) u.blocked_s = t;
+             u.last_s = t;
+             u.spend_usd = column_real(row, 3);
+             u.projected_usd = column_real(row, 4);
+             horizon_s = std::max(horizon_s, t);
+             ++r.events;
+           });
+  // Submissions of a blocked user are refused without a quota_events row; the jobs table has them.
+  if (db.has_column("jobs", "user") && db.has_column("jobs", "reason")) {
+    db.query(
+        "SELECT user, COUNT(*) FROM jobs WHERE reason = 'AssocGrpBillingMinutes' AND job_id NOT IN "
+        "(SELECT job_id FROM quota_events WHERE action = 'refuse' AND job_id IS NOT NULL) GROUP BY user",
+        {}, [&](sqlite3_stmt* row) {
+          users[column_text(row, 0)].refused_at_submit = static_cast<std::size_t>(sqlite3_column_int64(row, 1));
+        });
+  }
+  for (auto& [name, u] : users) {
+    u.user = name;
+    r.users.push_back(std::move(u));
+  }
+  return r;
+}
+
+OperationsReport read_operations(ResultsDb& db, double& horizon_s) {
+  db.require_columns("operations", {"time", "action", "step", "node", "name", "jobs_killed"});
+  OperationsReport r;
+  std::map<std::string, std::size_t> started;
+  db.query("SELECT time, action, step, node, name, jobs_killed FROM operations ORDER BY time, rowid", {},
+           [&](sqlite3_stmt* row) {
+             OperationStep s;
+             s.time_s = column_real(row, 0);
+             s.action = column_text(row, 1);
+             s.step = column_text(row, 2);
+             s.name = column_text(row, 4);
+             s.jobs_killed = sqlite3_column_int64(row, 5);
+             const std::string node = column_text(row, 3);
+             ++r.rows;
+             r.jobs_killed += s.jobs_killed;
+             if (s.step == "start") ++started[s.action];
+             horizon_s = std::max(horizon_s, s.time_s);
+             // The same step of the same operation at the same time (per-node rows): one line with its nodes.
+             for (auto it = r.timeline.rbegin(); it != r.timeline.rend() && it->time_s == s.time_s; ++it) {
+               if (it->action != s.action || it->step != s.step || it->name != s.name) continue;
+               if (!node.empty()) it->nodes.push_back(node);
+               it->jobs_killed += s.jobs_killed;
+               return;
+             }
+             if (!node.empty()) s.nodes.push_back(node);
+             r.timeline.push_back(std::move(s));
+           });
+  r.started.assign(started.begin(), started.end());
+  return r;
+}
+
 }  // namespace
 
 double default_step_s(double horizon_s) {
@@ -231,21 +466,7 @@ ReportData load_report_data(const std::filesystem::path& results_dir, double ste
   });
   d.started_jobs = starts.size();
 
-  std::vector<std::array<double, 11>> samples;  // time and the ClusterBucket fields in order
-  if (db.has_table("cluster_metrics")) {
-    db.require_columns("cluster_metrics",
-                       {"time", "nodes_idle", "nodes_mixed", "nodes_alloc", "nodes_down", "nodes_drain", "jobs_pending",
-                        "jobs_running", "gpus_alloc", "gpus_free", "gpus_free_fragmented"});
-    db.query(
-        "SELECT time, nodes_idle, nodes_mixed, nodes_alloc, nodes_down, nodes_drain, jobs_pending, jobs_running, "
-        "gpus_alloc, gpus_free, gpus_free_fragmented FROM cluster_metrics ORDER BY time",
-        {}, [&](sqlite3_stmt* row) {
-          std::array<double, 11> s{};
-          for (int i = 0; i < 11; ++i) s[static_cast<std::size_t>(i)] = column_real(row, i);
-          samples.push_back(s);
-          d.horizon_s = std::max(d.horizon_s, s[0]);
-        });
-  }
+  const std::vector<ClusterBucket> samples = read_cluster_samples(db, d.horizon_s);
   d.cluster_samples = samples.size();
 
   std::optional<std::vector<FaultRow>> faults;
@@ -298,6 +519,12 @@ ReportData load_report_data(const std::filesystem::path& results_dir, double ste
              });
   }
 
+  if (db.has_table("job_checkpoints")) d.checkpoints = read_checkpoints(db);
+  std::optional<std::vector<ScalingRow>> scaling;
+  if (db.has_table("scaling")) scaling = read_scaling(db, d.horizon_s);
+  if (db.has_table("quota_events")) d.quota = read_quota(db, d.horizon_s);
+  if (db.has_table("operations")) d.operations = read_operations(db, d.horizon_s);
+
   d.step_s = step_s > 0 ? step_s : default_step_s(d.horizon_s);
   if (d.horizon_s / d.step_s > static_cast<double>(kMaxBuckets)) {
     throw InputError("--step", "",
@@ -317,19 +544,9 @@ ReportData load_report_data(const std::filesystem::path& results_dir, double ste
         {static_cast<double>(b) * d.step_s, waits[b].size(), mean(waits[b]), nearest_rank_percentile(waits[b], 95)});
   }
 
-  // Cluster series: the mean of each bucket's samples (samples come in time order).
-  for (std::size_t i = 0; i < samples.size();) {
-    const std::size_t b = bucket_of(samples[i][0], d.step_s);
-    std::array<double, 11> sum{};
-    std::size_t n = 0;
-    for (; i < samples.size() && bucket_of(samples[i][0], d.step_s) == b; ++i, ++n) {
-      for (std::size_t k = 1; k < 11; ++k) sum[k] += samples[i][k];
-    }
-    const auto m = [&](std::size_t k) { return sum[k] / static_cast<double>(n); };
-    d.cluster.push_back(
-        {static_cast<double>(b) * d.step_s, m(1), m(2), m(3), m(4), m(5), m(6), m(7), m(8), m(9), m(10)});
-  }
+  d.cluster = cluster_buckets(samples, d.step_s);
 
+  if (scaling) d.scaling = summarise_scaling(*scaling, d.step_s);
   if (faults) d.faults = summarise_faults(*faults, d.horizon_s);
   if (interruptions) d.interruptions = summarise_interruptions(*interruptions, jobs, d.horizon_s);
   if (d.costs) {

@@ -1,6 +1,7 @@
 // What `gputwin report` shows, read from a results folder's results.sqlite into plain numbers: the summary's
-// key/value rows, waits and cluster series per time bucket, faults, job interruptions and costs. Each optional
-// part is empty when its table is absent, so a report of an older or fault-free run simply has fewer sections.
+// key/value rows, waits and cluster series per time bucket, faults, job interruptions, checkpoint plans, costs,
+// scaling actions, quota events and cluster operations. Each optional part is empty when its table is absent, so a
+// report of an older, fault-free or on-premises run simply has fewer sections.
 // Rendering (HTML, SVG, text) is cli/report_command's job; the numbers are here so they can be tested alone.
 #pragma once
 
@@ -35,6 +36,7 @@ struct ClusterBucket {
   double nodes_idle = 0, nodes_mixed = 0, nodes_alloc = 0, nodes_down = 0, nodes_drain = 0;  ///< Nodes by state.
   double jobs_pending = 0, jobs_running = 0;                                                 ///< Jobs.
   double gpus_alloc = 0, gpus_free = 0, gpus_free_fragmented = 0;                            ///< GPUs.
+  double nodes_powered_down = 0;  ///< Cloud nodes powered down or powering up/down (0 for files without the column).
 };
 
 /// Faults and their cost grouped by one attribute (class, XID).
@@ -97,6 +99,82 @@ struct CostsReport {
   std::vector<std::pair<std::string, double>> accounts;  ///< Final total per account, largest first.
 };
 
+/// Checkpointed jobs with the same plan: job_checkpoints rows equal but for job_id.
+struct CheckpointGroup {
+  std::int64_t gpus = 0;                  ///< GPUs of each job.
+  std::vector<std::int64_t> job_ids;      ///< Its jobs, by id.
+  std::optional<double> interval_s;       ///< Compute between checkpoints (none: no finite interval).
+  double write_s = 0;                     ///< Checkpoint write time.
+  double restart_s = 0;                   ///< Restart overhead after a failure.
+  std::optional<double> mttf_h;           ///< The job's MTTF from the fault profile (none without one).
+  std::optional<double> young_s;          ///< Young's interval sqrt(2 write MTTF).
+  std::optional<double> daly_s;           ///< Daly's interval.
+  std::optional<double> goodput;          ///< Expected goodput at interval_s (Daly's model, blocking writes).
+  std::optional<double> goodput_at_daly;  ///< ... at daly_s.
+};
+
+/// The `job_checkpoints` table, summarised.
+struct CheckpointsReport {
+  std::size_t jobs = 0;                 ///< Rows (checkpointed jobs).
+  std::vector<CheckpointGroup> groups;  ///< Every group, most GPUs first, then by first job id.
+};
+
+/// Rows of one action of the `scaling` table.
+struct ScalingAction {
+  std::string action;              ///< "create", "ready", "boot_failed", "remove", "removed" (sim/autoscaler) or other.
+  std::size_t rows = 0;            ///< Rows.
+  std::size_t nodes = 0;           ///< Distinct nodes among them.
+  std::vector<double> per_bucket;  ///< Rows in each time bucket.
+};
+
+/// The `scaling` table (autoscaler and Slurm power-saving actions), summarised. Series have one value per time
+/// bucket, from 0 to the bucket of the last row.
+struct ScalingReport {
+  std::size_t rows = 0;                ///< Rows.
+  std::vector<ScalingAction> actions;  ///< Actions seen, in the autoscaler's order, then others by name.
+  std::vector<double> created;         ///< "create" rows up to the end of each bucket.
+  std::vector<double> demand_max;      ///< Largest demand of the create and remove rows in each bucket; NaN: none.
+};
+
+/// One user's rows of the `quota_events` table.
+struct QuotaUser {
+  std::string user;                   ///< User.
+  std::size_t warnings = 0;           ///< "warn" rows.
+  std::size_t blocks = 0;             ///< "block" rows.
+  std::size_t cancelled = 0;          ///< "cancel" rows: running jobs cancelled.
+  std::size_t refused = 0;            ///< "refuse" rows: pending jobs refused.
+  std::size_t refused_at_submit = 0;  ///< Jobs refused at submission: jobs.reason AssocGrpBillingMinutes, no row.
+  std::size_t other = 0;              ///< Rows of any other action.
+  std::optional<double> blocked_s;    ///< Time of the first block.
+  double last_s = 0;                  ///< Time of the last row.
+  double spend_usd = 0;               ///< Spend at the last row.
+  double projected_usd = 0;           ///< Spend projected to the next check at the last row.
+};
+
+/// The `quota_events` table, summarised.
+struct QuotaReport {
+  std::size_t events = 0;        ///< Rows.
+  std::vector<QuotaUser> users;  ///< Per user, by name.
+};
+
+/// Rows of the `operations` table with the same time, action, step and name, merged.
+struct OperationStep {
+  double time_s = 0;               ///< When.
+  std::string action;              ///< "add_nodes", "remove_nodes", "update_image", "attach_volume", "maintenance".
+  std::string step;                ///< "start", "node_ready", "node_removed", "node_restarted", "node_back".
+  std::string name;                ///< Image or volume ("" for none).
+  std::vector<std::string> nodes;  ///< Nodes of per-node rows, in row order (empty for whole-operation rows).
+  std::int64_t jobs_killed = 0;    ///< Job runs the rows ended.
+};
+
+/// The `operations` table, summarised.
+struct OperationsReport {
+  std::size_t rows = 0;                                      ///< Rows.
+  std::vector<std::pair<std::string, std::size_t>> started;  ///< "start" rows per action, by action.
+  std::int64_t jobs_killed = 0;                              ///< Sum of jobs_killed.
+  std::vector<OperationStep> timeline;                       ///< Steps in time order.
+};
+
 /// Everything a report shows.
 struct ReportData {
   std::string results_file;                          ///< The results.sqlite read.
@@ -110,7 +188,11 @@ struct ReportData {
   std::size_t cluster_samples = 0;                   ///< Rows of cluster_metrics read.
   std::optional<FaultsReport> faults;                ///< When table `faults` exists.
   std::optional<InterruptionsReport> interruptions;  ///< When table `job_interruptions` exists.
+  std::optional<CheckpointsReport> checkpoints;      ///< When table `job_checkpoints` exists.
   std::optional<CostsReport> costs;                  ///< When table `costs` exists.
+  std::optional<ScalingReport> scaling;              ///< When table `scaling` exists.
+  std::optional<QuotaReport> quota;                  ///< When table `quota_events` exists.
+  std::optional<OperationsReport> operations;        ///< When table `operations` exists.
 };
 
 /// The default bucket for `horizon_s`: the smallest of 1, 2, 5, 10, 15, 30 s, 1, 2, 5, 10, 15, 30 min, 1, 2, 3, 6,

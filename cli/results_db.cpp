@@ -1,5 +1,6 @@
 #include "cli/results_db.hpp"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -50,20 +51,28 @@ bool ResultsDb::has_table(std::string_view name) {
   return rc == SQLITE_ROW;
 }
 
-void ResultsDb::require_columns(std::string_view table, std::initializer_list<std::string_view> columns) {
-  const std::string where = "table " + std::string(table);
-  if (!has_table(table)) throw InputError(path_, where, "missing (not a gputwin results database?)");
+std::vector<std::string> ResultsDb::columns(std::string_view table) {
   std::vector<std::string> have;
   // PRAGMA arguments cannot be bound; the table name comes from our code, not from the file.
   query(("PRAGMA table_info(" + std::string(table) + ")").c_str(), {},
         [&](sqlite3_stmt* st) { have.push_back(column_text(st, 1)); });
+  return have;
+}
+
+void ResultsDb::require_columns(std::string_view table, const std::vector<std::string_view>& columns) {
+  const std::string where = "table " + std::string(table);
+  if (!has_table(table)) throw InputError(path_, where, "missing (not a gputwin results database?)");
+  const std::vector<std::string> have = this->columns(table);
   std::string missing;
   for (const std::string_view c : columns) {
-    bool found = false;
-    for (const std::string& h : have) found = found || h == c;
-    if (!found) missing += (missing.empty() ? "" : ", ") + std::string(c);
+    if (std::find(have.begin(), have.end(), c) == have.end()) missing += (missing.empty() ? "" : ", ") + std::string(c);
   }
   if (!missing.empty()) throw InputError(path_, where, "missing column(s) " + missing);
+}
+
+bool ResultsDb::has_column(std::string_view table, std::string_view column) {
+  const std::vector<std::string> have = columns(table);
+  return std::find(have.begin(), have.end(), column) != have.end();
 }
 
 void ResultsDb::fail(const char* what) {

@@ -15,6 +15,7 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gputwin {
 
@@ -34,13 +35,18 @@ class ResultsDb {
   /// True if the database has table `name`.
   bool has_table(std::string_view name);
   /// Throws InputError naming the table unless it exists and has every one of `columns`.
-  void require_columns(std::string_view table, std::initializer_list<std::string_view> columns);
+  void require_columns(std::string_view table, const std::vector<std::string_view>& columns);
+  /// True if table `table` has column `column` (a column newer runs write and older ones lack).
+  bool has_column(std::string_view table, std::string_view column);
   /// Throws InputError naming the file, `what` failed and SQLite's message.
   [[noreturn]] void fail(const char* what);
   /// The file, as given.
   [[nodiscard]] const std::string& path() const { return path_; }
 
  private:
+  /// The column names of `table` (PRAGMA table_info); empty if there is no such table.
+  std::vector<std::string> columns(std::string_view table);
+
   std::string path_;
   sqlite3* db_ = nullptr;
 };

@@ -318,8 +318,8 @@ std::string line_chart(const XyChart& c) {
       std::size_t end = k;
       while (end < c.x.size() && std::isfinite(c.series[i].values[end]) && std::isfinite(c.x[end])) ++end;
       if (end - k == 1) {
-        w.put(R"(<circle cx="{}" cy="{}" r="2" fill="{}"/>)", svg_number(sc.px(c.x[k])),
-              svg_number(sc.py(c.series[i].values[k])), colour);
+        w.put(R"(<circle cx="{}" cy="{}" r="{}" fill="{}"/>)", svg_number(sc.px(c.x[k])),
+              svg_number(sc.py(c.series[i].values[k])), svg_number(c.series[i].dot_radius), colour);
       } else {
         std::string points;
         for (std::size_t j = k; j < end; ++j) {

@@ -46,6 +46,7 @@ struct Series {
   std::string name{};            ///< Legend text.
   std::vector<double> values{};  ///< One value per x (or per category); NaN: no value (a line breaks there).
   std::string colour{};          ///< SVG colour; empty: palette_colour(index).
+  double dot_radius = 2;         ///< Radius of a lone point of a line chart (larger to mark a few chosen points).
 };
 
 /// Size of a chart and the room around its plot area, in SVG user units (pixels).

@@ -94,6 +94,9 @@ TEST(LineChart, BreaksAtMissingValuesAndDrawsLonePointsAsDots) {
   EXPECT_THAT(svg, Not(HasSubstr("<polyline")));
   EXPECT_THAT(svg, HasSubstr(R"(<circle cx="64" cy="260" r="2")"));
   EXPECT_THAT(svg, HasSubstr(R"(<circle cx="704" cy="52" r="2")"));
+  // A series can mark its points larger.
+  c.series[0].dot_radius = 4.5;
+  EXPECT_THAT(line_chart(c), HasSubstr(R"(<circle cx="704" cy="52" r="4.5")"));
 }
 
 TEST(LineChart, EscapesTitleLabelsAndSeriesNames) {
