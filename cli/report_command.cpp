@@ -653,9 +653,10 @@ Section checkpoints_section(const ReportData& d) {
     const bool ratio = g.interval_s && g.daly_s && *g.daly_s > 0;
     rows.push_back({number(static_cast<double>(g.gpus)), id_list(g.job_ids), optional_seconds(g.interval_s),
                     optional_seconds(g.young_s), optional_seconds(g.daly_s),
-                    ratio ? fmt::format("{:.2f}", *g.interval_s / *g.daly_s) : "-", seconds(g.write_s),
-                    seconds(g.restart_s), g.mttf_h ? fmt::format("{:.2f}", *g.mttf_h) : "-",
-                    optional_percent(g.goodput), optional_percent(g.goodput_at_daly)});
+                    ratio ? fmt::format("{:.2f}", *g.interval_s / *g.daly_s) : "-",
+                    g.blocking ? seconds(g.write_s) : seconds(g.write_s) + " (async)", seconds(g.restart_s),
+                    g.mttf_h ? fmt::format("{:.2f}", *g.mttf_h) : "-", optional_percent(g.goodput),
+                    optional_percent(g.goodput_at_daly)});
   }
   s.html += html_table({"GPUs", "jobs", "interval", "Young", "Daly", "interval / Daly", "write", "restart", "MTTF (h)",
                         "goodput", "at Daly"},
@@ -663,7 +664,7 @@ Section checkpoints_section(const ReportData& d) {
             "<p class=\"note\">Interval: compute between checkpoints as configured (/faults/checkpoint); Young "
             "sqrt(2 write MTTF) and Daly's refinement of it are the best intervals for the job's MTTF under the "
             "fault profile. Goodput: expected goodput at the interval and at Daly's, by Daly's model (solve "
-            "time over expected wall time, restarts included), taking every write as blocking.</p>\n";
+            "time over expected wall time, restarts included); an asynchronous write costs the job no time.</p>\n";
   const auto plotted = std::find_if(c.groups.begin(), c.groups.end(),
                                     [](const CheckpointGroup& g) { return g.daly_s && g.goodput_at_daly; });
   if (plotted != c.groups.end()) {
@@ -740,7 +741,8 @@ std::string_view scaling_meaning(std::string_view action) {
   if (action == "ready") return "node booted and in service";
   if (action == "boot_failed") return "boot failed or passed ResumeTimeout: node deleted";
   if (action == "remove") return "idle node released (power saving: suspended)";
-  if (action == "removed") return "node gone: removal done, or reclaimed";
+  if (action == "removed") return "node gone: removal done";
+  if (action == "reclaimed") return "spot node taken back by the provider";
   return "";
 }
 

@@ -251,7 +251,7 @@ std::optional<double> column_optional(sqlite3_stmt* row, int i) {
 /// The expected goodput of a plan under Daly's model with blocking writes; none without an MTTF or interval.
 std::optional<double> expected_goodput(std::optional<double> interval_s, const CheckpointGroup& g) {
   if (!interval_s || !g.mttf_h || !(*interval_s > 0) || !(*g.mttf_h > 0)) return std::nullopt;
-  return goodput_daly(CheckpointPlan{*interval_s, g.write_s, g.restart_s, true}, *g.mttf_h * 3600);
+  return goodput_daly(CheckpointPlan{*interval_s, g.write_s, g.restart_s, g.blocking}, *g.mttf_h * 3600);
 }
 
 /// The job_checkpoints table: jobs with equal plans grouped, most GPUs first.
@@ -259,24 +259,28 @@ CheckpointsReport read_checkpoints(ResultsDb& db) {
   db.require_columns("job_checkpoints",
                      {"job_id", "gpus", "interval_s", "write_s", "restart_s", "mttf_h", "young_s", "daly_s"});
   CheckpointsReport r;
-  using Key = std::tuple<std::int64_t, std::optional<double>, double, double, std::optional<double>>;
+  using Key = std::tuple<std::int64_t, std::optional<double>, double, double, std::optional<double>, bool>;
+  // Files written before the blocking column: every write blocked.
+  const bool has_blocking = db.has_column("job_checkpoints", "blocking");
   std::map<Key, CheckpointGroup> groups;
-  db.query(
-      "SELECT job_id, gpus, interval_s, write_s, restart_s, mttf_h, young_s, daly_s FROM job_checkpoints "
-      "ORDER BY job_id, rowid",
-      {}, [&](sqlite3_stmt* row) {
-        CheckpointGroup g;
-        g.gpus = sqlite3_column_int64(row, 1);
-        g.interval_s = column_optional(row, 2);
-        g.write_s = column_real(row, 3);
-        g.restart_s = column_real(row, 4);
-        g.mttf_h = column_optional(row, 5);
-        g.young_s = column_optional(row, 6);
-        g.daly_s = column_optional(row, 7);
-        const auto [it, added] = groups.try_emplace(Key{g.gpus, g.interval_s, g.write_s, g.restart_s, g.mttf_h}, g);
-        it->second.job_ids.push_back(sqlite3_column_int64(row, 0));
-        ++r.jobs;
-      });
+  const std::string sql =
+      std::string("SELECT job_id, gpus, interval_s, write_s, restart_s, mttf_h, young_s, daly_s, ") +
+      (has_blocking ? "blocking" : "1") + " FROM job_checkpoints ORDER BY job_id, rowid";
+  db.query(sql.c_str(), {}, [&](sqlite3_stmt* row) {
+    CheckpointGroup g;
+    g.gpus = sqlite3_column_int64(row, 1);
+    g.interval_s = column_optional(row, 2);
+    g.write_s = column_real(row, 3);
+    g.restart_s = column_real(row, 4);
+    g.mttf_h = column_optional(row, 5);
+    g.young_s = column_optional(row, 6);
+    g.daly_s = column_optional(row, 7);
+    g.blocking = sqlite3_column_int64(row, 8) != 0;
+    const auto [it, added] =
+        groups.try_emplace(Key{g.gpus, g.interval_s, g.write_s, g.restart_s, g.mttf_h, g.blocking}, g);
+    it->second.job_ids.push_back(sqlite3_column_int64(row, 0));
+    ++r.jobs;
+  });
   for (auto& [key, g] : groups) {
     g.goodput = expected_goodput(g.interval_s, g);
     g.goodput_at_daly = expected_goodput(g.daly_s, g);
@@ -306,7 +310,8 @@ std::vector<ScalingRow> read_scaling(ResultsDb& db, double& horizon_s) {
 
 /// Actions in the autoscaler's order (model/cloud_log.hpp), then the others by name.
 std::vector<std::string> scaling_actions(const std::vector<ScalingRow>& rows) {
-  static constexpr std::array<std::string_view, 5> kOrder{"create", "ready", "boot_failed", "remove", "removed"};
+  static constexpr std::array<std::string_view, 6> kOrder{"create", "ready",   "boot_failed",
+                                                          "remove", "removed", "reclaimed"};
   std::set<std::string> seen;
   for (const ScalingRow& r : rows) seen.insert(r.action);
   std::vector<std::string> out;

@@ -106,10 +106,11 @@ struct CheckpointGroup {
   std::optional<double> interval_s;       ///< Compute between checkpoints (none: no finite interval).
   double write_s = 0;                     ///< Checkpoint write time.
   double restart_s = 0;                   ///< Restart overhead after a failure.
+  bool blocking = true;                   ///< Training waits for each write (false: asynchronous).
   std::optional<double> mttf_h;           ///< The job's MTTF from the fault profile (none without one).
   std::optional<double> young_s;          ///< Young's interval sqrt(2 write MTTF).
   std::optional<double> daly_s;           ///< Daly's interval.
-  std::optional<double> goodput;          ///< Expected goodput at interval_s (Daly's model, blocking writes).
+  std::optional<double> goodput;          ///< Expected goodput at interval_s (Daly's model).
   std::optional<double> goodput_at_daly;  ///< ... at daly_s.
 };
 

@@ -15,14 +15,15 @@ namespace gputwin {
 /// One scaling action, for the `scaling` table.
 struct ScalingRecord {
   /// What happened.
-  enum class Action : std::uint8_t { kCreate, kReady, kBootFailed, kRemove, kRemoved };
+  enum class Action : std::uint8_t { kCreate, kReady, kBootFailed, kRemove, kRemoved, kReclaimed };
   SimTime time = 0;                 ///< When.
   std::uint32_t node = 0;           ///< Node index.
   Action action = Action::kCreate;  ///< What.
-  std::uint32_t demand = 0;         ///< Nodes of its shape pending jobs needed at the decision (create/remove).
+  std::uint32_t demand =
+      0;  ///< Nodes of its shape pending jobs needed at the decision (create/remove; NULL otherwise).
 };
 
-/// Name of a scaling action ("create", "ready", "boot_failed", "remove", "removed").
+/// Name of a scaling action ("create", "ready", "boot_failed", "remove", "removed", "reclaimed": a spot node taken).
 inline std::string_view to_string(ScalingRecord::Action action) {
   switch (action) {
     case ScalingRecord::Action::kCreate:
@@ -35,6 +36,8 @@ inline std::string_view to_string(ScalingRecord::Action action) {
       return "remove";
     case ScalingRecord::Action::kRemoved:
       return "removed";
+    case ScalingRecord::Action::kReclaimed:
+      return "reclaimed";
   }
   return "unknown";
 }
@@ -61,7 +64,7 @@ struct QuotaEvent {
 struct OperationRecord {
   SimTime time = 0;                 ///< When this step happened.
   std::string action;               ///< "add_nodes", "remove_nodes", "update_image", "attach_volume", "maintenance".
-  std::string step;                 ///< "start", "node_ready", "node_removed", "node_restarted", "end".
+  std::string step;                 ///< "start", "node_ready", "node_removed", "node_restarted", "node_back".
   std::uint32_t node = UINT32_MAX;  ///< The node of a per-node step (UINT32_MAX: the whole operation).
   std::string name;                 ///< Image or volume.
   std::uint32_t jobs_killed = 0;    ///< Job runs the step ended.

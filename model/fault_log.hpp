@@ -59,6 +59,7 @@ struct CheckpointRecord {
   double mttf_s = 0;       ///< The job's MTTF under the profile (series model; infinity when no profile).
   double young_s = 0;      ///< Young's optimum for that MTTF.
   double daly_s = 0;       ///< Daly's optimum.
+  bool blocking = true;    ///< Training waits for each write (false: asynchronous checkpoints).
 };
 
 /// Everything the lifecycle recorded in one run.

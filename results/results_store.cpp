@@ -91,11 +91,11 @@ CREATE TABLE job_interruptions (time REAL NOT NULL, job_id INTEGER NOT NULL, fau
   state TEXT NOT NULL, stopped_by TEXT NOT NULL, run_s REAL NOT NULL, lost_s REAL NOT NULL,
   lost_gpu_hours REAL NOT NULL, requeued INTEGER NOT NULL, black_hole INTEGER NOT NULL);
 CREATE TABLE job_checkpoints (job_id INTEGER NOT NULL, gpus INTEGER NOT NULL, interval_s REAL, write_s REAL NOT NULL,
-  restart_s REAL NOT NULL, mttf_h REAL, young_s REAL, daly_s REAL);
+  restart_s REAL NOT NULL, mttf_h REAL, young_s REAL, daly_s REAL, blocking INTEGER NOT NULL);
 )sql";
 
 constexpr const char* kCloudSchema = R"sql(
-CREATE TABLE scaling (time REAL NOT NULL, node TEXT NOT NULL, action TEXT NOT NULL, demand INTEGER NOT NULL);
+CREATE TABLE scaling (time REAL NOT NULL, node TEXT NOT NULL, action TEXT NOT NULL, demand INTEGER);
 CREATE TABLE costs (time REAL NOT NULL, scope TEXT NOT NULL, burn_usd_per_h REAL NOT NULL, total_usd REAL NOT NULL);
 CREATE TABLE quota_events (time REAL NOT NULL, user TEXT NOT NULL, action TEXT NOT NULL, job_id INTEGER,
   spend_usd REAL NOT NULL, projected_usd REAL NOT NULL);
@@ -408,7 +408,7 @@ void write_fault_tables(Database& db, const ClusterState& state, const FaultLog&
     }
   }
   {
-    Statement st{db.prepare("INSERT INTO job_checkpoints VALUES (?,?,?,?,?,?,?,?)")};
+    Statement st{db.prepare("INSERT INTO job_checkpoints VALUES (?,?,?,?,?,?,?,?,?)")};
     for (const CheckpointRecord& c : log.checkpoints) {
       sqlite3_bind_int64(st.stmt, 1, static_cast<sqlite3_int64>(state.spec(c.job).id));
       sqlite3_bind_int64(st.stmt, 2, c.gpus);
@@ -418,6 +418,7 @@ void write_fault_tables(Database& db, const ClusterState& state, const FaultLog&
       bind_finite(st.stmt, 6, c.mttf_s / 3600.0);
       bind_finite(st.stmt, 7, c.young_s);
       bind_finite(st.stmt, 8, c.daly_s);
+      sqlite3_bind_int(st.stmt, 9, c.blocking ? 1 : 0);
       db.step(st.stmt);
     }
   }
@@ -434,7 +435,10 @@ void write_cloud_tables(Database& db, const ClusterState& state, const CloudLog&
       sqlite3_bind_double(st.stmt, 1, to_seconds_f(r.time));
       bind_text(st.stmt, 2, nodes[r.node].name);
       bind_text(st.stmt, 3, std::string(to_string(r.action)));
-      sqlite3_bind_int64(st.stmt, 4, r.demand);
+      if (r.action == ScalingRecord::Action::kCreate || r.action == ScalingRecord::Action::kRemove)
+        sqlite3_bind_int64(st.stmt, 4, r.demand);
+      else
+        sqlite3_bind_null(st.stmt, 4);  // not a decision: no demand behind it
       db.step(st.stmt);
     }
   }

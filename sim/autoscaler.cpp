@@ -217,7 +217,7 @@ void Autoscaler::on_node_reclaimed(SimWorld& world, NodeIndex n) {
   if (p.power != Power::kOff) node_seconds_ += to_seconds_f(world.now() - p.up_since);
   p.power = Power::kOff;
   ++p.generation;  // a pending boot or removal of it is void
-  records_.push_back({world.now(), n, ScalingRecord::Action::kRemoved, 0});
+  records_.push_back({world.now(), n, ScalingRecord::Action::kReclaimed, 0});
 }
 
 void Autoscaler::on_node_in_service(SimWorld& world, NodeIndex n) {

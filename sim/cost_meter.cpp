@@ -108,8 +108,13 @@ void CostMeter::on_node_condition(SimTime now, NodeIndex node, NodeCondition bef
   if (was != is) cluster_.change(now, is ? price_[node] : -price_[node]);
 }
 
-bool CostMeter::refuses(JobIndex job) const {
-  return !quotas_.empty() && user_blocked_[job_user_[job]] != 0;
+bool CostMeter::refuse_run(JobIndex job, SimTime now) {
+  if (quotas_.empty() || user_blocked_[job_user_[job]] == 0) return false;
+  const Account& a = user_acct_[job_user_[job]];
+  const double spend = a.at(now);
+  quota_events_.push_back({now, users_[job_user_[job]], "refuse", state_.spec(job).id, spend,
+                           spend + a.burn * config_.quota_check_s / 3600.0});
+  return true;
 }
 
 void CostMeter::sample(SimTime now) {

@@ -45,8 +45,9 @@ class CostMeter {
   void on_job_end(SimTime now, JobIndex job);
   /// A node's condition changed (powered down or up).
   void on_node_condition(SimTime now, NodeIndex node, NodeCondition before, NodeCondition after);
-  /// True if the job's user is blocked by a quota (its submission is refused).
-  [[nodiscard]] bool refuses(JobIndex job) const;
+  /// True if the job's user is blocked by a quota: a new run of the job (its submission, or a requeue) at `now` is
+  /// refused, and recorded as a "refuse" quota event.
+  bool refuse_run(JobIndex job, SimTime now);
   /// Closes the series at `horizon` and fills `log`.
   void finish(SimTime horizon, CloudLog& log);
 

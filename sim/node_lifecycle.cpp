@@ -301,6 +301,7 @@ RunCheckpointing NodeLifecycle::plan_for(JobIndex job) {
       rec.gpus = gpus;
       rec.write_s = rule->write_s;
       rec.restart_s = rule->restart_s;
+      rec.blocking = rule->blocking;
       rec.mttf_s = mttf_s;
       rec.young_s = std::isfinite(mttf_s) ? young_interval_s(rule->write_s, mttf_s) : mttf_s;
       rec.daly_s = std::isfinite(mttf_s) ? daly_interval_s(rule->write_s, mttf_s) : mttf_s;

@@ -341,12 +341,12 @@ void SimWorld::release_job(JobIndex job) {
   if (!preempting_.empty() && preempting_[job] != 0) {
     // A job that finished on its own during the grace time is not requeued.
     const bool requeue = preempting_[job] == 2 && state_.job(job).state == JobState::kPreempted &&
-                         !(cost_ != nullptr && cost_->refuses(job));
+                         !(cost_ != nullptr && cost_->refuse_run(job, now_));
     preempting_[job] = 0;
     if (requeue) requeue_job(job, lost_s, false);
   } else if (!fault_requeue_.empty() && fault_requeue_[job] != 0) {
     fault_requeue_[job] = 0;
-    if (cost_ != nullptr && cost_->refuses(job)) return;  // the user is blocked by a quota: no new run
+    if (cost_ != nullptr && cost_->refuse_run(job, now_)) return;  // the user is blocked by a quota: no new run
     requeue_job(job, lost_s, true);
   }
 }
@@ -448,7 +448,8 @@ void SimWorld::run(const std::function<void(const SimWorld&)>& progress, std::ui
         state_.job_mut(job).submitted = true;
         ++counters_.events;
         ++pending_;
-        if (cost_ != nullptr && cost_->refuses(job)) {  // a quota blocked the user: the submission is refused
+        if (cost_ != nullptr &&
+            cost_->refuse_run(job, t)) {  // a quota blocked the user: the submission is refused
           reject_job(job, PendingReason::kAssocGrpBillingMinutes);
           continue;
         }

@@ -106,6 +106,26 @@ TEST(CostMeter, BlockAndKillQuotaCancelsAndRefuses) {
   EXPECT_EQ(o.summary.quota_cancels, 1u);
 }
 
+TEST(CostMeter, ABlockedUsersLaterSubmissionIsRefusedAndRecorded) {
+  // bob is blocked with a $0.50 limit while job 2 runs; job 2 is cancelled then, so his burn is 0 afterwards. His
+  // job 3, submitted at 6,000, is refused (CANCELLED, AssocGrpBillingMinutes) and the refusal is a quota event
+  // with the spend frozen at the block's.
+  const RunOutcome o = run_scenario(
+      cloud_scenario(R"(, "quotas": [{"user": "bob", "limit_usd": 0.5, "action": "block_and_kill"}])"), RunOptions{});
+  const auto& e = o.cloud.quota_events;
+  ASSERT_EQ(e.size(), 4u);
+  EXPECT_EQ(e[1].action, "block");
+  EXPECT_EQ(e[2].action, "cancel");
+  EXPECT_EQ(e[2].job_id, 2u);
+  EXPECT_EQ(e[3].action, "refuse");
+  EXPECT_EQ(e[3].job_id, 3u);
+  EXPECT_EQ(e[3].time, from_seconds(6000));
+  EXPECT_DOUBLE_EQ(e[3].spend_usd, e[1].spend_usd);
+  EXPECT_DOUBLE_EQ(e[3].projected_usd, e[3].spend_usd);
+  EXPECT_EQ(o.state->job(2).state, JobState::kCancelled);
+  EXPECT_EQ(o.state->job(2).reason, PendingReason::kAssocGrpBillingMinutes);
+}
+
 TEST(ClusterOperations, AddRemoveImageVolumeAndMaintenanceByHand) {
   // Four 8-GPU nodes. Job 1 (8 GPUs, 5,000 s) starts at 3 on n001; job 2 (8 GPUs, 1,000 s) at 11 on n002.
   // 500: remove n002: it drains (job 2 keeps running) and is deleted when job 2 ends at 1,011.
