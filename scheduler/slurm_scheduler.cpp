@@ -915,9 +915,13 @@ class SlurmScheduler final : public Scheduler {
   }
 
   // _test_resv_overlap: the chosen nodes are not all free in some slice overlapping [start, end).
+  // Slices are contiguous and in time order: the first with end > start is found by binary search and the walk
+  // stops at the first beginning at or after end.
   bool reservation_overlaps(std::int64_t start, std::int64_t end) const {
-    for (const Slice& s : slices_) {
-      if (s.end > start && s.begin < end && !s.avail.contains_all(chosen_)) return true;
+    auto it = std::upper_bound(slices_.begin(), slices_.end(), start,
+                               [](std::int64_t t, const Slice& x) { return t < x.end; });
+    for (; it != slices_.end() && it->begin < end; ++it) {
+      if (!it->avail.contains_all(chosen_)) return true;
     }
     return false;
   }
@@ -928,7 +932,11 @@ class SlurmScheduler final : public Scheduler {
   void add_reservation(std::int64_t start, std::int64_t end, std::int64_t res) {
     start = std::max(start, slices_.front().begin);
     if (end < start + res) end = start + res;
-    std::size_t i = 0;
+    // The first slice ending at or after start (the loop below would skip every earlier one).
+    std::size_t i =
+        static_cast<std::size_t>(std::lower_bound(slices_.begin(), slices_.end(), start,
+                                                  [](const Slice& x, std::int64_t t) { return x.end < t; }) -
+                                 slices_.begin());
     bool placed = false;
     // Slurm splits a slice that begins at `start` too, leaving a zero-length slice that is dropped before the merge
     // (which then looks one slice further): that slice is not made here, and the merge range is widened instead.
