@@ -110,6 +110,7 @@ ClusterState::ClusterState(const ClusterConfig& config, std::vector<JobSpec> job
   free_mem_mb_.resize(n);
   node_jobs_.assign(n, 0);
   schedulable_.assign(n, 1);
+  weights_.resize(n);
   node_version_.assign(n, 0);
   node_partitions_.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -117,6 +118,7 @@ ClusterState::ClusterState(const ClusterConfig& config, std::vector<JobSpec> job
     free_gpus_[i] = config.nodes[i].gpus;
     free_mem_mb_[i] = config.nodes[i].memory_mb;
     schedulable_[i] = config.nodes[i].available ? 1 : 0;
+    weights_[i] = config.nodes[i].weight;
     max_gpus_ = std::max(max_gpus_, config.nodes[i].gpus);
   }
   const std::size_t parts = config.partitions.size();
@@ -240,6 +242,14 @@ void ClusterState::set_node_schedulable(NodeIndex n, bool schedulable) {
   ++node_version_[n];
   ++node_updates_;
   ++job_updates_;  // schedulers that look only at job updates must re-plan too
+}
+
+void ClusterState::set_node_weight(NodeIndex n, std::uint32_t weight) {
+  if (weights_[n] == weight) return;
+  weights_[n] = weight;
+  ++node_version_[n];
+  ++node_updates_;
+  ++job_updates_;
 }
 
 void ClusterState::end_pending(JobIndex j, JobState state, SimTime now) {

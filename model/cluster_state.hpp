@@ -140,6 +140,8 @@ class ClusterState {
   [[nodiscard]] bool node_schedulable(NodeIndex n) const { return schedulable_[n] != 0; }
   /// Schedulable flags of every node (1 = can take work).
   [[nodiscard]] std::span<const std::uint8_t> schedulable() const { return schedulable_; }
+  /// Scheduling weight of every node: its Weight, raised while power saving has it POWERED_DOWN (used last).
+  [[nodiscard]] const std::vector<std::uint32_t>& node_weights() const { return weights_; }
 
   /// Per partition: how many of its schedulable nodes have at least g free GPUs, for g = 0..max GPUs.
   [[nodiscard]] std::uint32_t nodes_with_free_gpus(std::uint32_t partition, std::uint32_t g) const;
@@ -201,6 +203,8 @@ class ClusterState {
   /// Takes node `n` out of scheduling (drained, down, rebooting) or puts it back; running jobs keep their
   /// resources. Counts as a node update.
   void set_node_schedulable(NodeIndex n, bool schedulable);
+  /// Sets node `n`'s scheduling weight (the selector takes the lowest first). Counts as a node update.
+  void set_node_weight(NodeIndex n, std::uint32_t weight);
   /// Counter that changes whenever a node enters or leaves service (Slurm's last_node_update).
   [[nodiscard]] std::uint64_t node_update_count() const { return node_updates_; }
   /// Marks job `j` as ended without ever running (e.g. rejected at submit).
@@ -224,6 +228,7 @@ class ClusterState {
   std::vector<std::uint64_t> free_mem_mb_;
   std::vector<std::uint32_t> node_jobs_;
   std::vector<std::uint8_t> schedulable_;
+  std::vector<std::uint32_t> weights_;  // per node: scheduling weight
   std::vector<std::uint32_t> node_version_;
   std::vector<std::vector<std::uint32_t>> node_partitions_;
   std::uint32_t max_gpus_ = 0;

@@ -29,7 +29,7 @@ class ClassicScheduler final : public Scheduler {
         world_(world),
         state_(world.state()),
         jobs_(state_, accounting, config.priority),
-        selector_(state_.config()),
+        selector_(state_.config(), &state_.node_weights()),
         scratch_(state_),
         allowed_(state_.node_count()) {}
 

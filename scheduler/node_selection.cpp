@@ -46,9 +46,10 @@ bool NodeSelector::select(const SelectRequest& r, const NodeSet& candidates, con
                           const FreeResources& free, std::vector<NodeAllocation>& out) {
   out.clear();
   runs_.clear();
-  if (weights_.empty()) {
+  if (weights_.empty() && live_weights_ == nullptr) {
     for (const NodeConfig& n : config_.nodes) weights_.push_back(n.weight);
   }
+  const std::vector<std::uint32_t>& weights = live_weights_ != nullptr ? *live_weights_ : weights_;
   // Group usable nodes into runs of consecutive indices with equal weight (_eval_nodes_consec "consec sets").
   // A run is an index range [first, first + count): its nodes need not be listed.
   NodeIndex previous = 0;
@@ -59,13 +60,13 @@ bool NodeSelector::select(const SelectRequest& r, const NodeSet& candidates, con
       return;
     }
     const std::uint32_t avail = r.exclusive ? config_.nodes[n].cpus : free.cpus[n];
-    if (in_run && n == previous + 1 && runs_.back().weight == weights_[n]) {
+    if (in_run && n == previous + 1 && runs_.back().weight == weights[n]) {
       Run& run = runs_.back();
       ++run.count;
       run.cpus += avail;
       run.max_cpus = std::max(run.max_cpus, avail);
     } else {
-      runs_.push_back(Run{n, 1, avail, avail, weights_[n], false});
+      runs_.push_back(Run{n, 1, avail, avail, weights[n], false});
     }
     previous = n;
     in_run = true;

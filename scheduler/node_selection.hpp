@@ -62,7 +62,10 @@ FreeResources live_resources(const ClusterState& state);
 class NodeSelector {
  public:
   /// Selector for `config` (kept by reference).
-  explicit NodeSelector(const ClusterConfig& config) : config_(config), topology_(config.topology.slurm) {}
+  /// Selector over `config`'s nodes; `weights` (per node, e.g. ClusterState::node_weights) overrides their
+  /// configured Weight when given, and is read at every selection.
+  explicit NodeSelector(const ClusterConfig& config, const std::vector<std::uint32_t>* weights = nullptr)
+      : config_(config), topology_(config.topology.slurm), live_weights_(weights) {}
 
   /// True if `node` could host the request on `free` right now.
   [[nodiscard]] bool usable(const SelectRequest& r, const FreeResources& free, NodeIndex n) const {
@@ -105,7 +108,8 @@ class NodeSelector {
   };
   const ClusterConfig& config_;
   TopologySelector topology_;
-  std::vector<std::uint32_t> weights_;  // node weights, flat
+  std::vector<std::uint32_t> weights_;                        // configured node weights, flat
+  const std::vector<std::uint32_t>* live_weights_ = nullptr;  // current weights, when given
   std::vector<Run> runs_;
   std::vector<UsableNode> usable_;     // usable nodes for the topology choice
   std::vector<NodeIndex> topo_order_;  // the topology's choice, in taking order

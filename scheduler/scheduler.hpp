@@ -39,6 +39,11 @@ class Scheduler {
   virtual void on_job_cancelled(JobIndex job) = 0;
   /// Nodes entered or left service (drain, down, return): Slurm's node update, which queues a scheduler run.
   virtual void on_nodes_changed() {}
+  /// When a run of `job` (time limit `limit_s`) that starts at `start` is killed for its time limit; a job that
+  /// waited CONFIGURING for its nodes gets its limit from the start it has once they are up.
+  [[nodiscard]] virtual SimTime kill_time(SimTime start, std::int64_t limit_s) const {
+    return start + from_seconds(limit_s);
+  }
   /// A timer set with World::set_timer fired.
   virtual void on_timer(TimerId timer) = 0;
   /// All events of the current instant have been delivered.

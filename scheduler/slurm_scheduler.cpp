@@ -109,7 +109,7 @@ class SlurmScheduler final : public Scheduler {
         world_(world),
         state_(world.state()),
         policy_(state_, accounting, config.priority),
-        selector_(state_.config()),
+        selector_(state_.config(), &state_.node_weights()),
         scratch_(state_),
         pass_avail_(state_.node_count()),
         partition_failed_(state_.config().partitions.size(), 0),
@@ -488,7 +488,7 @@ class SlurmScheduler final : public Scheduler {
     }
   }
 
-  SimTime kill_time(SimTime start, std::int64_t limit_s) const {
+  SimTime kill_time(SimTime start, std::int64_t limit_s) const override {
     return slurm_timeout_kill_time(start, limit_s, params_);
   }
 

@@ -72,6 +72,9 @@ void Autoscaler::on_event(SimWorld& world, std::uint64_t tgt, std::uint32_t gene
       poll(world);
       world.push_autoscaler(world.now() + from_seconds_f(config_.poll_s), target(kPoll, 0), 0);
       break;
+    case kResume:
+      resume_requested(world, index);
+      break;
     case kBooted: {
       if (p->generation != generation || p->power != Power::kBooting) return;
       const NodeIndex node = pool_[index];
@@ -79,7 +82,9 @@ void Autoscaler::on_event(SimWorld& world, std::uint64_t tgt, std::uint32_t gene
       const bool too_slow = config_.resume_timeout_s > 0 && config_.cold_start.total_s() > config_.resume_timeout_s;
       if (too_slow ||
           (config_.boot_failure_probability > 0 && boot_rng_.uniform() < config_.boot_failure_probability)) {
-        // The node never registers: it is deleted (it cost its boot) and the next decision may try again.
+        // The node never registers: it is deleted (it cost its boot) and the next decision may try again. Jobs
+        // waiting CONFIGURING for it are requeued (requeue_on_resume_failure).
+        world.fail_jobs_on(node);
         node_seconds_ += to_seconds_f(world.now() - p->up_since);
         p->power = Power::kOff;
         world.set_node_condition(node, NodeCondition::kPoweredDown);
@@ -122,7 +127,38 @@ std::uint32_t Autoscaler::nodes_needed(JobIndex job, const Shape& shape) const {
   return std::max<std::uint32_t>(1, (r.cpus + shape.cpus - 1) / std::max<std::uint32_t>(shape.cpus, 1));
 }
 
+void Autoscaler::request_resume(SimWorld& world, NodeIndex n, JobIndex job) {
+  const auto index = static_cast<std::size_t>(pool_index_[n]);
+  if (nodes_[index].resume_demand != 0) return;  // already requested for another job
+  nodes_[index].resume_demand = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(state_.allocation(job).size()));
+  world.push_autoscaler(world.now(), target(kResume, index), 0);
+}
+
+void Autoscaler::resume_requested(SimWorld& world, std::size_t index) {
+  PoolNode& p = nodes_[index];
+  if (p.resume_demand == 0) return;
+  if (p.power != Power::kOff || world.node_condition(pool_[index]) != NodeCondition::kPoweredDown) {
+    p.resume_demand = 0;  // up, or taken out meanwhile: nothing to resume
+    return;
+  }
+  if (resume_budget_ == 0) {
+    resume_queue_.push_back(static_cast<std::uint32_t>(index));
+    return;
+  }
+  --resume_budget_;
+  const std::uint32_t demand = p.resume_demand;
+  p.resume_demand = 0;
+  create(world, pool_[index], demand);
+}
+
 void Autoscaler::poll(SimWorld& world) {
+  if (config_.slurm_power_save) {
+    // ResumeRate: this period's budget, first for the resumes that waited for it.
+    resume_budget_ = config_.scale_up_per_poll;
+    std::vector<std::uint32_t> waiting;
+    waiting.swap(resume_queue_);
+    for (std::uint32_t index : waiting) resume_requested(world, index);
+  }
   std::fill(demand_.begin(), demand_.end(), 0);
   std::fill(supply_.begin(), supply_.end(), 0);
   // Demand: whole nodes of the smallest fitting shape for every job that waits for resources.
@@ -159,8 +195,10 @@ void Autoscaler::poll(SimWorld& world) {
     if (node_shape_[n] < 0 || !state_.node_schedulable(n) || state_.node_jobs()[n] != 0) continue;
     ++supply_[node_shape_[n]];
   }
-  // Scale up: create the missing nodes per shape, lowest pool index first.
-  std::uint32_t budget = std::min(config_.scale_up_per_poll, config_.max_nodes - std::min(active, config_.max_nodes));
+  // Scale up: create the missing nodes per shape, lowest pool index first (power saving resumes for allocations).
+  std::uint32_t budget = config_.slurm_power_save ? 0
+                                                  : std::min(config_.scale_up_per_poll,
+                                                             config_.max_nodes - std::min(active, config_.max_nodes));
   for (std::size_t s = 0; s < shapes_.size() && budget > 0; ++s) {
     if (demand_[s] <= supply_[s]) continue;
     std::uint32_t missing = demand_[s] - supply_[s];
@@ -181,7 +219,8 @@ void Autoscaler::poll(SimWorld& world) {
   for (std::size_t i = pool_.size(); i-- > 0 && removable > 0;) {
     PoolNode& p = nodes_[i];
     const NodeIndex n = pool_[i];
-    if (p.power != Power::kUp || demand_[p.shape] >= supply_[p.shape]) continue;  // only surplus idle nodes go
+    if (p.power != Power::kUp) continue;
+    if (!config_.slurm_power_save && demand_[p.shape] >= supply_[p.shape]) continue;  // only surplus idle nodes go
     if (world.node_condition(n) != NodeCondition::kNone || state_.node_jobs()[n] != 0) continue;
     if (p.idle_since == kNever || world.now() - p.idle_since < window) continue;
     remove(world, n, demand_[p.shape]);

@@ -10,6 +10,10 @@
 // unless pending jobs still need nodes of its shape (jobs larger than the shape's capacity count for neither):
 // POWERING_DOWN for `scale_down_s`, then POWERED_DOWN. Nodes the lifecycle took out (drained, down, rebooting) are left
 // alone.
+//
+// As Slurm power saving (/power_save) it decides no creation itself: the scheduler allocates POWERED_DOWN nodes
+// (used last) and the job waits CONFIGURING while they resume, at most ResumeRate per minute (the rest at the next
+// decisions); idle nodes are suspended after SuspendTime whatever is pending (power_save.c).
 #pragma once
 
 #include <cstdint>
@@ -40,6 +44,11 @@ class Autoscaler {
   /// A job's resources were released (its nodes may be idle now).
   void on_job_released(SimWorld& world, JobIndex job);
 
+  /// True for Slurm power saving: the scheduler allocates POWERED_DOWN nodes, which then resume for the job.
+  [[nodiscard]] bool allocates_powered_down() const { return config_.slurm_power_save; }
+  /// Job `job` was allocated POWERED_DOWN node `n`: it resumes at this instant (after the start in progress) or,
+  /// past ResumeRate, at the next decisions.
+  void request_resume(SimWorld& world, NodeIndex n, JobIndex job);
   /// True if node `n` is in the autoscaler's pool.
   [[nodiscard]] bool owns(NodeIndex n) const { return pool_index_[n] >= 0; }
   /// The provider took pool node `n` away (spot reclaim): it is gone until the autoscaler creates it again.
@@ -52,7 +61,7 @@ class Autoscaler {
   [[nodiscard]] double pool_node_seconds(SimTime horizon) const;
 
  private:
-  enum Kind : std::uint64_t { kPoll = 1, kBooted = 2, kRemoved = 3 };
+  enum Kind : std::uint64_t { kPoll = 1, kBooted = 2, kRemoved = 3, kResume = 4 };
   enum class Power : std::uint8_t { kOff, kBooting, kUp, kRemoving };
   struct PoolNode {
     Power power = Power::kUp;
@@ -60,6 +69,7 @@ class Autoscaler {
     SimTime up_since = 0;    // when it was last created (for node-seconds)
     std::uint32_t generation = 0;
     std::uint32_t shape = 0;
+    std::uint32_t resume_demand = 0;  // nodes of the job a requested resume is for (0: none requested)
   };
   struct Shape {
     std::uint32_t cpus = 0, gpus = 0;
@@ -69,6 +79,7 @@ class Autoscaler {
     return (static_cast<std::uint64_t>(kind) << 56) | index;
   }
   void poll(SimWorld& world);
+  void resume_requested(SimWorld& world, std::size_t index);
   int shape_for(JobIndex job) const;
   std::uint32_t nodes_needed(JobIndex job, const Shape& shape) const;
   void create(SimWorld& world, NodeIndex node, std::uint32_t demand);
@@ -86,6 +97,8 @@ class Autoscaler {
   std::vector<std::uint32_t> demand_, supply_;  // per shape, scratch
   std::vector<std::uint32_t> capacity_;         // per shape: most nodes it can ever have
   std::vector<std::int32_t> node_shape_;        // per node: index in shapes_, -1 if no pool node is like it
+  std::vector<std::uint32_t> resume_queue_;     // power saving: pool indices waiting for ResumeRate
+  std::uint32_t resume_budget_ = 0;             // power saving: resumes left in this decision period
 };
 
 }  // namespace gputwin

@@ -27,6 +27,10 @@ void SimWorld::set_autoscaler(Autoscaler* autoscaler) {
   if (autoscaler_ == nullptr) return;
   enable_node_conditions();
   listed_.assign(state_.job_count(), 0);
+  if (autoscaler_->allocates_powered_down()) {
+    enable_job_tracking();
+    configuring_.assign(state_.job_count(), 0);
+  }
 }
 
 void SimWorld::push_autoscaler(SimTime at, std::uint64_t target, std::uint32_t generation) {
@@ -120,10 +124,19 @@ void SimWorld::set_node_condition(NodeIndex n, NodeCondition condition) {
   if (condition == NodeCondition::kNone && autoscaler_ != nullptr) autoscaler_->on_node_in_service(*this, n);
   node_condition_[n] = condition;
   condition_changes_.push_back(NodeConditionEvent{now_, n, condition});
-  state_.set_node_schedulable(n, condition == NodeCondition::kNone && state_.config().nodes[n].available);
+  // Power saving offers POWERED_DOWN nodes to the scheduler, weighted to be used last (node_mgr.c).
+  const bool power_saved = !configuring_.empty() && autoscaler_->owns(n);
+  const bool allocatable =
+      condition == NodeCondition::kNone || (power_saved && condition == NodeCondition::kPoweredDown);
+  if (power_saved) {
+    const std::uint32_t weight = state_.config().nodes[n].weight;
+    state_.set_node_weight(n, condition == NodeCondition::kPoweredDown ? weight | kPoweredDownWeight : weight);
+  }
+  state_.set_node_schedulable(n, allocatable && state_.config().nodes[n].available);
   last_activity_ = now_;
   update_node_state(n);
   if (scheduler_ != nullptr) scheduler_->on_nodes_changed();
+  if (power_saved && condition == NodeCondition::kNone) begin_configured_runs(n);
 }
 
 InterruptionRecord SimWorld::interrupt_job(JobIndex job, JobState state, bool requeue, SimTime progress_until) {
@@ -186,12 +199,55 @@ void SimWorld::start_job(JobIndex job, std::span<const NodeAllocation> allocatio
   --pending_;
   last_activity_ = now_;
   JobRuntime& rt = state_.job_mut(job);
-  const JobSpec& spec = state_.spec(job);
   rt.reason = PendingReason::kNone;
-  rt.run_length_s = static_cast<double>(spec.run_time_s);
+  rt.run_length_s = static_cast<double>(state_.spec(job).run_time_s);
   if (!node_job_list_.empty()) {
     for (const NodeAllocation& a : allocation) node_job_list_[a.node].push_back(job);
   }
+  if (!configuring_.empty()) {
+    // Power saving: a job given POWERED_DOWN nodes holds them CONFIGURING while they resume (power_save.c,
+    // job_config_fini); its run begins when the last one is up.
+    bool waits = false;
+    for (const NodeAllocation& a : allocation) {
+      const NodeCondition c = node_condition(a.node);
+      if (c == NodeCondition::kPoweredDown) autoscaler_->request_resume(*this, a.node, job);
+      waits = waits || c == NodeCondition::kPoweredDown || c == NodeCondition::kPoweringUp;
+    }
+    if (waits) {
+      configuring_[job] = 1;
+      rt.planned_end = kNever;
+      update_node_states(job);
+      autoscaler_->on_job_start(job);
+      return;
+    }
+  }
+  begin_run(job, kill_at);
+  update_node_states(job);
+  if (autoscaler_ != nullptr) autoscaler_->on_job_start(job);
+}
+
+void SimWorld::begin_configured_runs(NodeIndex n) {
+  const auto on_node = jobs_on(n);
+  const std::vector<JobIndex> jobs(on_node.begin(), on_node.end());  // a run's start may edit the list
+  for (JobIndex job : jobs) {
+    if (!configuring_[job]) continue;
+    bool ready = true;
+    for (const NodeAllocation& a : state_.allocation(job))
+      ready = ready && node_condition(a.node) == NodeCondition::kNone;
+    if (!ready) continue;
+    configuring_[job] = 0;
+    // job_config_fini: the start is reset to now and the time limit counts from it.
+    JobRuntime& rt = state_.job_mut(job);
+    rt.start = now_;
+    begin_run(job, scheduler_->kill_time(now_, rt.time_limit_s));
+    last_activity_ = now_;
+  }
+}
+
+void SimWorld::begin_run(JobIndex job, SimTime kill_at) {
+  JobRuntime& rt = state_.job_mut(job);
+  const JobSpec& spec = state_.spec(job);
+  const auto allocation = state_.allocation(job);
   if (cost_ != nullptr) cost_->on_job_start(now_, job);
   if (lifecycle_ != nullptr) {
     const RunCheckpointing plan = lifecycle_->on_job_start(*this, job);
@@ -211,8 +267,6 @@ void SimWorld::start_job(JobIndex job, std::span<const NodeAllocation> allocatio
     rt.planned_end = natural_end <= kill_at ? natural_end : kill_at;
     events_.push(rt.planned_end, kJobEnd, job, 0);
   }
-  update_node_states(job);
-  if (autoscaler_ != nullptr) autoscaler_->on_job_start(job);
   if (observer_) observer_->on_job_started(job, now_);
 }
 
@@ -296,7 +350,12 @@ double SimWorld::elapsed_reference_s(JobIndex job, SimTime at) const {
 }
 
 void SimWorld::end_job(JobIndex job, JobState state, bool completed, SimTime progress_until) {
-  if (lifecycle_ != nullptr) {
+  const bool configuring = !configuring_.empty() && configuring_[job] != 0;
+  if (configuring) {
+    // Ended while its nodes were resuming: it never ran (no work, no cost share, no speed).
+    configuring_[job] = 0;
+    if (!run_lost_s_.empty()) run_lost_s_[job] = 0;
+  } else if (lifecycle_ != nullptr) {
     // Progress up to the stall (if any), at the run's speeds; the stalled time after it is all lost.
     const SimTime start = state_.job(job).start;
     const SimTime until = std::clamp(progress_until, start, now_);
@@ -307,7 +366,7 @@ void SimWorld::end_job(JobIndex job, JobState state, bool completed, SimTime pro
   } else if (!run_lost_s_.empty()) {
     run_lost_s_[job] = to_seconds_f(now_ - state_.job(job).start);  // no checkpoints: the whole run
   }
-  if (cost_ != nullptr) cost_->on_job_end(now_, job);
+  if (cost_ != nullptr && !configuring) cost_->on_job_end(now_, job);
   if (!node_job_list_.empty()) {
     for (const NodeAllocation& a : state_.allocation(job)) {
       auto& list = node_job_list_[a.node];
@@ -319,7 +378,7 @@ void SimWorld::end_job(JobIndex job, JobState state, bool completed, SimTime pro
     }
   }
   state_.finish(job, state, now_);
-  stop_speed(job);
+  if (!configuring) stop_speed(job);
   ++ended_;
   last_activity_ = now_;
   if (observer_) observer_->on_job_ended(job, now_);
@@ -448,8 +507,7 @@ void SimWorld::run(const std::function<void(const SimWorld&)>& progress, std::ui
         state_.job_mut(job).submitted = true;
         ++counters_.events;
         ++pending_;
-        if (cost_ != nullptr &&
-            cost_->refuse_run(job, t)) {  // a quota blocked the user: the submission is refused
+        if (cost_ != nullptr && cost_->refuse_run(job, t)) {  // a quota blocked the user: the submission is refused
           reject_job(job, PendingReason::kAssocGrpBillingMinutes);
           continue;
         }

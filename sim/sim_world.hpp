@@ -124,7 +124,13 @@ class SimWorld final : public World {
     kReplaced = 7,
     kOperation = 8
   };
+  // Weight bit of a POWERED_DOWN node under power saving: above every configured Weight, so it is used last.
+  static constexpr std::uint32_t kPoweredDownWeight = 1U << 31;
   void push_component(SimTime at, EventKind kind, std::uint64_t target, std::uint32_t generation);
+  // The part of a job's start that begins its run (work, checkpoints, costs, end event).
+  void begin_run(JobIndex job, SimTime kill_at);
+  // Begins the runs of CONFIGURING jobs on node `n` whose nodes are all up now.
+  void begin_configured_runs(NodeIndex n);
   void requeue_job(JobIndex job, double lost_s, bool by_fault);
   void enable_node_conditions();
   void enable_job_tracking();
@@ -179,6 +185,7 @@ class SimWorld final : public World {
   std::vector<std::vector<JobIndex>> node_job_list_;  // with a lifecycle: running jobs per node
   std::vector<std::uint8_t> fault_requeue_;           // with a lifecycle: per job, requeue at release
   std::vector<double> run_lost_s_;                    // with a lifecycle: per job, wall seconds its last run lost
+  std::vector<std::uint8_t> configuring_;             // with power saving: per job, 1 while CONFIGURING
   std::vector<XidEvent> xids_;
   std::vector<NodeConditionEvent> condition_changes_;  // every set_node_condition change (a few per fault)
   std::int64_t pending_ = 0;                           // submitted jobs waiting to start

@@ -175,8 +175,9 @@ TEST(PowerSave, SuspendsIdleNodesAndResumesThemForPendingJobs) {
   // Slurm power saving on n002-n004 (n001 is in SuspendExcNodes); the nodes start powered up. Decisions every 10 s.
   // n003 and n004 are idle from 0: suspended at the decision at 600 (SuspendTime 600), POWERED_DOWN at 630
   // (SuspendTimeout 30). Job 1 (2 nodes) runs 3-3,603 on n001-n002; n002 is suspended at the first decision 600 s
-  // after 3,603, 4,210, down at 4,240. Job 2 (2 nodes) at 7,200: the decision at 7,210 sees one idle node (n001)
-  // for two: resumes n002, up 444 s later (7,654, within ResumeTimeout 900); job 2 starts at 7,655.
+  // after 3,603, 4,210, down at 4,240. Job 2 (2 nodes) at 7,200 is allocated at once the idle n001 and, used last,
+  // the lowest POWERED_DOWN node n002, which resumes then; job 2 is CONFIGURING until n002 is up 444 s later (7,644,
+  // within ResumeTimeout 900), when its start is reset to 7,644.
   const std::string text = R"({"name": "power-save", "seed": 1,
       "cluster": {"nodes": [{"prefix": "n", "count": 4, "cpus": 64, "memory_gb": 512, "gpus": 8, "gpu_type": "h100"}],
                   "partitions": [{"name": "gpu", "nodes": "ALL", "default": true}]},
@@ -192,13 +193,50 @@ TEST(PowerSave, SuspendsIdleNodesAndResumesThemForPendingJobs) {
   }
   const std::vector<std::string> expected = {"600 remove n003",  "600 remove n004",  "630 removed n003",
                                              "630 removed n004", "4210 remove n002", "4240 removed n002",
-                                             "7210 create n002", "7654 ready n002"};
+                                             "7200 create n002", "7644 ready n002"};
   std::vector<std::string> sorted = steps;  // same-time steps in either node order
   std::sort(sorted.begin(), sorted.end(), [](const std::string& a, const std::string& b) {
     return std::stoll(a) != std::stoll(b) ? std::stoll(a) < std::stoll(b) : a < b;
   });
   EXPECT_EQ(sorted, expected);
-  EXPECT_EQ(o.state->job(1).start, from_seconds(7655));
+  EXPECT_EQ(o.state->job(1).start, from_seconds(7644));
+  EXPECT_EQ(o.state->job(1).end, from_seconds(7644 + 600));
+  EXPECT_EQ(o.state->allocation(1).front().node, 0u);
+  EXPECT_EQ(o.state->allocation(1).back().node, 1u);
+}
+
+TEST(PowerSave, AJobGivenPoweredDownNodesHoldsThemWhileTheyResume) {
+  // Three CLOUD nodes, all POWERED_DOWN. Job 1 (3 nodes, 1,000 s of work, 10-minute limit), submitted at 0, is
+  // allocated every node at the first scheduling pass (3, batch_sched_delay) and waits CONFIGURING while they
+  // resume (444 s); job 2 (1 node, 100 s), submitted at 100, finds nothing free (under demand polls it would have
+  // taken a node as it came up) and starts when job 1 ends. Job 1's limit counts from its reset start, 447: it is
+  // killed for it (TIMEOUT) at 447 + 600 or at the next 30-second time-limit check, and job 2 starts then on n001.
+  const std::string text = R"({"name": "power-save-configuring", "seed": 1,
+      "cluster": {"nodes": [{"prefix": "n", "count": 3, "cpus": 64, "memory_gb": 512, "gpus": 8, "gpu_type": "h100"}],
+                  "partitions": [{"name": "gpu", "nodes": "ALL", "default": true}]},
+      "workload": {"jobs": [{"id": 1, "nodes": 3, "cpus": 24, "gpus_per_node": 8, "run_time": 1000, "time_limit": 10},
+                            {"id": 2, "submit": 100, "nodes": 1, "cpus": 8, "gpus_per_node": 8, "run_time": 100, "time_limit": 10}]},
+      "scheduler": {"policy": "slurm"}, "metrics": {"enabled": false},
+      "power_save": {"SuspendTime": 600, "ResumeTimeout": 900, "CLOUD": true}})";
+  const RunOutcome o = run_scenario(parse_scenario(text, "power_save.json", "."), RunOptions{});
+  const JobRuntime& big = o.state->job(0);
+  EXPECT_EQ(big.start, from_seconds(447));
+  EXPECT_EQ(big.state, JobState::kTimeout);
+  EXPECT_GE(big.end, from_seconds(447 + 600));
+  EXPECT_LT(big.end, from_seconds(447 + 630));
+  const JobRuntime& small = o.state->job(1);
+  EXPECT_GE(small.start, big.end);
+  EXPECT_EQ(small.state, JobState::kCompleted);
+  EXPECT_EQ(o.state->allocation(1).front().node, 0u);
+  std::size_t creates = 0;
+  for (const ScalingRecord& r : o.cloud.scaling) {
+    if (r.action == ScalingRecord::Action::kCreate) {
+      EXPECT_EQ(r.time, from_seconds(3));
+      EXPECT_EQ(r.demand, 3u);
+      ++creates;
+    }
+  }
+  EXPECT_EQ(creates, 3u);
 }
 
 TEST(PowerSave, AResumeTimeoutShorterThanTheColdStartIsRefused) {
