@@ -93,9 +93,10 @@ void print_summary(const RunOutcome& o, const std::filesystem::path& out_dir) {
   }
   if (s.costed) {
     fmt::print(
-        "cost       ${:.2f} in all, ${:.2f} idle, ${:.2f} per used GPU-hour; {} spot reclaims, {} jobs cancelled or "
-        "refused by quotas\n",
-        s.cost_total_usd, s.cost_idle_usd, s.cost_per_used_gpu_hour, s.spot_interruptions, s.quota_cancels);
+        "cost       ${:.2f} in all, ${:.2f} idle, ${:.2f} per used GPU-hour; {} spot reclaims ({} job runs ended, "
+        "{:.1f} GPU-hours lost), {} jobs cancelled or refused by quotas\n",
+        s.cost_total_usd, s.cost_idle_usd, s.cost_per_used_gpu_hour, s.spot_interruptions, s.cloud_job_interruptions,
+        s.gpu_hours_lost_cloud, s.quota_cancels);
   }
   const double events_per_s = o.sim_wall_s > 0 ? static_cast<double>(o.counters.events) / o.sim_wall_s : 0;
   const double jobs_per_s = o.sim_wall_s > 0 ? static_cast<double>(s.jobs) / o.sim_wall_s : 0;

@@ -183,6 +183,8 @@ const std::vector<KeyGroup>& key_groups() {
         {"cost_idle_usd", "cost of idle nodes", Unit::kUsd},
         {"cost_per_used_gpu_hour", "cost per used GPU-hour", Unit::kUsd},
         {"spot_interruptions", "spot reclaims", Unit::kCount},
+        {"cloud_job_interruptions", "job runs ended by reclaims, operations or failed resumes", Unit::kCount},
+        {"gpu_hours_lost_cloud", "GPU-hours those runs lost", Unit::kGpuHours},
         {"quota_cancels", "jobs cancelled by quota", Unit::kCount},
         {"nodes_created", "nodes created by the autoscaler", Unit::kCount},
         {"boot_failures", "boot failures", Unit::kCount},
@@ -551,9 +553,16 @@ Section interruptions_section(const ReportData& d) {
     return s;
   }
   const InterruptionsReport& r = *d.interruptions;
-  s.html += fmt::format("<p>{} interruptions ({} requeued), {} GPU-hours lost.</p>\n",
+  s.html += fmt::format("<p>{} interruptions by faults ({} requeued), {} GPU-hours lost.</p>\n",
                         number(static_cast<double>(r.interruptions)), number(static_cast<double>(r.requeued)),
                         hours(r.lost_gpu_hours));
+  std::string others;
+  for (const auto& [cause, count] : r.other_causes)
+    others += fmt::format("{}{} {}", others.empty() ? "" : ", ", cause, count);
+  if (!others.empty()) {
+    s.html += fmt::format("<p>Not by faults: {} ({} GPU-hours lost). They are left out of the figures below.</p>\n",
+                          esc(others), hours(r.other_lost_gpu_hours));
+  }
   if (r.interruptions > 0) {
     svg::BarChart per_day{.title = "Job interruptions per day",
                           .category_label = "day of the run",
@@ -576,8 +585,9 @@ Section interruptions_section(const ReportData& d) {
             html_table({"GPUs per job", "jobs", "interruptions", "run hours", "observed MTTF (h)"}, rows) +
             "<p class=\"note\">Run hours: the jobs' final runs (jobs.run_time) plus their interrupted runs "
             "(job_interruptions.run_s). Observed mean time to failure = run hours / interruptions.</p>\n";
-  s.line = text_line("interrupts", fmt::format("{} job interruptions: per day, MTTF by job size ({})", r.interruptions,
-                                               mttfs.empty() ? "none" : mttfs));
+  s.line = text_line("interrupts",
+                     fmt::format("{} job interruptions by faults: per day, MTTF by job size ({}){}", r.interruptions,
+                                 mttfs.empty() ? "none" : mttfs, others.empty() ? "" : "; not by faults: " + others));
   return s;
 }
 

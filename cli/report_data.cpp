@@ -135,6 +135,7 @@ struct InterruptionRow {
   std::int64_t job_id;
   double run_s, lost_gpu_hours;
   bool requeued;
+  std::string cause;
 };
 
 /// jobs.gpus and the sum of jobs.run_time of one job id.
@@ -143,9 +144,19 @@ struct JobSize {
   double run_s = 0;
 };
 
-InterruptionsReport summarise_interruptions(const std::vector<InterruptionRow>& rows,
+InterruptionsReport summarise_interruptions(const std::vector<InterruptionRow>& all_rows,
                                             const std::map<std::int64_t, JobSize>& jobs, double horizon_s) {
   InterruptionsReport r;
+  std::vector<InterruptionRow> faults;
+  for (const InterruptionRow& row : all_rows) {
+    if (row.cause == "fault") {
+      faults.push_back(row);
+    } else {
+      ++r.other_causes[row.cause];
+      r.other_lost_gpu_hours += row.lost_gpu_hours;
+    }
+  }
+  const std::vector<InterruptionRow>& rows = faults;
   r.interruptions = rows.size();
   std::vector<double> times;
   for (const InterruptionRow& i : rows) times.push_back(i.time);
@@ -496,12 +507,15 @@ ReportData load_report_data(const std::filesystem::path& results_dir, double ste
   if (db.has_table("job_interruptions")) {
     db.require_columns("job_interruptions", {"time", "job_id", "run_s", "lost_gpu_hours", "requeued"});
     interruptions.emplace();
-    db.query("SELECT time, job_id, run_s, lost_gpu_hours, requeued FROM job_interruptions ORDER BY time, rowid", {},
-             [&](sqlite3_stmt* row) {
-               interruptions->push_back({column_real(row, 0), sqlite3_column_int64(row, 1), column_real(row, 2),
-                                         column_real(row, 3), sqlite3_column_int64(row, 4) != 0});
-               d.horizon_s = std::max(d.horizon_s, column_real(row, 0));
-             });
+    // Results written before the cause column hold fault interruptions only.
+    const std::string sql = std::string("SELECT time, job_id, run_s, lost_gpu_hours, requeued, ") +
+                            (db.has_column("job_interruptions", "cause") ? "cause" : "'fault'") +
+                            " FROM job_interruptions ORDER BY time, rowid";
+    db.query(sql.c_str(), {}, [&](sqlite3_stmt* row) {
+      interruptions->push_back({column_real(row, 0), sqlite3_column_int64(row, 1), column_real(row, 2),
+                                column_real(row, 3), sqlite3_column_int64(row, 4) != 0, column_text(row, 5)});
+      d.horizon_s = std::max(d.horizon_s, column_real(row, 0));
+    });
   }
 
   std::vector<std::pair<double, std::pair<double, double>>> cluster_costs;  // time, (burn, total)

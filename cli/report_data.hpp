@@ -82,6 +82,10 @@ struct InterruptionsReport {
   double lost_gpu_hours = 0;        ///< Sum of lost_gpu_hours.
   std::vector<double> per_day;      ///< Interruptions on each day (0-based).
   std::vector<SizeBucket> by_size;  ///< The four size buckets, then the others when they have interruptions.
+  /// Runs ended by something other than a fault (spot_reclaim, operation, resume_failure), by cause name; they are
+  /// not in the counts above, which are about faults.
+  std::map<std::string, std::size_t> other_causes;
+  double other_lost_gpu_hours = 0;  ///< GPU-hours those runs lost.
 };
 
 /// One point of the cluster's cost series (one time bucket).

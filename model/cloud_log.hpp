@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "model/fault_log.hpp"
 #include "sim/engine/sim_time.hpp"
 
 namespace gputwin {
@@ -72,16 +73,17 @@ struct OperationRecord {
 
 /// Everything the cloud side recorded in one run.
 struct CloudLog {
-  std::vector<ScalingRecord> scaling;       ///< Autoscaler actions, in time order.
-  double pool_node_hours = 0;               ///< Node-hours the autoscaler's pool was up (booting included).
-  double cold_start_s = 0;                  ///< Cold start of a new node.
-  std::vector<CostSample> costs;            ///< Cost series (every sample period, and final totals per scope).
-  std::vector<QuotaEvent> quota_events;     ///< Quota warnings, blocks and cancellations.
-  bool has_cost = false;                    ///< A cost model ran.
-  double cost_total_usd = 0;                ///< Spend of the whole cluster.
-  double cost_idle_usd = 0;                 ///< Spend of up nodes no job used (and reserved nodes not up).
-  std::uint64_t spot_interruptions = 0;     ///< Spot nodes reclaimed.
-  std::vector<OperationRecord> operations;  ///< Cluster operations, in time order.
+  std::vector<ScalingRecord> scaling;             ///< Autoscaler actions, in time order.
+  double pool_node_hours = 0;                     ///< Node-hours the autoscaler's pool was up (booting included).
+  double cold_start_s = 0;                        ///< Cold start of a new node.
+  std::vector<CostSample> costs;                  ///< Cost series (every sample period, and final totals per scope).
+  std::vector<QuotaEvent> quota_events;           ///< Quota warnings, blocks and cancellations.
+  bool has_cost = false;                          ///< A cost model ran.
+  double cost_total_usd = 0;                      ///< Spend of the whole cluster.
+  double cost_idle_usd = 0;                       ///< Spend of up nodes no job used (and reserved nodes not up).
+  std::uint64_t spot_interruptions = 0;           ///< Spot nodes reclaimed.
+  std::vector<InterruptionRecord> interruptions;  ///< Job runs ended by spot reclaims, operations, failed resumes.
+  std::vector<OperationRecord> operations;        ///< Cluster operations, in time order.
 };
 
 }  // namespace gputwin

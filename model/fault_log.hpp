@@ -35,11 +35,35 @@ struct FaultRecord {
   double lost_gpu_s = 0;                              ///< GPU-seconds of work those runs lost (recomputed later).
 };
 
-/// One job run ended by a fault.
+/// What ended a job's run before its end.
+enum class InterruptionCause : std::uint8_t {
+  kFault,          ///< A fault of its nodes (FaultLog::faults).
+  kSpotReclaim,    ///< The provider reclaimed a spot node.
+  kOperation,      ///< A cluster operation (maintenance, a restart for a volume).
+  kResumeFailure,  ///< A powered-down node it was given failed to resume.
+};
+
+/// Name of a cause ("fault", "spot_reclaim", "operation", "resume_failure").
+inline std::string_view to_string(InterruptionCause cause) {
+  switch (cause) {
+    case InterruptionCause::kFault:
+      return "fault";
+    case InterruptionCause::kSpotReclaim:
+      return "spot_reclaim";
+    case InterruptionCause::kOperation:
+      return "operation";
+    case InterruptionCause::kResumeFailure:
+      return "resume_failure";
+  }
+  return "unknown";
+}
+
+/// One job run ended early: by a fault (the lifecycle's log) or by the cloud side (CloudLog::interruptions).
 struct InterruptionRecord {
-  SimTime time = 0;                      ///< When the run ended.
-  std::uint32_t job = 0;                 ///< Job index.
-  std::uint32_t fault = 0;               ///< Index of the fault in FaultLog::faults.
+  SimTime time = 0;                                     ///< When the run ended.
+  std::uint32_t job = 0;                                ///< Job index.
+  InterruptionCause cause = InterruptionCause::kFault;  ///< What ended it.
+  std::uint32_t fault = UINT32_MAX;                     ///< Index of the fault in FaultLog::faults (kFault only).
   JobState state = JobState::kNodeFail;  ///< NODE_FAIL (node DOWN or removed) or FAILED (the job crashed).
   DetectedBy by = DetectedBy::kAtOnce;   ///< What stopped it (at once, NCCL watchdog, node DOWN, detection).
   double run_s = 0;                      ///< Wall seconds the run lasted.

@@ -87,11 +87,14 @@ CREATE TABLE faults (fault_id INTEGER PRIMARY KEY, time REAL NOT NULL, class TEX
   component TEXT NOT NULL, node TEXT, gpu INTEGER, grp INTEGER, nodes_hit INTEGER NOT NULL, effect TEXT NOT NULL,
   symptom TEXT NOT NULL, detected_by TEXT, detected_time REAL, return_time REAL, jobs_hit INTEGER NOT NULL,
   lost_gpu_hours REAL NOT NULL);
-CREATE TABLE job_interruptions (time REAL NOT NULL, job_id INTEGER NOT NULL, fault_id INTEGER NOT NULL,
-  state TEXT NOT NULL, stopped_by TEXT NOT NULL, run_s REAL NOT NULL, lost_s REAL NOT NULL,
-  lost_gpu_hours REAL NOT NULL, requeued INTEGER NOT NULL, black_hole INTEGER NOT NULL);
 CREATE TABLE job_checkpoints (job_id INTEGER NOT NULL, gpus INTEGER NOT NULL, interval_s REAL, write_s REAL NOT NULL,
   restart_s REAL NOT NULL, mttf_h REAL, young_s REAL, daly_s REAL, blocking INTEGER NOT NULL);
+)sql";
+
+constexpr const char* kInterruptionsSchema = R"sql(
+CREATE TABLE job_interruptions (time REAL NOT NULL, job_id INTEGER NOT NULL, cause TEXT NOT NULL, fault_id INTEGER,
+  state TEXT NOT NULL, stopped_by TEXT NOT NULL, run_s REAL NOT NULL, lost_s REAL NOT NULL,
+  lost_gpu_hours REAL NOT NULL, requeued INTEGER NOT NULL, black_hole INTEGER NOT NULL);
 )sql";
 
 constexpr const char* kCloudSchema = R"sql(
@@ -348,6 +351,10 @@ std::vector<std::pair<std::string, double>> cloud_numbers(const RunSummary& s) {
                        {"spot_interruptions", static_cast<double>(s.spot_interruptions)},
                        {"quota_cancels", static_cast<double>(s.quota_cancels)}});
   }
+  if (s.autoscaled || s.costed || s.cloud_job_interruptions > 0) {
+    v.insert(v.end(), {{"cloud_job_interruptions", static_cast<double>(s.cloud_job_interruptions)},
+                       {"gpu_hours_lost_cloud", s.gpu_hours_lost_cloud}});
+  }
   return v;
 }
 
@@ -392,22 +399,6 @@ void write_fault_tables(Database& db, const ClusterState& state, const FaultLog&
     }
   }
   {
-    Statement st{db.prepare("INSERT INTO job_interruptions VALUES (?,?,?,?,?,?,?,?,?,?)")};
-    for (const InterruptionRecord& r : log.interruptions) {
-      sqlite3_bind_double(st.stmt, 1, to_seconds_f(r.time));
-      sqlite3_bind_int64(st.stmt, 2, static_cast<sqlite3_int64>(state.spec(r.job).id));
-      sqlite3_bind_int64(st.stmt, 3, r.fault);
-      bind_text(st.stmt, 4, std::string(job_state_name(r.state)));
-      bind_text(st.stmt, 5, std::string(to_string(r.by)));
-      sqlite3_bind_double(st.stmt, 6, r.run_s);
-      sqlite3_bind_double(st.stmt, 7, r.lost_s);
-      sqlite3_bind_double(st.stmt, 8, r.lost_gpu_s / 3600.0);
-      sqlite3_bind_int(st.stmt, 9, r.requeued ? 1 : 0);
-      sqlite3_bind_int(st.stmt, 10, r.black_hole ? 1 : 0);
-      db.step(st.stmt);
-    }
-  }
-  {
     Statement st{db.prepare("INSERT INTO job_checkpoints VALUES (?,?,?,?,?,?,?,?,?)")};
     for (const CheckpointRecord& c : log.checkpoints) {
       sqlite3_bind_int64(st.stmt, 1, static_cast<sqlite3_int64>(state.spec(c.job).id));
@@ -422,6 +413,31 @@ void write_fault_tables(Database& db, const ClusterState& state, const FaultLog&
       db.step(st.stmt);
     }
   }
+}
+
+/// Writes job_interruptions: runs ended by faults, then by the cloud side (spot reclaims, operations, resumes).
+void write_interruptions(Database& db, const ClusterState& state, const FaultLog* faults, const CloudLog* cloud) {
+  db.exec(kInterruptionsSchema);
+  Statement st{db.prepare("INSERT INTO job_interruptions VALUES (?,?,?,?,?,?,?,?,?,?,?)")};
+  const auto write = [&](const InterruptionRecord& r) {
+    sqlite3_bind_double(st.stmt, 1, to_seconds_f(r.time));
+    sqlite3_bind_int64(st.stmt, 2, static_cast<sqlite3_int64>(state.spec(r.job).id));
+    bind_text(st.stmt, 3, std::string(to_string(r.cause)));
+    if (r.cause == InterruptionCause::kFault)
+      sqlite3_bind_int64(st.stmt, 4, r.fault);
+    else
+      sqlite3_bind_null(st.stmt, 4);
+    bind_text(st.stmt, 5, std::string(job_state_name(r.state)));
+    bind_text(st.stmt, 6, r.cause == InterruptionCause::kFault ? std::string(to_string(r.by)) : "node_fail");
+    sqlite3_bind_double(st.stmt, 7, r.run_s);
+    sqlite3_bind_double(st.stmt, 8, r.lost_s);
+    sqlite3_bind_double(st.stmt, 9, r.lost_gpu_s / 3600.0);
+    sqlite3_bind_int(st.stmt, 10, r.requeued ? 1 : 0);
+    sqlite3_bind_int(st.stmt, 11, r.black_hole ? 1 : 0);
+    db.step(st.stmt);
+  };
+  if (faults != nullptr) std::for_each(faults->interruptions.begin(), faults->interruptions.end(), write);
+  if (cloud != nullptr) std::for_each(cloud->interruptions.begin(), cloud->interruptions.end(), write);
   db.exec("CREATE INDEX job_interruptions_by_job ON job_interruptions(job_id);");
 }
 
@@ -624,6 +640,7 @@ std::optional<MetricsTotals> write_sqlite(const std::filesystem::path& path, con
   if (metrics != nullptr) totals = write_metrics(db, state, *metrics);
   if (faults != nullptr) write_fault_tables(db, state, *faults);
   if (cloud != nullptr) write_cloud_tables(db, state, *cloud);
+  if (faults != nullptr || cloud != nullptr) write_interruptions(db, state, faults, cloud);
   {
     Statement st{db.prepare("INSERT INTO summary VALUES (?,?)")};
     auto numbers = summary_numbers(summary);

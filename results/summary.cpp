@@ -129,6 +129,8 @@ RunSummary summarize(const ClusterState& state, std::uint64_t rejected, const Fa
     s.cost_idle_usd = cloud->cost_idle_usd;
     if (s.allocated_gpu_hours > 0) s.cost_per_used_gpu_hour = s.cost_total_usd / s.allocated_gpu_hours;
     s.spot_interruptions = cloud->spot_interruptions;
+    s.cloud_job_interruptions = cloud->interruptions.size();
+    for (const InterruptionRecord& r : cloud->interruptions) s.gpu_hours_lost_cloud += r.lost_gpu_s / 3600.0;
     for (const QuotaEvent& e : cloud->quota_events)
       s.quota_cancels += e.action == "cancel" || e.action == "refuse" ? 1 : 0;
   }

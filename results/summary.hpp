@@ -53,18 +53,20 @@ struct RunSummary {
   double node_availability = 1;                ///< 1 - node time out of service / (nodes x run length).
   std::map<std::string, double> lost_gpu_hours_by_class;  ///< Fault work lost per fault class.
   // Cloud (zeros without /autoscaler and /cost).
-  bool autoscaled = false;               ///< True when an autoscaler ran.
-  std::uint64_t nodes_created = 0;       ///< Cloud nodes the autoscaler created.
-  std::uint64_t boot_failures = 0;       ///< ... that never registered.
-  std::uint64_t nodes_removed = 0;       ///< Cloud nodes it removed after their idle window.
-  double pool_node_hours = 0;            ///< Node-hours the cloud pool was up (booting included).
-  double cold_start_s = 0;               ///< Cold start of a new node.
-  bool costed = false;                   ///< True when a cost model ran.
-  double cost_total_usd = 0;             ///< What the cluster cost.
-  double cost_idle_usd = 0;              ///< ... for capacity no job used.
-  double cost_per_used_gpu_hour = 0;     ///< cost_total_usd / GPU-hours jobs held.
-  std::uint64_t spot_interruptions = 0;  ///< Spot nodes reclaimed.
-  std::uint64_t quota_cancels = 0;       ///< Jobs cancelled or refused by quotas.
+  bool autoscaled = false;                    ///< True when an autoscaler ran.
+  std::uint64_t nodes_created = 0;            ///< Cloud nodes the autoscaler created.
+  std::uint64_t boot_failures = 0;            ///< ... that never registered.
+  std::uint64_t nodes_removed = 0;            ///< Cloud nodes it removed after their idle window.
+  double pool_node_hours = 0;                 ///< Node-hours the cloud pool was up (booting included).
+  double cold_start_s = 0;                    ///< Cold start of a new node.
+  bool costed = false;                        ///< True when a cost model ran.
+  double cost_total_usd = 0;                  ///< What the cluster cost.
+  double cost_idle_usd = 0;                   ///< ... for capacity no job used.
+  double cost_per_used_gpu_hour = 0;          ///< cost_total_usd / GPU-hours jobs held.
+  std::uint64_t spot_interruptions = 0;       ///< Spot nodes reclaimed.
+  std::uint64_t cloud_job_interruptions = 0;  ///< Job runs ended by spot reclaims, operations and failed resumes.
+  double gpu_hours_lost_cloud = 0;            ///< Work those runs lost (counted in gpu_hours_lost_fault_work too).
+  std::uint64_t quota_cancels = 0;            ///< Jobs cancelled or refused by quotas.
 };
 
 /// Bounded-slowdown threshold tau, seconds.

@@ -84,7 +84,7 @@ void Autoscaler::on_event(SimWorld& world, std::uint64_t tgt, std::uint32_t gene
           (config_.boot_failure_probability > 0 && boot_rng_.uniform() < config_.boot_failure_probability)) {
         // The node never registers: it is deleted (it cost its boot) and the next decision may try again. Jobs
         // waiting CONFIGURING for it are requeued (requeue_on_resume_failure).
-        world.fail_jobs_on(node);
+        world.fail_jobs_on(node, InterruptionCause::kResumeFailure);
         node_seconds_ += to_seconds_f(world.now() - p->up_since);
         p->power = Power::kOff;
         world.set_node_condition(node, NodeCondition::kPoweredDown);

@@ -85,7 +85,7 @@ void ClusterOperations::begin(SimWorld& world, std::size_t i) {
           if (state_.node_jobs()[n] == 0) when_idle(world, n);
           continue;
         }
-        killed += world.fail_jobs_on(n);
+        killed += world.fail_jobs_on(n, InterruptionCause::kOperation);
         world.set_node_condition(n, op.action == A::kAttachVolume ? NodeCondition::kRebooting : NodeCondition::kDown);
         world.push_operation(back, target(kNodeBack, n), static_cast<std::uint32_t>(i));
       }

@@ -150,6 +150,7 @@ RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> all, const RunOption
   if (outcome.lifecycle) outcome.lifecycle->finish(world.now());
   if (outcome.cost) outcome.cost->finish(world.now(), outcome.cloud);
   if (outcome.operations) outcome.cloud.operations = outcome.operations->records();
+  outcome.cloud.interruptions = world.interruptions();
   if (outcome.autoscaler) {
     outcome.cloud.scaling = outcome.autoscaler->records();
     outcome.cloud.pool_node_hours = outcome.autoscaler->pool_node_seconds(world.now()) / 3600.0;

@@ -94,15 +94,19 @@ void SimWorld::cancel_job(JobIndex job) {
   }
 }
 
-std::uint32_t SimWorld::fail_jobs_on(NodeIndex n) {
+std::uint32_t SimWorld::fail_jobs_on(NodeIndex n, InterruptionCause cause) {
   const auto on_node = jobs_on(n);
   const std::vector<JobIndex> jobs(on_node.begin(), on_node.end());  // ending a job edits the list
-  for (JobIndex j : jobs) interrupt_job(j, JobState::kNodeFail, state_.spec(j).requeue, kNever);
+  for (JobIndex j : jobs) {
+    InterruptionRecord rec = interrupt_job(j, JobState::kNodeFail, state_.spec(j).requeue, kNever);
+    rec.cause = cause;
+    interruptions_.push_back(rec);
+  }
   return static_cast<std::uint32_t>(jobs.size());
 }
 
 void SimWorld::reclaim_node(NodeIndex n) {
-  fail_jobs_on(n);
+  fail_jobs_on(n, InterruptionCause::kSpotReclaim);
   set_node_condition(n, NodeCondition::kPoweredDown);
   if (autoscaler_ != nullptr && autoscaler_->owns(n)) {
     autoscaler_->on_node_reclaimed(*this, n);

@@ -74,8 +74,11 @@ class SimWorld final : public World {
   void push_cost(SimTime at, std::uint64_t target, std::uint32_t generation);
   /// Cancels job `job` (scancel): a running job ends CANCELLED, a pending one leaves the queue.
   void cancel_job(JobIndex job);
-  /// Ends every job running on node `n` NODE_FAIL (requeued by Slurm's rule, --requeue); returns how many.
-  std::uint32_t fail_jobs_on(NodeIndex n);
+  /// Ends every job running on node `n` NODE_FAIL (requeued by Slurm's rule, --requeue) for `cause` (not a fault:
+  /// recorded in interruptions()); returns how many.
+  std::uint32_t fail_jobs_on(NodeIndex n, InterruptionCause cause);
+  /// Runs fail_jobs_on ended, in time order.
+  [[nodiscard]] const std::vector<InterruptionRecord>& interruptions() const { return interruptions_; }
   /// The provider reclaims (spot) node `n`: its jobs end NODE_FAIL (requeued by Slurm's rule) and the node goes
   /// away; the autoscaler may create it again, else the provider replaces it after a cold start.
   void reclaim_node(NodeIndex n);
@@ -187,6 +190,7 @@ class SimWorld final : public World {
   std::vector<double> run_lost_s_;                    // with a lifecycle: per job, wall seconds its last run lost
   std::vector<std::uint8_t> configuring_;             // with power saving: per job, 1 while CONFIGURING
   std::vector<XidEvent> xids_;
+  std::vector<InterruptionRecord> interruptions_;      // runs ended by fail_jobs_on
   std::vector<NodeConditionEvent> condition_changes_;  // every set_node_condition change (a few per fault)
   std::int64_t pending_ = 0;                           // submitted jobs waiting to start
   SimTime latest_return_ = 0;

@@ -395,6 +395,25 @@ TEST_F(ReportTest, InterruptionsMttfByJobSizeByHand) {
   EXPECT_DOUBLE_EQ(*r.by_size[4].mttf_h, 1);
 }
 
+TEST_F(ReportTest, InterruptionsNotByFaultsAreCountedApart) {
+  // The cause column (results since spot reclaims and operations were recorded): the two new rows (a spot reclaim
+  // losing 32 GPU-hours, an operation losing 4) are counted by cause and left out of the fault figures above.
+  make_db(std::string(kTables) + R"sql(
+ALTER TABLE job_interruptions ADD COLUMN cause TEXT NOT NULL DEFAULT 'fault';
+INSERT INTO job_interruptions VALUES (97000, 3, NULL, 'NODE_FAIL', 1000, 1000, 32, 1, 'spot_reclaim'),
+  (98000, 4, NULL, 'NODE_FAIL', 500, 500, 4, 1, 'operation');
+)sql");
+  const InterruptionsReport r = *load_report_data(dir_, 0).interruptions;
+  EXPECT_EQ(r.interruptions, 4u);
+  EXPECT_DOUBLE_EQ(r.lost_gpu_hours, 16 + 8 + 64 + 1);
+  EXPECT_EQ(r.other_causes.size(), 2u);
+  EXPECT_EQ(r.other_causes.at("spot_reclaim"), 1u);
+  EXPECT_EQ(r.other_causes.at("operation"), 1u);
+  EXPECT_DOUBLE_EQ(r.other_lost_gpu_hours, 36);
+  EXPECT_DOUBLE_EQ(*r.by_size[1].mttf_h, 20);  // unchanged: job 3's reclaimed run is not a failure
+  EXPECT_THAT(build_report(dir_, ReportOptions{}).text, HasSubstr("; not by faults: operation 1, spot_reclaim 1\n"));
+}
+
 TEST_F(ReportTest, FaultsByClassXidDayAndDetectionDelayByHand) {
   make_db(kTables);
   const FaultsReport f = *load_report_data(dir_, 0).faults;
@@ -510,8 +529,9 @@ TEST_F(ReportTest, TextSummaryHasHeadlineAndOneLinePerSection) {
   EXPECT_THAT(t, HasSubstr("waits      mean and p95 wait of 5 started jobs by start time, 56 buckets of 30 min\n"));
   EXPECT_THAT(t, HasSubstr("faults     5 faults over 2 days: per day by effect, 4 classes, 4 XIDs, detection delay "
                            "by 3 mechanisms (all: p50 300 s, p95 900 s)\n"));
-  EXPECT_THAT(t, HasSubstr("interrupts 4 job interruptions: per day, MTTF by job size (9-64 GPUs 20.0 h, 65-512 GPUs "
-                           "7.0 h, job not in jobs 1.0 h)\n"));
+  EXPECT_THAT(
+      t, HasSubstr("interrupts 4 job interruptions by faults: per day, MTTF by job size (9-64 GPUs 20.0 h, 65-512 GPUs "
+                   "7.0 h, job not in jobs 1.0 h)\n"));
   EXPECT_THAT(t, HasSubstr("cost       cluster total $400.00; burn rate and cumulative cost over time; final totals of "
                            "2 users and 1 accounts\n"));
 }

@@ -126,6 +126,35 @@ TEST(CostMeter, ABlockedUsersLaterSubmissionIsRefusedAndRecorded) {
   EXPECT_EQ(o.state->job(2).reason, PendingReason::kAssocGrpBillingMinutes);
 }
 
+TEST(CostMeter, SpotReclaimsAreJobInterruptions) {
+  // Two spot nodes reclaimed about every 6 hours each (120 s notice) under one 2-node job of 20,000 s: every reclaim
+  // of a node the job runs on ends its run NODE_FAIL and requeues it, and each such run is a job interruption with
+  // cause spot_reclaim and its whole run lost (no checkpoints).
+  const std::string text = R"({"name": "spot", "seed": 3,
+      "cluster": {"nodes": [{"prefix": "n", "count": 2, "cpus": 64, "memory_gb": 512, "gpus": 8, "gpu_type": "h100"}],
+                  "partitions": [{"name": "gpu", "nodes": "ALL", "default": true}]},
+      "workload": {"jobs": [{"id": 1, "nodes": 2, "cpus": 16, "gpus_per_node": 8, "run_time": 20000, "time_limit": 600}]},
+      "scheduler": {"policy": "slurm"}, "metrics": {"enabled": false},
+      "cost": {"prices": [{"usd_per_gpu_hour": 1, "model": "spot"}], "spot_interruptions_per_node_day": 4}})";
+  const RunOutcome o = run_scenario(parse_scenario(text, "spot.json", "."), RunOptions{});
+  const auto& runs = o.cloud.interruptions;
+  ASSERT_FALSE(runs.empty());
+  EXPECT_EQ(runs.size(), o.state->job(0).restarts);
+  EXPECT_EQ(o.state->job(0).state, JobState::kCompleted);
+  double lost_gpu_h = 0;
+  for (const InterruptionRecord& r : runs) {
+    EXPECT_EQ(r.cause, InterruptionCause::kSpotReclaim);
+    EXPECT_EQ(r.state, JobState::kNodeFail);
+    EXPECT_TRUE(r.requeued);
+    EXPECT_DOUBLE_EQ(r.lost_s, r.run_s);
+    EXPECT_DOUBLE_EQ(r.lost_gpu_s, 16 * r.run_s);
+    lost_gpu_h += r.lost_gpu_s / 3600;
+  }
+  EXPECT_EQ(o.summary.cloud_job_interruptions, runs.size());
+  EXPECT_DOUBLE_EQ(o.summary.gpu_hours_lost_cloud, lost_gpu_h);
+  EXPECT_GE(o.summary.spot_interruptions, runs.size());  // a reclaim of an idle node interrupts nothing
+}
+
 TEST(ClusterOperations, AddRemoveImageVolumeAndMaintenanceByHand) {
   // Four 8-GPU nodes. Job 1 (8 GPUs, 5,000 s) starts at 3 on n001; job 2 (8 GPUs, 1,000 s) at 11 on n002.
   // 500: remove n002: it drains (job 2 keeps running) and is deleted when job 2 ends at 1,011.
@@ -167,6 +196,10 @@ TEST(ClusterOperations, AddRemoveImageVolumeAndMaintenanceByHand) {
   EXPECT_EQ(o.state->job(0).start, from_seconds(2600));
   EXPECT_EQ(o.state->job(0).end, from_seconds(7600));
   EXPECT_EQ(o.state->job(0).restarts, 1u);
+  ASSERT_EQ(o.cloud.interruptions.size(), 1u);  // the attach_volume restart at 2,000 ended job 1's run
+  EXPECT_EQ(o.cloud.interruptions[0].cause, InterruptionCause::kOperation);
+  EXPECT_EQ(o.cloud.interruptions[0].time, from_seconds(2000));
+  EXPECT_TRUE(o.cloud.interruptions[0].requeued);
   EXPECT_EQ(o.state->job(1).end, from_seconds(1011));
   EXPECT_EQ(o.state->job(1).state, JobState::kCompleted);
 }
