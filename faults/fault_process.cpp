@@ -376,6 +376,17 @@ void FaultProcess::set_out_of_service(const FaultEvent& e, SimTime return_time) 
     rearm_pending(return_time);
 }
 
+void FaultProcess::hold(const FaultEvent& e) {
+  if (pending_.valid && pending_.class_index == e.class_index && pending_.component == e.component_index &&
+      pending_.time == e.time)
+    pending_.valid = false;  // not rearmed at the fault time by next()
+}
+
+void FaultProcess::renew(const FaultEvent& e, SimTime return_time) {
+  if (config_.distribution != InterFailure::kWeibull) return;
+  arm(classes_[e.class_index], e.component_index, return_time, false);
+}
+
 bool FaultProcess::node_out_of_service(std::uint32_t node, SimTime t) const {
   return node < node_out_until_.size() && node_out_until_[node] > t;
 }

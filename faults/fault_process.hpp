@@ -23,7 +23,8 @@
 // clock restarts at the return time. For the exponential this is exact thinning (memoryless: the rate is just
 // not counted while the component is out). For the Weibull, the struck clock restarts at return_time if
 // set_out_of_service is called before the next next(), else at the fault time (a fault the component survives,
-// e.g. kRestartApp); other clocks of an out node restart at its return when they next come due.
+// e.g. kRestartApp); other clocks of an out node restart at its return when they next come due. A caller that
+// learns the return time only later calls hold(event) before the next next() and renew(event, time) at the return.
 //
 //   FaultProcess faults(*find_fault_profile("llama3"), cluster, {.seed = 42});
 //   for (auto f = faults.next(); f && f->time < horizon; f = faults.next()) {
@@ -115,6 +116,11 @@ class FaultProcess {
   /// Takes the fault's scope out of service until `return_time` (kNever: for good, and a class whose components
   /// are all gone stops); see the file comment.
   void set_out_of_service(const FaultEvent& event, SimTime return_time);
+  /// The struck component of the fault next() just returned is out until a time not known yet: its clock is held
+  /// (Weibull; no effect on the memoryless exponential) until renew(). Call before the next next().
+  void hold(const FaultEvent& event);
+  /// The held component of `event` is back in service at `return_time`: its clock restarts there (Weibull).
+  void renew(const FaultEvent& event, SimTime return_time);
   /// Whether `node` is out of service at time `t` (by set_out_of_service).
   [[nodiscard]] bool node_out_of_service(std::uint32_t node, SimTime t) const;
 

@@ -98,7 +98,8 @@ NodeLifecycle::NodeLifecycle(const FaultsConfig& config, const ClusterState& sta
       interrupts_(state.job_count()),
       run_plan_(state.job_count()),
       planned_(state.job_count(), 0),
-      first_plan_(state.job_count()) {
+      first_plan_(state.job_count()),
+      held_by_node_(state.node_count()) {
   detection_.slurm.node_count = static_cast<std::uint32_t>(state.node_count());
   if (config.random_faults && !config.profile.classes.empty()) {
     FaultProcessConfig pc = config.process;
@@ -145,7 +146,7 @@ void NodeLifecycle::on_event(SimWorld& world, std::uint64_t tgt, std::uint32_t g
       if (gpu_kind && f.gpu >= state_.config().nodes[f.node].gpus) {
         ++log_.suppressed;  // a GPU fault on a node without that GPU (mixed clusters)
       } else {
-        strike(world, std::move(r), affected);
+        hold_clock(f, strike(world, std::move(r), affected), affected);
       }
       arm_next_random(world);
       break;
@@ -178,7 +179,24 @@ void NodeLifecycle::on_event(SimWorld& world, std::uint64_t tgt, std::uint32_t g
   }
 }
 
-void NodeLifecycle::strike(SimWorld& world, FaultRecord record, std::span<const std::uint32_t> nodes) {
+// A component out of service does not age: the Weibull clock of a fault that took its node(s) out restarts when
+// they return, not at the fault (a fault the node survives renews at once, as next() does by default).
+void NodeLifecycle::hold_clock(const FaultEvent& event, std::uint32_t fault, std::span<const std::uint32_t> nodes) {
+  if (config_.process.distribution != InterFailure::kWeibull) return;
+  if (fault != kNoFault && fault_nodes_out_[fault] > 0) {
+    process_->hold(event);
+    held_by_fault_.emplace(fault, event);
+    return;
+  }
+  for (std::uint32_t n : nodes) {
+    if (nodes_[n].phase == Phase::kUp) continue;
+    process_->hold(event);  // the node was out (or faulty) already: the clock waits for its return
+    held_by_node_[n].push_back(event);
+    return;
+  }
+}
+
+std::uint32_t NodeLifecycle::strike(SimWorld& world, FaultRecord record, std::span<const std::uint32_t> nodes) {
   const auto fault = static_cast<std::uint32_t>(log_.faults.size());
   const SimTime now = world.now();
   // Nodes being repaired, or cloud nodes that do not exist (powered down, booting, being removed), are out.
@@ -194,7 +212,7 @@ void NodeLifecycle::strike(SimWorld& world, FaultRecord record, std::span<const 
   }
   if (in_service == 0) {  // every node it could take is already out: nothing happens
     ++log_.suppressed;
-    return;
+    return kNoFault;
   }
   record.nodes_hit = in_service;
   log_.faults.push_back(std::move(record));
@@ -236,6 +254,7 @@ void NodeLifecycle::strike(SimWorld& world, FaultRecord record, std::span<const 
       }
     }
   }
+  return fault;
 }
 
 void NodeLifecycle::hit_jobs_on(SimWorld& world, NodeIndex node, SimTime fault_time, Symptom symptom,
@@ -523,7 +542,15 @@ void NodeLifecycle::start_recovery(SimWorld& world, NodeIndex node) {
 void NodeLifecycle::clear_fault(SimWorld& world, NodeIndex node) {
   NodeHealth& h = nodes_[node];
   if (h.out_since != kNever) log_.node_out_s += to_seconds_f(world.now() - h.out_since);
-  if (--fault_nodes_out_[h.fault] == 0) log_.faults[h.fault].returned = world.now();
+  if (--fault_nodes_out_[h.fault] == 0) {
+    log_.faults[h.fault].returned = world.now();
+    if (const auto held = held_by_fault_.find(h.fault); held != held_by_fault_.end()) {
+      process_->renew(held->second, world.now());
+      held_by_fault_.erase(held);
+    }
+  }
+  for (const FaultEvent& e : held_by_node_[node]) process_->renew(e, world.now());
+  held_by_node_[node].clear();
   h = NodeHealth{.generation = h.generation + 1};  // healthy again; pending events of the old fault are stale
 }
 

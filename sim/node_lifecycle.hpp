@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "faults/fault_process.hpp"
@@ -115,7 +116,9 @@ class NodeLifecycle {
     return (static_cast<std::uint64_t>(kind) << 56) | index;
   }
   void arm_next_random(SimWorld& world);
-  void strike(SimWorld& world, FaultRecord record, std::span<const std::uint32_t> nodes);
+  // Returns the fault's index in the log, or kNoFault when it was suppressed.
+  std::uint32_t strike(SimWorld& world, FaultRecord record, std::span<const std::uint32_t> nodes);
+  void hold_clock(const FaultEvent& event, std::uint32_t fault, std::span<const std::uint32_t> nodes);
   void hit_jobs_on(SimWorld& world, NodeIndex node, SimTime fault_time, Symptom symptom, std::uint32_t fault);
   void arm_interrupt(SimWorld& world, JobIndex job, Detection when, std::uint32_t fault, SimTime progress_until,
                      bool black_hole);
@@ -143,6 +146,11 @@ class NodeLifecycle {
   std::vector<RunCheckpointing> first_plan_;    // per job: interval and write chosen at first start
   std::vector<double> fault_repair_s_;          // per fault: drawn repair time (-1: not drawn)
   std::vector<std::uint32_t> fault_nodes_out_;  // per fault: its nodes still out
+  static constexpr std::uint32_t kNoFault = UINT32_MAX;
+  // Weibull clocks held until their component returns: by fault (renewed when its last node returns) and by node
+  // (faults on a node already out, renewed when it returns).
+  std::unordered_map<std::uint32_t, FaultEvent> held_by_fault_;
+  std::vector<std::vector<FaultEvent>> held_by_node_;
   FaultLog log_;
 };
 

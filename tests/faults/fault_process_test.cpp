@@ -278,6 +278,30 @@ TEST(FaultProcess, OutOfServiceSuppressesAndRenews) {
   }
 }
 
+TEST(FaultProcess, AHeldWeibullClockRestartsAtItsRenewal) {
+  // One node: after hold(), no fault comes until renew() (the only clock is held); after renew at R, the next
+  // fault is after R. The exponential is memoryless: hold and renew change nothing.
+  FaultProcess p(one_class(ComponentKind::kNode, 1.0, FaultEffect::kRepairNode), nodes_only(1),
+                 config_with(4, InterFailure::kWeibull));
+  const FaultEvent first = *p.next();
+  p.hold(first);
+  EXPECT_FALSE(p.next().has_value());
+  const SimTime back = first.time + from_seconds(100 * 3600);
+  p.renew(first, back);
+  const auto second = p.next();
+  ASSERT_TRUE(second.has_value());
+  EXPECT_GT(second->time, back);
+  EXPECT_EQ(p.suppressed(), 0u);
+
+  FaultProcess held(one_class(ComponentKind::kNode, 1.0), nodes_only(2), config_with(5, InterFailure::kExponential));
+  FaultProcess plain(one_class(ComponentKind::kNode, 1.0), nodes_only(2), config_with(5, InterFailure::kExponential));
+  const FaultEvent f = *held.next();
+  held.hold(f);
+  held.renew(f, f.time + from_seconds(3600));
+  EXPECT_EQ(plain.next()->time, f.time);
+  EXPECT_EQ(held.next()->time, plain.next()->time);
+}
+
 TEST(FaultProcess, GpuResetTakesOnlyThatGpuOut) {
   // Xid 95 (RESET_GPU): after a reset on GPU g for 1,000 h, the node's other 7 GPUs keep failing (expected
   // 7 x 0.1 x 1,000 = 700) and g does not.
