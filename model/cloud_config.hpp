@@ -46,18 +46,19 @@ struct AutoscalerConfig {
 struct ClusterOperation {
   /// What the operators do.
   enum class Action : std::uint8_t {
-    kAddNodes,      ///< Nodes join a live cluster after a cold start (no restart; they are absent until then).
-    kRemoveNodes,   ///< Nodes are drained and deleted once idle (Slinky: drain first, never evict).
-    kUpdateImage,   ///< New container image: an Enroot squashfs on shared storage, no restart, no per-node pull.
-    kAttachVolume,  ///< A storage volume is attached: every node restarts (now, killing jobs, or rolling).
-    kMaintenance,   ///< Nodes go DOWN for a window; their jobs end NODE_FAIL and are requeued.
+    kAddNodes,        ///< Nodes join a live cluster after a cold start (no restart; they are absent until then).
+    kRemoveNodes,     ///< Nodes are drained and deleted once idle (Slinky: drain first, never evict).
+    kUpdateImage,     ///< New container image: an Enroot squashfs on shared storage, no restart, no per-node pull.
+    kAttachVolume,    ///< A storage volume is attached: every node restarts (now, killing jobs, or rolling).
+    kMaintenance,     ///< Nodes go DOWN for a window; their jobs end NODE_FAIL and are requeued.
+    kRestartWorkers,  ///< "Restart all workers" (Soperator): every slurmd worker restarts (now, or rolling).
   };
   double time_s = 0;                     ///< When.
   Action action = Action::kUpdateImage;  ///< What.
   std::vector<std::uint32_t> nodes;      ///< Nodes it touches (all for attach_volume by default).
   std::string name;                      ///< Image or volume name (for the record).
-  double duration_s = 0;                 ///< Cold start (add_nodes), restart (attach_volume) or window (maintenance).
-  bool rolling = false;                  ///< attach_volume: drain each node and restart it when idle (no job killed).
+  double duration_s = 0;  ///< Cold start (add_nodes), restart (attach_volume, restart_workers), window (maintenance).
+  bool rolling = false;   ///< attach_volume, restart_workers: drain each node, restart it when idle (no job killed).
 };
 
 /// How a node is paid for.

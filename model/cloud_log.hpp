@@ -63,8 +63,9 @@ struct QuotaEvent {
 
 /// One cluster operation as it happened (table `operations`).
 struct OperationRecord {
-  SimTime time = 0;                 ///< When this step happened.
-  std::string action;               ///< "add_nodes", "remove_nodes", "update_image", "attach_volume", "maintenance".
+  SimTime time = 0;  ///< When this step happened.
+  std::string
+      action;  ///< "add_nodes", "remove_nodes", "update_image", "attach_volume", "maintenance", "restart_workers".
   std::string step;                 ///< "start", "node_ready", "node_removed", "node_restarted", "node_back".
   std::uint32_t node = UINT32_MAX;  ///< The node of a per-node step (UINT32_MAX: the whole operation).
   std::string name;                 ///< Image or volume.

@@ -128,8 +128,11 @@ void read_operations(const Field& f, const ClusterConfig& cluster, std::vector<C
       op.action = A::kAttachVolume;
     else if (action == "maintenance")
       op.action = A::kMaintenance;
+    else if (action == "restart_workers")
+      op.action = A::kRestartWorkers;
     else
-      o.at("action").fail("expected add_nodes, remove_nodes, update_image, attach_volume or maintenance");
+      o.at("action").fail(
+          "expected add_nodes, remove_nodes, update_image, attach_volume, maintenance or restart_workers");
     const bool needs_nodes = op.action == A::kAddNodes || op.action == A::kRemoveNodes || op.action == A::kMaintenance;
     if (o.has("nodes")) {
       op.nodes = read_node_set(o.at("nodes"), cluster);
@@ -148,6 +151,11 @@ void read_operations(const Field& f, const ClusterConfig& cluster, std::vector<C
         break;
       case A::kAttachVolume:
         op.duration_s = o.has("restart_s") ? non_negative_seconds(o.at("restart_s")) : 600;  // reboot + GPU stack
+        if (o.has("rolling")) op.rolling = o.at("rolling").boolean();
+        break;
+      case A::kRestartWorkers:
+        // A worker pod restart: container start, shared image mount, slurmd registration (no host reboot) [U].
+        op.duration_s = o.has("restart_s") ? non_negative_seconds(o.at("restart_s")) : 60;
         if (o.has("rolling")) op.rolling = o.at("rolling").boolean();
         break;
       case A::kMaintenance:

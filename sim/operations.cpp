@@ -17,6 +17,8 @@ std::string_view action_name(ClusterOperation::Action a) {
       return "attach_volume";
     case ClusterOperation::Action::kMaintenance:
       return "maintenance";
+    case ClusterOperation::Action::kRestartWorkers:
+      return "restart_workers";
   }
   return "unknown";
 }
@@ -74,11 +76,12 @@ void ClusterOperations::begin(SimWorld& world, std::size_t i) {
       record(world, i, "start", UINT32_MAX, 0);
       break;
     case A::kAttachVolume:
+    case A::kRestartWorkers:
     case A::kMaintenance: {
       std::uint32_t killed = 0;
       for (NodeIndex n : op.nodes) {
         if (world.node_condition(n) != NodeCondition::kNone) continue;
-        if (op.action == A::kAttachVolume && op.rolling) {
+        if (op.action != A::kMaintenance && op.rolling) {
           world.set_node_condition(n, NodeCondition::kDrain);
           pending_[n] = Pending::kRestart;
           pending_op_[n] = static_cast<std::uint32_t>(i);
@@ -86,7 +89,7 @@ void ClusterOperations::begin(SimWorld& world, std::size_t i) {
           continue;
         }
         killed += world.fail_jobs_on(n, InterruptionCause::kOperation);
-        world.set_node_condition(n, op.action == A::kAttachVolume ? NodeCondition::kRebooting : NodeCondition::kDown);
+        world.set_node_condition(n, op.action == A::kMaintenance ? NodeCondition::kDown : NodeCondition::kRebooting);
         world.push_operation(back, target(kNodeBack, n), static_cast<std::uint32_t>(i));
       }
       record(world, i, "start", UINT32_MAX, killed);

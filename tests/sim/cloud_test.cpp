@@ -204,6 +204,49 @@ TEST(ClusterOperations, AddRemoveImageVolumeAndMaintenanceByHand) {
   EXPECT_EQ(o.state->job(1).state, JobState::kCompleted);
 }
 
+TEST(ClusterOperations, RestartAllWorkersAtOnceOrRolling) {
+  // Job 1 (1 node, 5,000 s) runs on n001 from 3. "Restart all workers" at 1,000 with the default 60 s pod restart:
+  // at once, job 1's run ends NODE_FAIL (requeued, eligible at 1,121) and both nodes are back at 1,060; nothing
+  // wakes the scheduler at a begin time, so job 1 runs again from the next periodic pass (sched_interval 60 s),
+  // 1,140; rolling, idle n002 restarts at once (back at 1,060) and n001 drains until job 1 ends
+  // at 5,003, then restarts (back at 5,063), killing nothing.
+  const auto run_with = [](bool rolling) {
+    const std::string text = R"({"name": "restart", "seed": 1,
+        "cluster": {"nodes": [{"prefix": "n", "count": 2, "cpus": 64, "memory_gb": 512, "gpus": 8, "gpu_type": "h100"}],
+                    "partitions": [{"name": "gpu", "nodes": "ALL", "default": true}]},
+        "workload": {"jobs": [{"id": 1, "nodes": 1, "cpus": 8, "gpus_per_node": 8, "run_time": 5000, "time_limit": 600}]},
+        "scheduler": {"policy": "slurm"}, "metrics": {"enabled": false},
+        "operations": [{"time": 1000, "action": "restart_workers", "rolling": )" +
+                             std::string(rolling ? "true" : "false") + "}]}";
+    return run_scenario(parse_scenario(text, "restart.json", "."), RunOptions{});
+  };
+  const auto steps_of = [](const RunOutcome& o) {
+    std::vector<std::string> steps;
+    for (const OperationRecord& r : o.cloud.operations) {
+      steps.push_back(std::to_string(to_seconds(r.time)) + " " + r.action + " " + r.step + " " +
+                      (r.node == UINT32_MAX ? "-" : o.state->config().nodes[r.node].name) + " " +
+                      std::to_string(r.jobs_killed));
+    }
+    std::sort(steps.begin(), steps.end());
+    return steps;
+  };
+  const RunOutcome now = run_with(false);
+  EXPECT_EQ(steps_of(now),
+            (std::vector<std::string>{"1000 restart_workers start - 1", "1060 restart_workers node_restarted n001 0",
+                                      "1060 restart_workers node_restarted n002 0"}));
+  EXPECT_EQ(now.state->job(0).restarts, 1u);
+  EXPECT_EQ(now.state->job(0).start, from_seconds(1140));
+  ASSERT_EQ(now.cloud.interruptions.size(), 1u);
+  EXPECT_EQ(now.cloud.interruptions[0].cause, InterruptionCause::kOperation);
+  const RunOutcome rolling = run_with(true);
+  EXPECT_EQ(steps_of(rolling),
+            (std::vector<std::string>{"1000 restart_workers start - 0", "1060 restart_workers node_restarted n002 0",
+                                      "5063 restart_workers node_restarted n001 0"}));
+  EXPECT_EQ(rolling.state->job(0).restarts, 0u);
+  EXPECT_EQ(rolling.state->job(0).end, from_seconds(5003));
+  EXPECT_TRUE(rolling.cloud.interruptions.empty());
+}
+
 TEST(PowerSave, SuspendsIdleNodesAndResumesThemForPendingJobs) {
   // Slurm power saving on n002-n004 (n001 is in SuspendExcNodes); the nodes start powered up. Decisions every 10 s.
   // n003 and n004 are idle from 0: suspended at the decision at 600 (SuspendTime 600), POWERED_DOWN at 630
