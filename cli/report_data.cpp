@@ -385,7 +385,8 @@ QuotaReport read_quota(ResultsDb& db, double& horizon_s) {
              horizon_s = std::max(horizon_s, t);
              ++r.events;
            });
-  // Submissions of a blocked user are refused without a quota_events row; the jobs table has them.
+  // Results written before refused submissions got a quota_events 'refuse' row have them only in the jobs table
+  // (reason AssocGrpBillingMinutes); jobs with a refuse row are left out here, so none is counted twice.
   if (db.has_column("jobs", "user") && db.has_column("jobs", "reason")) {
     db.query(
         "SELECT user, COUNT(*) FROM jobs WHERE reason = 'AssocGrpBillingMinutes' AND job_id NOT IN "

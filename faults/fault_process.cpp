@@ -387,6 +387,16 @@ void FaultProcess::renew(const FaultEvent& e, SimTime return_time) {
   arm(classes_[e.class_index], e.component_index, return_time, false);
 }
 
+void FaultProcess::unget(const FaultEvent& e) {
+  if (config_.distribution != InterFailure::kWeibull) return;
+  hold(e);
+  ClassState& c = classes_[e.class_index];
+  c.heap.push_back({e.time, e.component_index});
+  std::push_heap(c.heap.begin(), c.heap.end(), [](const Clock& a, const Clock& b) {
+    return a.time != b.time ? a.time > b.time : a.component > b.component;
+  });
+}
+
 bool FaultProcess::node_out_of_service(std::uint32_t node, SimTime t) const {
   return node < node_out_until_.size() && node_out_until_[node] > t;
 }

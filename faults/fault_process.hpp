@@ -121,6 +121,9 @@ class FaultProcess {
   void hold(const FaultEvent& event);
   /// The held component of `event` is back in service at `return_time`: its clock restarts there (Weibull).
   void renew(const FaultEvent& event, SimTime return_time);
+  /// Puts back the fault next() just returned, not yet happened (Weibull): the next next() returns it again, or an
+  /// earlier one renew() armed since. The exponential's faults cannot be put back (renew() never changes them).
+  void unget(const FaultEvent& event);
   /// Whether `node` is out of service at time `t` (by set_out_of_service).
   [[nodiscard]] bool node_out_of_service(std::uint32_t node, SimTime t) const;
 

@@ -83,12 +83,13 @@ std::optional<PendingReason> parse_pending_reason(std::string_view name);
 
 /// A job's life in the run.
 struct JobRuntime {
-  JobState state = JobState::kPending;          ///< Current state.
-  bool submitted = false;                       ///< True once the submit event has happened.
-  bool rejected = false;                        ///< Refused at submit (limits, invalid account or QOS).
-  std::uint32_t restarts = 0;                   ///< Times the job was requeued (preemption) and ran again.
-  double lost_gpu_s = 0;                        ///< GPU-seconds of runs discarded by requeues.
-  double lost_s = 0;                            ///< Run seconds discarded by requeues.
+  JobState state = JobState::kPending;  ///< Current state.
+  bool submitted = false;               ///< True once the submit event has happened.
+  bool rejected = false;                ///< Refused at submit (limits, invalid account or QOS).
+  bool configuring = false;    ///< Allocated, waiting CONFIGURING for powered-down nodes to resume (run not begun).
+  std::uint32_t restarts = 0;  ///< Times the job was requeued (preemption) and ran again.
+  double lost_gpu_s = 0;       ///< GPU-seconds of runs discarded by requeues.
+  double lost_s = 0;           ///< Run seconds discarded by requeues.
   std::uint32_t interruptions = 0;              ///< Runs ended by a fault (node failure, XID, hang).
   double fault_lost_gpu_s = 0;                  ///< GPU-seconds of work lost to faults (recomputed after restart).
   double restart_gpu_s = 0;                     ///< GPU-seconds spent restarting from a checkpoint (u0).

@@ -74,7 +74,7 @@ void read_autoscaler(const Field& f, const ClusterConfig& cluster, AutoscalerCon
 
 void read_power_save(const Field& f, const ClusterConfig& cluster, AutoscalerConfig& config) {
   f.expect_object({"SuspendTime", "SuspendTimeout", "ResumeTimeout", "ResumeRate", "SuspendRate", "SuspendExcNodes",
-                   "cold_start", "poll_s", "CLOUD"});
+                   "cold_start", "poll_s", "CLOUD", "resume_failure_probability"});
   config.enabled = true;
   config.slurm_power_save = true;
   // Physical nodes start powered up and are suspended when idle; CLOUD nodes start POWERED_DOWN.
@@ -102,6 +102,12 @@ void read_power_save(const Field& f, const ClusterConfig& cluster, AutoscalerCon
   config.scale_up_per_poll = per_poll("ResumeRate", 300);
   config.scale_down_per_poll = per_poll("SuspendRate", 60);
   if (f.has("cold_start")) read_cold_start(f.at("cold_start"), config.cold_start);
+  // A node that never registers (a failed ResumeProgram, a cloud API error): DOWN after ResumeTimeout.
+  if (f.has("resume_failure_probability")) {
+    config.boot_failure_probability = f.at("resume_failure_probability").number();
+    if (!(config.boot_failure_probability >= 0 && config.boot_failure_probability < 1))
+      f.at("resume_failure_probability").fail("expected a probability below 1 (1 would fail every resume)");
+  }
   if (config.resume_timeout_s > 0 && config.cold_start.total_s() > config.resume_timeout_s) {
     f.fail("ResumeTimeout (" + std::to_string(static_cast<long long>(config.resume_timeout_s)) +
            " s) is shorter than the cold start (" +

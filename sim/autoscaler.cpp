@@ -80,8 +80,7 @@ void Autoscaler::on_event(SimWorld& world, std::uint64_t tgt, std::uint32_t gene
       const NodeIndex node = pool_[index];
       // ResumeTimeout: a node slower than the limit is set DOWN+POWERED_DOWN (slurm-semantics.md 4).
       const bool too_slow = config_.resume_timeout_s > 0 && config_.cold_start.total_s() > config_.resume_timeout_s;
-      if (too_slow ||
-          (config_.boot_failure_probability > 0 && boot_rng_.uniform() < config_.boot_failure_probability)) {
+      if (too_slow || p->boot_fails) {
         // The node never registers: it is deleted (it cost its boot) and the next decision may try again. Jobs
         // waiting CONFIGURING for it are requeued (requeue_on_resume_failure).
         world.fail_jobs_on(node, InterruptionCause::kResumeFailure);
@@ -137,8 +136,13 @@ void Autoscaler::request_resume(SimWorld& world, NodeIndex n, JobIndex job) {
 void Autoscaler::resume_requested(SimWorld& world, std::size_t index) {
   PoolNode& p = nodes_[index];
   if (p.resume_demand == 0) return;
-  if (p.power != Power::kOff || world.node_condition(pool_[index]) != NodeCondition::kPoweredDown) {
-    p.resume_demand = 0;  // up, or taken out meanwhile: nothing to resume
+  if (p.power != Power::kOff) {
+    p.resume_demand = 0;  // booting or up already: the jobs waiting for it begin when it is
+    return;
+  }
+  if (world.node_condition(pool_[index]) != NodeCondition::kPoweredDown) {
+    p.resume_demand = 0;  // taken out meanwhile (an operation): it cannot resume, so its jobs are requeued
+    world.fail_jobs_on(pool_[index], InterruptionCause::kResumeFailure);
     return;
   }
   if (resume_budget_ == 0) {
@@ -234,8 +238,11 @@ void Autoscaler::create(SimWorld& world, NodeIndex node, std::uint32_t demand) {
   p.power = Power::kBooting;
   p.up_since = world.now();
   world.set_node_condition(node, NodeCondition::kPoweringUp);
+  // A node that will never register is given up at ResumeTimeout (when there is one), a slow one at the timeout.
+  p.boot_fails = config_.boot_failure_probability > 0 && boot_rng_.uniform() < config_.boot_failure_probability;
   double boot_s = config_.cold_start.total_s();
-  if (config_.resume_timeout_s > 0) boot_s = std::min(boot_s, config_.resume_timeout_s);  // given up at the timeout
+  if (config_.resume_timeout_s > 0)
+    boot_s = p.boot_fails ? config_.resume_timeout_s : std::min(boot_s, config_.resume_timeout_s);
   const SimTime ready = world.now() + from_seconds_f(boot_s);
   world.push_autoscaler(ready, target(kBooted, static_cast<std::uint64_t>(pool_index_[node])), ++p.generation);
   world.note_node_return(ready);

@@ -49,6 +49,10 @@ class Autoscaler {
   /// Job `job` was allocated POWERED_DOWN node `n`: it resumes at this instant (after the start in progress) or,
   /// past ResumeRate, at the next decisions.
   void request_resume(SimWorld& world, NodeIndex n, JobIndex job);
+  /// True if pool node `n` is powered off by the autoscaler (suspended, never created, or reclaimed).
+  [[nodiscard]] bool powered_off(NodeIndex n) const {
+    return pool_index_[n] >= 0 && nodes_[static_cast<std::size_t>(pool_index_[n])].power == Power::kOff;
+  }
   /// True if node `n` is in the autoscaler's pool.
   [[nodiscard]] bool owns(NodeIndex n) const { return pool_index_[n] >= 0; }
   /// The provider took pool node `n` away (spot reclaim): it is gone until the autoscaler creates it again.
@@ -70,6 +74,7 @@ class Autoscaler {
     std::uint32_t generation = 0;
     std::uint32_t shape = 0;
     std::uint32_t resume_demand = 0;  // nodes of the job a requested resume is for (0: none requested)
+    bool boot_fails = false;          // this boot never registers (drawn when it starts)
   };
   struct Shape {
     std::uint32_t cpus = 0, gpus = 0;

@@ -120,7 +120,16 @@ void NodeLifecycle::start(SimWorld& world) {
 void NodeLifecycle::arm_next_random(SimWorld& world) {
   if (!process_) return;
   next_fault_ = process_->next();
-  if (next_fault_) world.push_lifecycle(std::max(next_fault_->time, world.now()), target(kNextFault, 0), 0);
+  ++next_generation_;  // an event armed for an earlier draw is stale
+  if (next_fault_)
+    world.push_lifecycle(std::max(next_fault_->time, world.now()), target(kNextFault, 0), next_generation_);
+}
+
+void NodeLifecycle::renew_clock(SimWorld& world, const FaultEvent& event) {
+  process_->renew(event, world.now());
+  // The renewed clock may come due before the fault already drawn (or be the only one left): draw again.
+  if (next_fault_) process_->unget(*next_fault_);
+  arm_next_random(world);
 }
 
 void NodeLifecycle::on_event(SimWorld& world, std::uint64_t tgt, std::uint32_t generation) {
@@ -128,6 +137,7 @@ void NodeLifecycle::on_event(SimWorld& world, std::uint64_t tgt, std::uint32_t g
   const std::uint64_t index = tgt & ((1ULL << 56) - 1);
   switch (kind) {
     case kNextFault: {
+      if (generation != next_generation_ || !next_fault_) return;  // drawn again since
       const FaultEvent f = *next_fault_;
       const FaultClass& c = process_->fault_class(f);
       FaultRecord r;
@@ -261,6 +271,7 @@ void NodeLifecycle::hit_jobs_on(SimWorld& world, NodeIndex node, SimTime fault_t
                                 std::uint32_t fault) {
   const bool stalls = job_impact(symptom) == JobImpact::kStallsUntilKilled;
   for (JobIndex j : world.jobs_on(node)) {
+    if (state_.job(j).configuring) continue;  // no processes yet; a DOWN node still requeues it (kill_jobs_on)
     const Detection when = job_interrupt(detection_, node, fault_time, symptom);
     if (when.time != kNever) arm_interrupt(world, j, when, fault, stalls ? fault_time : kNever, false);
   }
@@ -545,12 +556,14 @@ void NodeLifecycle::clear_fault(SimWorld& world, NodeIndex node) {
   if (--fault_nodes_out_[h.fault] == 0) {
     log_.faults[h.fault].returned = world.now();
     if (const auto held = held_by_fault_.find(h.fault); held != held_by_fault_.end()) {
-      process_->renew(held->second, world.now());
+      const FaultEvent e = held->second;
       held_by_fault_.erase(held);
+      renew_clock(world, e);
     }
   }
-  for (const FaultEvent& e : held_by_node_[node]) process_->renew(e, world.now());
-  held_by_node_[node].clear();
+  std::vector<FaultEvent> held;
+  held.swap(held_by_node_[node]);
+  for (const FaultEvent& e : held) renew_clock(world, e);
   h = NodeHealth{.generation = h.generation + 1};  // healthy again; pending events of the old fault are stale
 }
 

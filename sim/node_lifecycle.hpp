@@ -119,6 +119,7 @@ class NodeLifecycle {
   // Returns the fault's index in the log, or kNoFault when it was suppressed.
   std::uint32_t strike(SimWorld& world, FaultRecord record, std::span<const std::uint32_t> nodes);
   void hold_clock(const FaultEvent& event, std::uint32_t fault, std::span<const std::uint32_t> nodes);
+  void renew_clock(SimWorld& world, const FaultEvent& event);
   void hit_jobs_on(SimWorld& world, NodeIndex node, SimTime fault_time, Symptom symptom, std::uint32_t fault);
   void arm_interrupt(SimWorld& world, JobIndex job, Detection when, std::uint32_t fault, SimTime progress_until,
                      bool black_hole);
@@ -151,6 +152,7 @@ class NodeLifecycle {
   // (faults on a node already out, renewed when it returns).
   std::unordered_map<std::uint32_t, FaultEvent> held_by_fault_;
   std::vector<std::vector<FaultEvent>> held_by_node_;
+  std::uint32_t next_generation_ = 0;  // generation of the kNextFault event for next_fault_
   FaultLog log_;
 };
 

@@ -29,7 +29,7 @@ void SimWorld::set_autoscaler(Autoscaler* autoscaler) {
   listed_.assign(state_.job_count(), 0);
   if (autoscaler_->allocates_powered_down()) {
     enable_job_tracking();
-    configuring_.assign(state_.job_count(), 0);
+    power_save_ = true;
   }
 }
 
@@ -107,10 +107,11 @@ std::uint32_t SimWorld::fail_jobs_on(NodeIndex n, InterruptionCause cause) {
 
 void SimWorld::reclaim_node(NodeIndex n) {
   fail_jobs_on(n, InterruptionCause::kSpotReclaim);
-  set_node_condition(n, NodeCondition::kPoweredDown);
   if (autoscaler_ != nullptr && autoscaler_->owns(n)) {
-    autoscaler_->on_node_reclaimed(*this, n);
+    autoscaler_->on_node_reclaimed(*this, n);  // powered off first: the POWERED_DOWN node may be created again
+    set_node_condition(n, NodeCondition::kPoweredDown);
   } else {
+    set_node_condition(n, NodeCondition::kPoweredDown);
     const SimTime back = now_ + from_seconds_f(ColdStart{}.total_s());
     events_.push(back, kReplaced, n, 0);
     note_node_return(back);
@@ -129,9 +130,10 @@ void SimWorld::set_node_condition(NodeIndex n, NodeCondition condition) {
   node_condition_[n] = condition;
   condition_changes_.push_back(NodeConditionEvent{now_, n, condition});
   // Power saving offers POWERED_DOWN nodes to the scheduler, weighted to be used last (node_mgr.c).
-  const bool power_saved = !configuring_.empty() && autoscaler_->owns(n);
-  const bool allocatable =
-      condition == NodeCondition::kNone || (power_saved && condition == NodeCondition::kPoweredDown);
+  // Only a node the autoscaler has powered off (not one an operation removed) can be resumed for a job.
+  const bool power_saved = power_save_ && autoscaler_->owns(n);
+  const bool allocatable = condition == NodeCondition::kNone ||
+                           (power_saved && condition == NodeCondition::kPoweredDown && autoscaler_->powered_off(n));
   if (power_saved) {
     const std::uint32_t weight = state_.config().nodes[n].weight;
     state_.set_node_weight(n, condition == NodeCondition::kPoweredDown ? weight | kPoweredDownWeight : weight);
@@ -191,8 +193,10 @@ void SimWorld::preempt_job(JobIndex job, SimTime at, bool requeue, JobIndex pree
   if (rt.state != JobState::kRunning) return;
   if (preempting_.size() < state_.job_count()) preempting_.resize(state_.job_count(), 0);
   preempting_[job] = requeue ? 2 : 1;
-  rt.planned_end = std::max(now_, std::min(at, rt.planned_end));
-  if (speed_model_ != nullptr) progress_[job].kill_at = std::min(progress_[job].kill_at, rt.planned_end);
+  // A CONFIGURING job has no processes yet to give a grace time to: it ends at once.
+  rt.planned_end = rt.configuring ? now_ : std::max(now_, std::min(at, rt.planned_end));
+  if (speed_model_ != nullptr && !rt.configuring)
+    progress_[job].kill_at = std::min(progress_[job].kill_at, rt.planned_end);
   events_.push(rt.planned_end, kJobEnd, job, 0);
   if (observer_) observer_->on_job_preempted(job, preemptor, rt.planned_end, requeue, now_);
 }
@@ -208,7 +212,7 @@ void SimWorld::start_job(JobIndex job, std::span<const NodeAllocation> allocatio
   if (!node_job_list_.empty()) {
     for (const NodeAllocation& a : allocation) node_job_list_[a.node].push_back(job);
   }
-  if (!configuring_.empty()) {
+  if (power_save_) {
     // Power saving: a job given POWERED_DOWN nodes holds them CONFIGURING while they resume (power_save.c,
     // job_config_fini); its run begins when the last one is up.
     bool waits = false;
@@ -218,7 +222,7 @@ void SimWorld::start_job(JobIndex job, std::span<const NodeAllocation> allocatio
       waits = waits || c == NodeCondition::kPoweredDown || c == NodeCondition::kPoweringUp;
     }
     if (waits) {
-      configuring_[job] = 1;
+      rt.configuring = true;
       rt.planned_end = kNever;
       update_node_states(job);
       autoscaler_->on_job_start(job);
@@ -234,14 +238,17 @@ void SimWorld::begin_configured_runs(NodeIndex n) {
   const auto on_node = jobs_on(n);
   const std::vector<JobIndex> jobs(on_node.begin(), on_node.end());  // a run's start may edit the list
   for (JobIndex job : jobs) {
-    if (!configuring_[job]) continue;
-    bool ready = true;
-    for (const NodeAllocation& a : state_.allocation(job))
-      ready = ready && node_condition(a.node) == NodeCondition::kNone;
-    if (!ready) continue;
-    configuring_[job] = 0;
-    // job_config_fini: the start is reset to now and the time limit counts from it.
     JobRuntime& rt = state_.job_mut(job);
+    if (!rt.configuring) continue;
+    // Ready when no node is still powered down or booting (a node drained meanwhile keeps its jobs, as in Slurm).
+    bool ready = true;
+    for (const NodeAllocation& a : state_.allocation(job)) {
+      const NodeCondition c = node_condition(a.node);
+      ready = ready && c != NodeCondition::kPoweredDown && c != NodeCondition::kPoweringUp;
+    }
+    if (!ready) continue;
+    rt.configuring = false;
+    // job_config_fini: the start is reset to now and the time limit counts from it.
     rt.start = now_;
     begin_run(job, scheduler_->kill_time(now_, rt.time_limit_s));
     last_activity_ = now_;
@@ -354,10 +361,10 @@ double SimWorld::elapsed_reference_s(JobIndex job, SimTime at) const {
 }
 
 void SimWorld::end_job(JobIndex job, JobState state, bool completed, SimTime progress_until) {
-  const bool configuring = !configuring_.empty() && configuring_[job] != 0;
+  const bool configuring = state_.job(job).configuring;
   if (configuring) {
     // Ended while its nodes were resuming: it never ran (no work, no cost share, no speed).
-    configuring_[job] = 0;
+    state_.job_mut(job).configuring = false;
     if (!run_lost_s_.empty()) run_lost_s_[job] = 0;
   } else if (lifecycle_ != nullptr) {
     // Progress up to the stall (if any), at the run's speeds; the stalled time after it is all lost.
@@ -430,8 +437,9 @@ void SimWorld::dispatch(const Event& event) {
       const JobRuntime& rt = state_.job(job);
       if (rt.state != JobState::kRunning || rt.planned_end != event.time) return;  // stale
       const JobSpec& spec = state_.spec(job);
-      const bool finished = speed_model_ != nullptr ? progress_[job].natural_end <= now_
-                                                    : rt.start + from_seconds_f(rt.run_length_s) <= now_;
+      const bool finished =
+          !rt.configuring && (speed_model_ != nullptr ? progress_[job].natural_end <= now_
+                                                      : rt.start + from_seconds_f(rt.run_length_s) <= now_);
       const bool preempted = !preempting_.empty() && preempting_[job] != 0;
       if (finished && lifecycle_ != nullptr) {
         // A job stalled by a fault (hang, dead host) makes no progress: its interrupt ends it, not its work.

@@ -188,7 +188,7 @@ class SimWorld final : public World {
   std::vector<std::vector<JobIndex>> node_job_list_;  // with a lifecycle: running jobs per node
   std::vector<std::uint8_t> fault_requeue_;           // with a lifecycle: per job, requeue at release
   std::vector<double> run_lost_s_;                    // with a lifecycle: per job, wall seconds its last run lost
-  std::vector<std::uint8_t> configuring_;             // with power saving: per job, 1 while CONFIGURING
+  bool power_save_ = false;                           // the autoscaler is Slurm power saving (CONFIGURING jobs)
   std::vector<XidEvent> xids_;
   std::vector<InterruptionRecord> interruptions_;      // runs ended by fail_jobs_on
   std::vector<NodeConditionEvent> condition_changes_;  // every set_node_condition change (a few per fault)

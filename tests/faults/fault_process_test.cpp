@@ -302,6 +302,31 @@ TEST(FaultProcess, AHeldWeibullClockRestartsAtItsRenewal) {
   EXPECT_EQ(held.next()->time, plain.next()->time);
 }
 
+TEST(FaultProcess, AFaultPutBackComesAgainUnlessARenewedClockIsDueFirst) {
+  // Two nodes, one Weibull class. The first fault's clock is held; the second fault drawn (the other node) is put
+  // back after renewing the first clock just after the first fault: the next draw is the renewed clock if it is
+  // due before the second fault, else the second fault again, which then still follows.
+  FaultProcess p(one_class(ComponentKind::kNode, 1.0, FaultEffect::kRepairNode), nodes_only(2),
+                 config_with(9, InterFailure::kWeibull));
+  const FaultEvent first = *p.next();
+  p.hold(first);
+  const FaultEvent second = *p.next();
+  ASSERT_NE(second.component_index, first.component_index);
+  p.renew(first, first.time + 1);
+  p.unget(second);
+  const FaultEvent third = *p.next();
+  EXPECT_LE(third.time, second.time);
+  if (third.component_index == first.component_index) {
+    EXPECT_GT(third.time, first.time);
+    p.hold(third);  // else its clock restarts at its own time and may come first again
+    const FaultEvent fourth = *p.next();
+    EXPECT_EQ(fourth.time, second.time);
+    EXPECT_EQ(fourth.component_index, second.component_index);
+  } else {
+    EXPECT_EQ(third.time, second.time);
+  }
+}
+
 TEST(FaultProcess, GpuResetTakesOnlyThatGpuOut) {
   // Xid 95 (RESET_GPU): after a reset on GPU g for 1,000 h, the node's other 7 GPUs keep failing (expected
   // 7 x 0.1 x 1,000 = 700) and g does not.

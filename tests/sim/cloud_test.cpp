@@ -315,6 +315,60 @@ TEST(PowerSave, AJobGivenPoweredDownNodesHoldsThemWhileTheyResume) {
   EXPECT_EQ(creates, 3u);
 }
 
+TEST(PowerSave, AFailedResumeRequeuesTheJobWaitingForIt) {
+  // Two CLOUD nodes; half the resumes fail (the node never registers) and are given up at ResumeTimeout (900 s).
+  // Every failed resume a job waited for ends its wait NODE_FAIL, requeued (requeue_on_resume_failure); the job
+  // (1 node, 600 s) runs once a resume succeeds, its start reset to when the node came up.
+  const std::string text = R"({"name": "resume-failures", "seed": 1,
+      "cluster": {"nodes": [{"prefix": "n", "count": 2, "cpus": 64, "memory_gb": 512, "gpus": 8, "gpu_type": "h100"}],
+                  "partitions": [{"name": "gpu", "nodes": "ALL", "default": true}]},
+      "workload": {"jobs": [{"id": 1, "nodes": 1, "cpus": 8, "gpus_per_node": 8, "run_time": 600, "time_limit": 30}]},
+      "scheduler": {"policy": "slurm"}, "metrics": {"enabled": false},
+      "power_save": {"SuspendTime": 600, "ResumeTimeout": 900, "CLOUD": true, "resume_failure_probability": 0.5}})";
+  const RunOutcome o = run_scenario(parse_scenario(text, "power_save.json", "."), RunOptions{});
+  std::size_t failed = 0, ready = 0;
+  SimTime last_ready = 0;
+  for (const ScalingRecord& r : o.cloud.scaling) {
+    failed += r.action == ScalingRecord::Action::kBootFailed ? 1 : 0;
+    if (r.action == ScalingRecord::Action::kReady) {
+      ++ready;
+      last_ready = r.time;
+    }
+  }
+  ASSERT_EQ(failed, 1u);  // seed 1: the first draw fails (0.284 < 0.5), the second succeeds
+  EXPECT_EQ(ready, 1u);
+  EXPECT_EQ(o.cloud.interruptions.size(), failed);
+  for (const InterruptionRecord& r : o.cloud.interruptions) {
+    EXPECT_EQ(r.cause, InterruptionCause::kResumeFailure);
+    EXPECT_TRUE(r.requeued);
+    EXPECT_DOUBLE_EQ(r.run_s, 900);  // from the allocation to ResumeTimeout
+  }
+  EXPECT_EQ(o.state->job(0).state, JobState::kCompleted);
+  EXPECT_EQ(o.state->job(0).restarts, failed);
+  EXPECT_EQ(o.state->job(0).start, last_ready);
+  EXPECT_EQ(o.state->job(0).end, last_ready + from_seconds(600));
+}
+
+TEST(PowerSave, AJobKeepsItsNodesWhenOneIsDrainedWhileItWaits) {
+  // n001 is up (SuspendExcNodes), n002 POWERED_DOWN. Job 1 (2 nodes) gets both at 3 and waits for n002 (up at 447).
+  // At 100 an operation drains n001 for removal: Slurm's DRAIN leaves allocated jobs alone, so job 1 still begins at
+  // 447 and runs its 600 s; n001 is removed when it ends.
+  const std::string text = R"({"name": "drain-while-configuring", "seed": 1,
+      "cluster": {"nodes": [{"prefix": "n", "count": 2, "cpus": 64, "memory_gb": 512, "gpus": 8, "gpu_type": "h100"}],
+                  "partitions": [{"name": "gpu", "nodes": "ALL", "default": true}]},
+      "workload": {"jobs": [{"id": 1, "nodes": 2, "cpus": 16, "gpus_per_node": 8, "run_time": 600, "time_limit": 30}]},
+      "scheduler": {"policy": "slurm"}, "metrics": {"enabled": false},
+      "power_save": {"SuspendTime": 600, "ResumeTimeout": 900, "CLOUD": true, "SuspendExcNodes": "n001"},
+      "operations": [{"time": 100, "action": "remove_nodes", "nodes": "n001"}]})";
+  const RunOutcome o = run_scenario(parse_scenario(text, "power_save.json", "."), RunOptions{});
+  EXPECT_EQ(o.state->job(0).start, from_seconds(447));
+  EXPECT_EQ(o.state->job(0).end, from_seconds(447 + 600));
+  EXPECT_EQ(o.state->job(0).state, JobState::kCompleted);
+  ASSERT_EQ(o.cloud.operations.size(), 2u);
+  EXPECT_EQ(o.cloud.operations[1].step, "node_removed");
+  EXPECT_EQ(o.cloud.operations[1].time, from_seconds(447 + 600));
+}
+
 TEST(PowerSave, AResumeTimeoutShorterThanTheColdStartIsRefused) {
   const std::string text = R"({"name": "p", "cluster": {"nodes": [{"prefix": "n", "count": 2, "cpus": 8, "gpus": 8}],
       "partitions": [{"name": "gpu", "nodes": "ALL", "default": true}]},

@@ -464,5 +464,38 @@ TEST(NodeLifecycle, ReturnToServiceAndNodeStateAreChecked) {
   EXPECT_THROW(two_node_scenario(R"({"repair": {"admin_resume_s": -5}})"), ScenarioError);
 }
 
+TEST(NodeLifecycle, WeibullClocksRenewAtTheReturnAndFaultsGoOn) {
+  // One node at 200 x Llama 3 rates with Weibull inter-failure times and 60 days of work: the clocks a fault takes
+  // out wait for the node's return and are drawn again then; faults go on until the end of the run, each detected
+  // after it struck and back after it was detected, and the same seed gives the same faults. (The put-back of a
+  // drawn fault when a renewed clock comes due first is checked in fault_process_test.)
+  const std::string text = R"({"name": "weibull-one-node", "seed": 5,
+      "cluster": {"nodes": [{"prefix": "n", "count": 1, "cpus": 64, "memory_gb": 512, "gpus": 8, "gpu_type": "h100"}],
+                  "partitions": [{"name": "gpu", "nodes": "ALL", "default": true}]},
+      "workload": {"jobs": [{"id": 1, "nodes": 1, "cpus": 8, "gpus_per_node": 8, "run_time": 5184000, "time_limit": 100000}]},
+      "scheduler": {"policy": "slurm"}, "metrics": {"enabled": false},
+      "faults": {"profile": "llama3", "rate_scale": 200, "distribution": "weibull", "HealthCheckInterval": 120,
+                 "checkpoint": [{"min_gpus": 1, "interval": 3600, "write_s": 30, "restart_s": 60}]}})";
+  const RunOutcome a = run(parse_scenario(text, "weibull.json", "."));
+  const RunOutcome b = run(parse_scenario(text, "weibull.json", "."));
+  const FaultLog& log = log_of(a);
+  ASSERT_GT(log.faults.size(), 20u);
+  const SimTime end = a.state->job(0).end;
+  std::size_t late = 0;
+  for (const FaultRecord& f : log.faults) {
+    late += f.time > end / 3 * 2 ? 1 : 0;
+    if (f.detected != kNever) {
+      EXPECT_GE(f.detected, f.time);
+    }
+    if (f.returned != kNever) {
+      EXPECT_GE(f.returned, f.detected);
+    }
+  }
+  EXPECT_GT(late, 0u);  // the process did not stop with its clocks held
+  ASSERT_EQ(log_of(b).faults.size(), log.faults.size());
+  for (std::size_t i = 0; i < log.faults.size(); ++i) EXPECT_EQ(log_of(b).faults[i].time, log.faults[i].time);
+  EXPECT_EQ(a.state->job(0).state, JobState::kCompleted);
+}
+
 }  // namespace
 }  // namespace gputwin
