@@ -93,8 +93,8 @@ void print_summary(const RunOutcome& o, const std::filesystem::path& out_dir) {
   }
   if (s.costed) {
     fmt::print(
-        "cost       ${:.2f} in all, ${:.2f} idle, ${:.2f} per used GPU-hour; {} spot reclaims ({} job runs ended, "
-        "{:.1f} GPU-hours lost), {} jobs cancelled or refused by quotas\n",
+        "cost       ${:.2f} in all, ${:.2f} idle, ${:.2f} per used GPU-hour; {} spot reclaims; {} job runs ended by "
+        "reclaims, operations or failed resumes ({:.1f} GPU-hours lost); {} jobs cancelled or refused by quotas\n",
         s.cost_total_usd, s.cost_idle_usd, s.cost_per_used_gpu_hour, s.spot_interruptions, s.cloud_job_interruptions,
         s.gpu_hours_lost_cloud, s.quota_cancels);
   }
