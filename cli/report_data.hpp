@@ -164,8 +164,9 @@ struct QuotaReport {
 
 /// Rows of the `operations` table with the same time, action, step and name, merged.
 struct OperationStep {
-  double time_s = 0;               ///< When.
-  std::string action;              ///< "add_nodes", "remove_nodes", "update_image", "attach_volume", "maintenance".
+  double time_s = 0;  ///< When.
+  std::string
+      action;  ///< "add_nodes", "remove_nodes", "update_image", "attach_volume", "maintenance", "restart_workers".
   std::string step;                ///< "start", "node_ready", "node_removed", "node_restarted", "node_back".
   std::string name;                ///< Image or volume ("" for none).
   std::vector<std::string> nodes;  ///< Nodes of per-node rows, in row order (empty for whole-operation rows).

@@ -340,7 +340,6 @@ bool JobPolicy::recalculate(std::int64_t now_s, std::span<const JobIndex> pendin
   std::vector<UsageCharge> charges;
   charges.reserve(running_.size());
   for (JobIndex j : running_) {
-    if (state_.job(j).configuring) continue;  // its start is reset when its nodes are up: usage counts from there
     const JobAcct& a = acct_[j];
     charges.push_back(UsageCharge{a.assoc, a.qos, to_seconds(state_.job(j).start), a.billing});
   }

@@ -360,21 +360,25 @@ RunCheckpointing NodeLifecycle::on_job_start(SimWorld& world, JobIndex job) {
   interrupts_[job].time = kNever;
   for (const NodeAllocation& a : state_.allocation(job)) {
     NodeHealth& h = nodes_[a.node];
-    if (h.phase != Phase::kLatent) continue;
+    // kDrained: a CONFIGURING job begins on a node drained for a fault while it waited (DRAIN keeps allocated jobs).
+    if (h.phase != Phase::kLatent && h.phase != Phase::kDrained) continue;
+    const bool noticed = h.phase == Phase::kDrained;
     if (config_.prolog_check && program_detects(detection_.program, h.symptom)) {
       // The Prolog's health check fails: Slurm drains the node and requeues the job, which never ran. Both happen
       // in events at this instant, after the start in progress.
-      h.by = DetectedBy::kProlog;
-      h.by_people = false;
-      h.detect_at = world.now();
-      world.push_lifecycle(world.now(), target(kDetect, a.node), ++h.generation);
+      if (!noticed) {
+        h.by = DetectedBy::kProlog;
+        h.by_people = false;
+        h.detect_at = world.now();
+        world.push_lifecycle(world.now(), target(kDetect, a.node), ++h.generation);
+      }
       arm_interrupt(world, job, Detection{world.now(), DetectedBy::kProlog}, h.fault, world.now(), false);
       continue;
     }
-    // A node whose fault nobody has noticed yet: the job meets the fault as if it struck now.
+    // The job meets the node's fault as if it struck now (a black hole when nobody has noticed the fault yet).
     const Detection when = job_interrupt(detection_, a.node, world.now(), h.symptom);
     const bool stalls = job_impact(h.symptom) == JobImpact::kStallsUntilKilled;
-    if (when.time != kNever) arm_interrupt(world, job, when, h.fault, stalls ? world.now() : kNever, true);
+    if (when.time != kNever) arm_interrupt(world, job, when, h.fault, stalls ? world.now() : kNever, !noticed);
   }
   return run_plan_[job];
 }

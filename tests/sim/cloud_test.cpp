@@ -369,6 +369,32 @@ TEST(PowerSave, AJobKeepsItsNodesWhenOneIsDrainedWhileItWaits) {
   EXPECT_EQ(o.cloud.operations[1].time, from_seconds(447 + 600));
 }
 
+TEST(PowerSave, AJobBeginningOnANodeDrainedForAFaultMeetsTheFault) {
+  // As above without the operation: an Xid 79 on n001 at 100 is found by the 2-minute health check and n001 is
+  // DRAINING (job 1 holds it) while job 1 waits for n002. When n002 is up at 447 job 1 begins and meets the fault at
+  // once: it crashes (FAILED; not a black hole, the fault was noticed) and its wrapper requeues it. n001 reboots
+  // once job 1 has left it.
+  const std::string text = R"({"name": "fault-while-configuring", "seed": 1,
+      "cluster": {"nodes": [{"prefix": "n", "count": 2, "cpus": 64, "memory_gb": 512, "gpus": 8, "gpu_type": "h100"}],
+                  "partitions": [{"name": "gpu", "nodes": "ALL", "default": true}]},
+      "workload": {"jobs": [{"id": 1, "nodes": 2, "cpus": 16, "gpus_per_node": 8, "run_time": 600, "time_limit": 30}]},
+      "scheduler": {"policy": "slurm"}, "metrics": {"enabled": false},
+      "power_save": {"SuspendTime": 600, "ResumeTimeout": 900, "CLOUD": true, "SuspendExcNodes": "n001"},
+      "faults": {"HealthCheckInterval": 120, "inject": [{"time": 100, "node": "n001", "xid": 79, "gpu": 0}]}})";
+  const RunOutcome o = run_scenario(parse_scenario(text, "power_save.json", "."), RunOptions{});
+  const FaultLog& log = *fault_log(o);
+  ASSERT_EQ(log.faults.size(), 1u);
+  EXPECT_LT(log.faults[0].detected, from_seconds(447));
+  ASSERT_EQ(log.interruptions.size(), 1u);
+  EXPECT_EQ(log.interruptions[0].time, from_seconds(447));
+  EXPECT_EQ(log.interruptions[0].state, JobState::kFailed);
+  EXPECT_FALSE(log.interruptions[0].black_hole);
+  EXPECT_TRUE(log.interruptions[0].requeued);
+  EXPECT_EQ(log.faults[0].returned, from_seconds(447 + 600));
+  EXPECT_EQ(o.state->job(0).state, JobState::kCompleted);
+  EXPECT_GE(o.state->job(0).start, from_seconds(447 + 600));
+}
+
 TEST(PowerSave, AResumeTimeoutShorterThanTheColdStartIsRefused) {
   const std::string text = R"({"name": "p", "cluster": {"nodes": [{"prefix": "n", "count": 2, "cpus": 8, "gpus": 8}],
       "partitions": [{"name": "gpu", "nodes": "ALL", "default": true}]},
