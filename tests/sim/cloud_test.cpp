@@ -349,18 +349,25 @@ TEST(PowerSave, AFailedResumeRequeuesTheJobWaitingForIt) {
   EXPECT_EQ(o.state->job(0).end, last_ready + from_seconds(600));
 }
 
-TEST(PowerSave, AJobKeepsItsNodesWhenOneIsDrainedWhileItWaits) {
-  // n001 is up (SuspendExcNodes), n002 POWERED_DOWN. Job 1 (2 nodes) gets both at 3 and waits for n002 (up at 447).
-  // At 100 an operation drains n001 for removal: Slurm's DRAIN leaves allocated jobs alone, so job 1 still begins at
-  // 447 and runs its 600 s; n001 is removed when it ends.
-  const std::string text = R"({"name": "drain-while-configuring", "seed": 1,
+// n001 up (SuspendExcNodes) and n002 a CLOUD node, POWERED_DOWN; job 1 (2 nodes, 600 s) is given both at 3 and
+// waits CONFIGURING for n002 (up at 447). `extra` adds top-level scenario keys.
+RunOutcome run_configuring_pair(const std::string& extra) {
+  const std::string text = R"({"name": "configuring-pair", "seed": 1,
       "cluster": {"nodes": [{"prefix": "n", "count": 2, "cpus": 64, "memory_gb": 512, "gpus": 8, "gpu_type": "h100"}],
                   "partitions": [{"name": "gpu", "nodes": "ALL", "default": true}]},
       "workload": {"jobs": [{"id": 1, "nodes": 2, "cpus": 16, "gpus_per_node": 8, "run_time": 600, "time_limit": 30}]},
       "scheduler": {"policy": "slurm"}, "metrics": {"enabled": false},
-      "power_save": {"SuspendTime": 600, "ResumeTimeout": 900, "CLOUD": true, "SuspendExcNodes": "n001"},
-      "operations": [{"time": 100, "action": "remove_nodes", "nodes": "n001"}]})";
-  const RunOutcome o = run_scenario(parse_scenario(text, "power_save.json", "."), RunOptions{});
+      "power_save": {"SuspendTime": 600, "ResumeTimeout": 900, "CLOUD": true, "SuspendExcNodes": "n001"}, )" +
+                           extra + "}";
+  return run_scenario(parse_scenario(text, "power_save.json", "."), RunOptions{});
+}
+
+TEST(PowerSave, AJobKeepsItsNodesWhenOneIsDrainedWhileItWaits) {
+  // n001 is up (SuspendExcNodes), n002 POWERED_DOWN. Job 1 (2 nodes) gets both at 3 and waits for n002 (up at 447).
+  // At 100 an operation drains n001 for removal: Slurm's DRAIN leaves allocated jobs alone, so job 1 still begins at
+  // 447 and runs its 600 s; n001 is removed when it ends.
+  const RunOutcome o =
+      run_configuring_pair(R"("operations": [{"time": 100, "action": "remove_nodes", "nodes": "n001"}])");
   EXPECT_EQ(o.state->job(0).start, from_seconds(447));
   EXPECT_EQ(o.state->job(0).end, from_seconds(447 + 600));
   EXPECT_EQ(o.state->job(0).state, JobState::kCompleted);
@@ -374,14 +381,8 @@ TEST(PowerSave, AJobBeginningOnANodeDrainedForAFaultMeetsTheFault) {
   // DRAINING (job 1 holds it) while job 1 waits for n002. When n002 is up at 447 job 1 begins and meets the fault at
   // once: it crashes (FAILED; not a black hole, the fault was noticed) and its wrapper requeues it. n001 reboots
   // once job 1 has left it.
-  const std::string text = R"({"name": "fault-while-configuring", "seed": 1,
-      "cluster": {"nodes": [{"prefix": "n", "count": 2, "cpus": 64, "memory_gb": 512, "gpus": 8, "gpu_type": "h100"}],
-                  "partitions": [{"name": "gpu", "nodes": "ALL", "default": true}]},
-      "workload": {"jobs": [{"id": 1, "nodes": 2, "cpus": 16, "gpus_per_node": 8, "run_time": 600, "time_limit": 30}]},
-      "scheduler": {"policy": "slurm"}, "metrics": {"enabled": false},
-      "power_save": {"SuspendTime": 600, "ResumeTimeout": 900, "CLOUD": true, "SuspendExcNodes": "n001"},
-      "faults": {"HealthCheckInterval": 120, "inject": [{"time": 100, "node": "n001", "xid": 79, "gpu": 0}]}})";
-  const RunOutcome o = run_scenario(parse_scenario(text, "power_save.json", "."), RunOptions{});
+  const RunOutcome o = run_configuring_pair(
+      R"("faults": {"HealthCheckInterval": 120, "inject": [{"time": 100, "node": "n001", "xid": 79, "gpu": 0}]})");
   const FaultLog& log = *fault_log(o);
   ASSERT_EQ(log.faults.size(), 1u);
   EXPECT_LT(log.faults[0].detected, from_seconds(447));
