@@ -136,11 +136,11 @@ void Autoscaler::request_resume(SimWorld& world, NodeIndex n, JobIndex job) {
 void Autoscaler::resume_requested(SimWorld& world, std::size_t index) {
   PoolNode& p = nodes_[index];
   if (p.resume_demand == 0) return;
-  if (p.power != Power::kOff) {
+  if (p.power == Power::kBooting || p.power == Power::kUp) {
     p.resume_demand = 0;  // booting or up already: the jobs waiting for it begin when it is
     return;
   }
-  if (world.node_condition(pool_[index]) != NodeCondition::kPoweredDown) {
+  if (p.power != Power::kOff || world.node_condition(pool_[index]) != NodeCondition::kPoweredDown) {
     p.resume_demand = 0;  // taken out meanwhile (an operation): it cannot resume, so its jobs are requeued
     world.fail_jobs_on(pool_[index], InterruptionCause::kResumeFailure);
     return;
@@ -192,7 +192,7 @@ void Autoscaler::poll(SimWorld& world) {
     const std::int32_t pi = pool_index_[n];
     if (pi >= 0) {
       const PoolNode& p = nodes_[static_cast<std::size_t>(pi)];
-      if (p.power != Power::kOff) ++active;
+      if (p.power != Power::kOff && p.power != Power::kRetired) ++active;
       if (p.power == Power::kBooting) ++supply_[p.shape];
       if (p.power != Power::kUp) continue;
     }
@@ -258,9 +258,17 @@ void Autoscaler::remove(SimWorld& world, NodeIndex node, std::uint32_t demand) {
   records_.push_back({world.now(), node, ScalingRecord::Action::kRemove, demand});
 }
 
+void Autoscaler::on_node_taken(SimWorld& world, NodeIndex n) {
+  PoolNode& p = nodes_[static_cast<std::size_t>(pool_index_[n])];
+  if (p.power == Power::kOff || p.power == Power::kRetired) return;
+  node_seconds_ += to_seconds_f(world.now() - p.up_since);
+  p.power = Power::kRetired;
+  ++p.generation;  // a pending boot or removal of it is void
+}
+
 void Autoscaler::on_node_reclaimed(SimWorld& world, NodeIndex n) {
   PoolNode& p = nodes_[static_cast<std::size_t>(pool_index_[n])];
-  if (p.power != Power::kOff) node_seconds_ += to_seconds_f(world.now() - p.up_since);
+  if (p.power != Power::kOff && p.power != Power::kRetired) node_seconds_ += to_seconds_f(world.now() - p.up_since);
   p.power = Power::kOff;
   ++p.generation;  // a pending boot or removal of it is void
   records_.push_back({world.now(), n, ScalingRecord::Action::kReclaimed, 0});
@@ -268,7 +276,14 @@ void Autoscaler::on_node_reclaimed(SimWorld& world, NodeIndex n) {
 
 void Autoscaler::on_node_in_service(SimWorld& world, NodeIndex n) {
   const std::int32_t pi = pool_index_[n];
-  if (pi >= 0 && state_.node_jobs()[n] == 0) nodes_[static_cast<std::size_t>(pi)].idle_since = world.now();
+  if (pi < 0) return;
+  PoolNode& p = nodes_[static_cast<std::size_t>(pi)];
+  if (p.power == Power::kOff || p.power == Power::kRetired) {  // an operation added it: it is up from now
+    p.power = Power::kUp;
+    p.up_since = world.now();
+    ++p.generation;
+  }
+  if (state_.node_jobs()[n] == 0) p.idle_since = world.now();
 }
 
 void Autoscaler::on_job_start(JobIndex job) {
@@ -288,7 +303,8 @@ void Autoscaler::on_job_released(SimWorld& world, JobIndex job) {
 double Autoscaler::pool_node_seconds(SimTime horizon) const {
   double total = node_seconds_;
   for (const PoolNode& p : nodes_) {
-    if (p.power != Power::kOff && p.up_since < horizon) total += to_seconds_f(horizon - p.up_since);
+    if (p.power != Power::kOff && p.power != Power::kRetired && p.up_since < horizon)
+      total += to_seconds_f(horizon - p.up_since);
   }
   return total;
 }

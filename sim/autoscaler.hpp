@@ -57,7 +57,10 @@ class Autoscaler {
   [[nodiscard]] bool owns(NodeIndex n) const { return pool_index_[n] >= 0; }
   /// The provider took pool node `n` away (spot reclaim): it is gone until the autoscaler creates it again.
   void on_node_reclaimed(SimWorld& world, NodeIndex n);
-  /// Node `n` came (back) into service: its idle window starts now.
+  /// Something other than the autoscaler set pool node `n` POWERED_DOWN (an operation removed it): it is retired,
+  /// not created again and no longer counted up. No effect when the autoscaler powered it off itself.
+  void on_node_taken(SimWorld& world, NodeIndex n);
+  /// Node `n` came (back) into service: its idle window starts now; a pool node an operation added is up.
   void on_node_in_service(SimWorld& world, NodeIndex n);
   /// Scaling actions in time order.
   [[nodiscard]] const std::vector<ScalingRecord>& records() const { return records_; }
@@ -66,7 +69,8 @@ class Autoscaler {
 
  private:
   enum Kind : std::uint64_t { kPoll = 1, kBooted = 2, kRemoved = 3, kResume = 4 };
-  enum class Power : std::uint8_t { kOff, kBooting, kUp, kRemoving };
+  // kRetired: an operation removed the node (remove_nodes); it is never created again unless an operation adds it.
+  enum class Power : std::uint8_t { kOff, kBooting, kUp, kRemoving, kRetired };
   struct PoolNode {
     Power power = Power::kUp;
     SimTime idle_since = 0;  // when it last became idle (kNever while busy)

@@ -130,6 +130,8 @@ void SimWorld::set_node_condition(NodeIndex n, NodeCondition condition) {
   node_condition_[n] = condition;
   condition_changes_.push_back(NodeConditionEvent{now_, n, condition});
   // Power saving offers POWERED_DOWN nodes to the scheduler, weighted to be used last (node_mgr.c).
+  if (condition == NodeCondition::kPoweredDown && autoscaler_ != nullptr && autoscaler_->owns(n))
+    autoscaler_->on_node_taken(*this, n);  // removed by an operation (no effect when the autoscaler did it)
   // Only a node the autoscaler has powered off (not one an operation removed) can be resumed for a job.
   const bool power_saved = power_save_ && autoscaler_->owns(n);
   const bool allocatable = condition == NodeCondition::kNone ||

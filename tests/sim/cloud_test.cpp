@@ -204,6 +204,27 @@ TEST(ClusterOperations, AddRemoveImageVolumeAndMaintenanceByHand) {
   EXPECT_EQ(o.state->job(1).state, JobState::kCompleted);
 }
 
+TEST(ClusterOperations, RemovingAnAutoscaledNodeRetiresIt) {
+  // n001 static, n002-n003 the autoscaler's pool, both kept up (min_nodes 2); job 1 (at 0, on n001) starts the
+  // clock. remove_nodes takes n003 away at 100 (idle: removed at once). It stops counting as up, and job 2 (2 nodes
+  // at 1,000, 100 s) runs on n001 and n002 without n003 being created again: pool node-hours are n002's whole run
+  // plus n003's first 100 s.
+  const std::string text = R"({"name": "retire", "seed": 1,
+      "cluster": {"nodes": [{"prefix": "n", "count": 3, "cpus": 64, "memory_gb": 512, "gpus": 8, "gpu_type": "h100"}],
+                  "partitions": [{"name": "gpu", "nodes": "ALL", "default": true}]},
+      "workload": {"jobs": [{"id": 1, "nodes": 1, "cpus": 8, "gpus_per_node": 8, "run_time": 50, "time_limit": 10},
+                            {"id": 2, "submit": 1000, "nodes": 2, "cpus": 16, "gpus_per_node": 8, "run_time": 100, "time_limit": 10}]},
+      "scheduler": {"policy": "slurm"}, "metrics": {"enabled": false},
+      "autoscaler": {"nodes": "n[002-003]", "min_nodes": 2, "poll_s": 20, "idle_window_s": 300},
+      "operations": [{"time": 100, "action": "remove_nodes", "nodes": "n003"}]})";
+  const RunOutcome o = run_scenario(parse_scenario(text, "retire.json", "."), RunOptions{});
+  for (const ScalingRecord& r : o.cloud.scaling) EXPECT_NE(r.action, ScalingRecord::Action::kCreate);
+  EXPECT_EQ(o.state->job(1).state, JobState::kCompleted);
+  EXPECT_EQ(o.state->allocation(1).back().node, 1u);
+  const double horizon_s = to_seconds_f(o.world->now());
+  EXPECT_NEAR(o.cloud.pool_node_hours * 3600, horizon_s + 100, 1e-6);
+}
+
 TEST(ClusterOperations, RestartAllWorkersAtOnceOrRolling) {
   // Job 1 (1 node, 5,000 s) runs on n001 from 3. "Restart all workers" at 1,000 with the default 60 s pod restart:
   // at once, job 1's run ends NODE_FAIL (requeued, eligible at 1,121) and both nodes are back at 1,060; nothing
