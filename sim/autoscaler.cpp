@@ -192,7 +192,7 @@ void Autoscaler::poll(SimWorld& world) {
     const std::int32_t pi = pool_index_[n];
     if (pi >= 0) {
       const PoolNode& p = nodes_[static_cast<std::size_t>(pi)];
-      if (p.power != Power::kOff && p.power != Power::kRetired) ++active;
+      if (exists(p)) ++active;
       if (p.power == Power::kBooting) ++supply_[p.shape];
       if (p.power != Power::kUp) continue;
     }
@@ -260,7 +260,7 @@ void Autoscaler::remove(SimWorld& world, NodeIndex node, std::uint32_t demand) {
 
 void Autoscaler::on_node_taken(SimWorld& world, NodeIndex n) {
   PoolNode& p = nodes_[static_cast<std::size_t>(pool_index_[n])];
-  if (p.power == Power::kOff || p.power == Power::kRetired) return;
+  if (!exists(p)) return;
   node_seconds_ += to_seconds_f(world.now() - p.up_since);
   p.power = Power::kRetired;
   ++p.generation;  // a pending boot or removal of it is void
@@ -268,7 +268,7 @@ void Autoscaler::on_node_taken(SimWorld& world, NodeIndex n) {
 
 void Autoscaler::on_node_reclaimed(SimWorld& world, NodeIndex n) {
   PoolNode& p = nodes_[static_cast<std::size_t>(pool_index_[n])];
-  if (p.power != Power::kOff && p.power != Power::kRetired) node_seconds_ += to_seconds_f(world.now() - p.up_since);
+  if (exists(p)) node_seconds_ += to_seconds_f(world.now() - p.up_since);
   p.power = Power::kOff;
   ++p.generation;  // a pending boot or removal of it is void
   records_.push_back({world.now(), n, ScalingRecord::Action::kReclaimed, 0});
@@ -278,7 +278,7 @@ void Autoscaler::on_node_in_service(SimWorld& world, NodeIndex n) {
   const std::int32_t pi = pool_index_[n];
   if (pi < 0) return;
   PoolNode& p = nodes_[static_cast<std::size_t>(pi)];
-  if (p.power == Power::kOff || p.power == Power::kRetired) {  // an operation added it: it is up from now
+  if (!exists(p)) {  // an operation added it: it is up from now
     p.power = Power::kUp;
     p.up_since = world.now();
     ++p.generation;
@@ -303,8 +303,7 @@ void Autoscaler::on_job_released(SimWorld& world, JobIndex job) {
 double Autoscaler::pool_node_seconds(SimTime horizon) const {
   double total = node_seconds_;
   for (const PoolNode& p : nodes_) {
-    if (p.power != Power::kOff && p.power != Power::kRetired && p.up_since < horizon)
-      total += to_seconds_f(horizon - p.up_since);
+    if (exists(p) && p.up_since < horizon) total += to_seconds_f(horizon - p.up_since);
   }
   return total;
 }

@@ -84,6 +84,8 @@ class Autoscaler {
     std::uint32_t cpus = 0, gpus = 0;
     std::uint64_t mem_mb = 0;
   };
+  // True while the node exists for the provider (booting, up or being removed): it counts as up and costs.
+  static bool exists(const PoolNode& p) { return p.power != Power::kOff && p.power != Power::kRetired; }
   static std::uint64_t target(Kind kind, std::uint64_t index) {
     return (static_cast<std::uint64_t>(kind) << 56) | index;
   }

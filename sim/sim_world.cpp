@@ -217,13 +217,10 @@ void SimWorld::start_job(JobIndex job, std::span<const NodeAllocation> allocatio
   if (power_save_) {
     // Power saving: a job given POWERED_DOWN nodes holds them CONFIGURING while they resume (power_save.c,
     // job_config_fini); its run begins when the last one is up.
-    bool waits = false;
     for (const NodeAllocation& a : allocation) {
-      const NodeCondition c = node_condition(a.node);
-      if (c == NodeCondition::kPoweredDown) autoscaler_->request_resume(*this, a.node, job);
-      waits = waits || c == NodeCondition::kPoweredDown || c == NodeCondition::kPoweringUp;
+      if (node_condition(a.node) == NodeCondition::kPoweredDown) autoscaler_->request_resume(*this, a.node, job);
     }
-    if (waits) {
+    if (!nodes_powered_up(job)) {
       rt.configuring = true;
       rt.planned_end = kNever;
       update_node_states(job);
@@ -236,19 +233,22 @@ void SimWorld::start_job(JobIndex job, std::span<const NodeAllocation> allocatio
   if (autoscaler_ != nullptr) autoscaler_->on_job_start(job);
 }
 
+bool SimWorld::nodes_powered_up(JobIndex job) const {
+  // A node drained meanwhile counts as up: DRAIN keeps the jobs allocated to it, as in Slurm.
+  for (const NodeAllocation& a : state_.allocation(job)) {
+    const NodeCondition c = node_condition(a.node);
+    if (c == NodeCondition::kPoweredDown || c == NodeCondition::kPoweringUp) return false;
+  }
+  return true;
+}
+
 void SimWorld::begin_configured_runs(NodeIndex n) {
   const auto on_node = jobs_on(n);
   const std::vector<JobIndex> jobs(on_node.begin(), on_node.end());  // a run's start may edit the list
   for (JobIndex job : jobs) {
     JobRuntime& rt = state_.job_mut(job);
     if (!rt.configuring) continue;
-    // Ready when no node is still powered down or booting (a node drained meanwhile keeps its jobs, as in Slurm).
-    bool ready = true;
-    for (const NodeAllocation& a : state_.allocation(job)) {
-      const NodeCondition c = node_condition(a.node);
-      ready = ready && c != NodeCondition::kPoweredDown && c != NodeCondition::kPoweringUp;
-    }
-    if (!ready) continue;
+    if (!nodes_powered_up(job)) continue;
     rt.configuring = false;
     // job_config_fini: the start is reset to now and the time limit counts from it.
     rt.start = now_;

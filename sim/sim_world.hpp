@@ -132,6 +132,8 @@ class SimWorld final : public World {
   void push_component(SimTime at, EventKind kind, std::uint64_t target, std::uint32_t generation);
   // The part of a job's start that begins its run (work, checkpoints, costs, end event).
   void begin_run(JobIndex job, SimTime kill_at);
+  // True if none of the job's nodes is still powered down or booting.
+  bool nodes_powered_up(JobIndex job) const;
   // Begins the runs of CONFIGURING jobs on node `n` whose nodes are all up now.
   void begin_configured_runs(NodeIndex n);
   void requeue_job(JobIndex job, double lost_s, bool by_fault);
