@@ -12,7 +12,7 @@
 #include "cli/results_db.hpp"
 #include "gpu/gpu_catalogue.hpp"
 #include "model/errors.hpp"
-#include "sim/engine/rng.hpp"
+#include "engine/rng.hpp"
 
 namespace gputwin {
 namespace {

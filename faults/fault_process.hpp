@@ -40,8 +40,8 @@
 
 #include "faults/fault_profiles.hpp"
 #include "faults/fault_types.hpp"
-#include "sim/engine/rng.hpp"
-#include "sim/engine/sim_time.hpp"
+#include "engine/rng.hpp"
+#include "engine/sim_time.hpp"
 
 namespace gputwin {
 

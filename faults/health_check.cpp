@@ -177,9 +177,9 @@ Detection job_interrupt(const DetectionConfig& config, std::uint32_t node, SimTi
   if (impact == JobImpact::kStallsUntilKilled)
     best = {nccl_watchdog_fire_time(fault_time, config.nccl_watchdog_timeout_s), DetectedBy::kNcclWatchdog};
   const Detection on_node = detect_node_fault(config, node, fault_time, symptom);
-  // A DOWN node's jobs are killed or requeued by Slurm itself (job_mgr.c:kill_running_job_by_node_ptr).
-  const bool kills = on_node.by == DetectedBy::kSlurmdTimeout || config.requeue_on_detection;
-  if (kills && on_node.time < best.time) best = on_node;
+  // A DOWN node's jobs are killed or requeued by Slurm itself (job_mgr.c:kill_running_job_by_node_ptr). A site
+  // that also requeues the jobs of a drained node does so by its own decision (the health controller's).
+  if (on_node.by == DetectedBy::kSlurmdTimeout && on_node.time < best.time) best = on_node;
   return best;
 }
 

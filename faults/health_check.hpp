@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "faults/fault_types.hpp"
-#include "sim/engine/sim_time.hpp"
+#include "engine/sim_time.hpp"
 
 namespace gputwin {
 
@@ -134,8 +134,6 @@ struct DetectionConfig {
   CheckProgram program{};                                  ///< HealthCheckProgram's checks.
   std::vector<ActiveCheck> active_checks{};                ///< Checks run as jobs.
   double nccl_watchdog_timeout_s = kNcclWatchdogTimeoutS;  ///< NCCL watchdog timeout.
-  bool requeue_on_detection = false;  ///< Meta style: a detected fault removes the node and requeues its jobs
-                                      ///< (gpu-domain.md 1.2); Slurm's own drain lets running jobs finish.
 };
 
 /// Throws FaultConfigError for settings that cannot work (e.g. a program longer than the 60 s kill limit).
@@ -165,9 +163,9 @@ struct Detection {
 /// are never detected on the node. Never throws.
 Detection detect_node_fault(const DetectionConfig& config, std::uint32_t node, SimTime fault_time, Symptom symptom);
 
-/// When the job running on `node` stops because of the fault: at once if it crashes (JobImpact::kFailsNow);
-/// for stalls, the NCCL watchdog, the node going DOWN (dead host) or, with requeue_on_detection, the node's
-/// detection, whichever is first; jobs that only slow down stop only when a detection requeues them.
+/// When the job running on `node` stops because of the fault itself: at once if it crashes (JobImpact::kFailsNow);
+/// for stalls, the NCCL watchdog or the node going DOWN (dead host), whichever is first; jobs that only slow down
+/// keep running (a controller may requeue them when the fault is detected).
 Detection job_interrupt(const DetectionConfig& config, std::uint32_t node, SimTime fault_time, Symptom symptom);
 
 /// Lower-case name of a detection mechanism ("health_check", "slurmd_timeout", ...).

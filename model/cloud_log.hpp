@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "model/fault_log.hpp"
-#include "sim/engine/sim_time.hpp"
+#include "engine/sim_time.hpp"
 
 namespace gputwin {
 

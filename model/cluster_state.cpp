@@ -259,4 +259,13 @@ void ClusterState::end_pending(JobIndex j, JobState state, SimTime now) {
   ++job_updates_;
 }
 
+void ClusterState::set_node_condition(NodeIndex n, NodeCondition condition, std::string_view reason) {
+  if (conditions_.empty()) {
+    conditions_.assign(node_count(), NodeCondition::kNone);
+    reasons_.resize(node_count());
+  }
+  conditions_[n] = condition;
+  reasons_[n].assign(condition == NodeCondition::kNone ? std::string_view() : reason);
+}
+
 }  // namespace gputwin

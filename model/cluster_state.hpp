@@ -7,11 +7,12 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/cluster.hpp"
 #include "model/job.hpp"
-#include "sim/engine/sim_time.hpp"
+#include "engine/sim_time.hpp"
 
 namespace gputwin {
 
@@ -24,6 +25,18 @@ struct NodeAllocation {
   std::uint32_t cpus = 0;    ///< Allocated CPUs.
   std::uint32_t gpus = 0;    ///< Allocated GPUs.
   std::uint64_t mem_mb = 0;  ///< Allocated memory.
+};
+
+/// Node conditions beyond what jobs make of a node (sinfo's DRAIN, DOWN and REBOOT flags).
+enum class NodeCondition : std::uint8_t {
+  kNone,          ///< In service.
+  kDrain,         ///< DRAINING (jobs still running) or DRAINED: no new jobs; recovery waits for the jobs to leave.
+  kDown,          ///< DOWN: the node failed (not responding) or is out for repair.
+  kRebooting,     ///< REBOOT_ISSUED: rebooting.
+  kPoweredDown,   ///< POWERED_DOWN: a cloud node not created (or removed); costs nothing on demand.
+  kPoweringUp,    ///< POWERING_UP: a cloud node in its cold start.
+  kPoweringDown,  ///< POWERING_DOWN: a cloud node being removed.
+  kFail,          ///< FAILING (jobs still running) or FAIL: as DRAIN, for a node an operator expects to fail.
 };
 
 /// Why a pending job is pending (a subset of Slurm's job_state_reason).
@@ -143,6 +156,14 @@ class ClusterState {
   [[nodiscard]] std::span<const std::uint8_t> schedulable() const { return schedulable_; }
   /// Scheduling weight of every node: its Weight, raised while power saving has it POWERED_DOWN (used last).
   [[nodiscard]] const std::vector<std::uint32_t>& node_weights() const { return weights_; }
+  /// Node `n`'s condition (DRAIN, DOWN, REBOOT, power states); kNone while it is in service.
+  [[nodiscard]] NodeCondition node_condition(NodeIndex n) const {
+    return conditions_.empty() ? NodeCondition::kNone : conditions_[n];
+  }
+  /// Slurm's reason for node `n`'s condition (empty while it is in service or none was given).
+  [[nodiscard]] std::string_view node_reason(NodeIndex n) const {
+    return reasons_.empty() ? std::string_view() : std::string_view(reasons_[n]);
+  }
 
   /// Per partition: how many of its schedulable nodes have at least g free GPUs, for g = 0..max GPUs.
   [[nodiscard]] std::uint32_t nodes_with_free_gpus(std::uint32_t partition, std::uint32_t g) const;
@@ -206,6 +227,8 @@ class ClusterState {
   void set_node_schedulable(NodeIndex n, bool schedulable);
   /// Sets node `n`'s scheduling weight (the selector takes the lowest first). Counts as a node update.
   void set_node_weight(NodeIndex n, std::uint32_t weight);
+  /// Records node `n`'s condition and reason (worlds only; set_node_schedulable decides whether it takes work).
+  void set_node_condition(NodeIndex n, NodeCondition condition, std::string_view reason);
   /// Counter that changes whenever a node enters or leaves service (Slurm's last_node_update).
   [[nodiscard]] std::uint64_t node_update_count() const { return node_updates_; }
   /// Marks job `j` as ended without ever running (e.g. rejected at submit).
@@ -230,6 +253,8 @@ class ClusterState {
   std::vector<std::uint32_t> node_jobs_;
   std::vector<std::uint8_t> schedulable_;
   std::vector<std::uint32_t> weights_;  // per node: scheduling weight
+  std::vector<NodeCondition> conditions_;  // per node, once any node left service
+  std::vector<std::string> reasons_;       // per node, with conditions_
   std::vector<std::uint32_t> node_version_;
   std::vector<std::vector<std::uint32_t>> node_partitions_;
   std::uint32_t max_gpus_ = 0;

@@ -10,7 +10,7 @@
 #include "faults/fault_types.hpp"
 #include "faults/health_check.hpp"
 #include "model/job.hpp"
-#include "sim/engine/sim_time.hpp"
+#include "engine/sim_time.hpp"
 
 namespace gputwin {
 

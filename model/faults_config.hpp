@@ -79,6 +79,9 @@ struct FaultsConfig {
   /// (repair.admin_resume_s); 1 or 2, it returns when it registers. Default 2, as on the recorded clusters
   /// (Slurm's own default is 0). Nodes DOWN for repair come back with the repair either way.
   std::uint8_t return_to_service = 2;
+  /// Meta style: a detected fault removes the node and requeues its jobs (gpu-domain.md 1.2); Slurm's own drain
+  /// lets running jobs finish. A decision of the health controller.
+  bool requeue_on_detection = false;
   std::uint32_t max_restarts = 100;         ///< Runs a job may be restarted after faults before it gives up.
   std::vector<CheckpointRule> checkpoints;  ///< Checkpointing rules, first match wins.
   std::vector<InjectedFault> inject;        ///< Faults placed by hand.

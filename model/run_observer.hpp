@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "model/cluster_state.hpp"
-#include "sim/engine/sim_time.hpp"
+#include "engine/sim_time.hpp"
 
 namespace gputwin {
 
@@ -29,18 +29,6 @@ enum class NodeState : std::uint8_t {
 
 /// Slurm's name of a node state.
 std::string_view node_state_name(NodeState state);
-
-/// Node conditions beyond what jobs make of a node (sinfo's DRAIN, DOWN and REBOOT flags).
-enum class NodeCondition : std::uint8_t {
-  kNone,          ///< In service.
-  kDrain,         ///< DRAINING (jobs still running) or DRAINED: no new jobs; recovery waits for the jobs to leave.
-  kDown,          ///< DOWN: the node failed (not responding) or is out for repair.
-  kRebooting,     ///< REBOOT_ISSUED: rebooting.
-  kPoweredDown,   ///< POWERED_DOWN: a cloud node not created (or removed); costs nothing on demand.
-  kPoweringUp,    ///< POWERING_UP: a cloud node in its cold start.
-  kPoweringDown,  ///< POWERING_DOWN: a cloud node being removed.
-  kFail,          ///< FAILING (jobs still running) or FAIL: as DRAIN, for a node an operator expects to fail.
-};
 
 /// Receives what happens in a run (the results recorder implements it).
 class RunObserver {

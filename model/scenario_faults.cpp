@@ -336,7 +336,7 @@ void read_faults(const Field& f, const ClusterConfig& cluster, FaultsConfig& con
     }
   }
   if (f.has("nccl_watchdog_s")) d.nccl_watchdog_timeout_s = positive_seconds(f.at("nccl_watchdog_s"));
-  if (f.has("requeue_on_detection")) d.requeue_on_detection = f.at("requeue_on_detection").boolean();
+  if (f.has("requeue_on_detection")) config.requeue_on_detection = f.at("requeue_on_detection").boolean();
   d.slurm.node_count = static_cast<std::uint32_t>(cluster.nodes.size());
   try {
     validate(d);

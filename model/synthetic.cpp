@@ -9,7 +9,7 @@
 #include <numbers>
 #include <stdexcept>
 
-#include "sim/engine/rng.hpp"
+#include "engine/rng.hpp"
 
 namespace gputwin {
 namespace {

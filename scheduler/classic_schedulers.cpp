@@ -33,7 +33,7 @@ class ClassicScheduler final : public Scheduler {
         scratch_(state_),
         allowed_(state_.node_count()) {}
 
-  void on_submit(JobIndex j) override {
+  void on_job_submitted(JobIndex j) override {
     JobRuntime& rt = const_cast<ClusterState&>(state_).job_mut(j);
     const JobSpec& spec = state_.spec(j);
     rt.time_limit_s = effective_time_limit_s(spec, state_.config().partitions[rt.partition]);
@@ -54,7 +54,7 @@ class ClassicScheduler final : public Scheduler {
   void on_start() override {
     if (!jobs_.multifactor()) return;
     jobs_.start_clock(to_seconds(world_.now()));
-    world_.set_timer(kPriorityCalc, world_.now() + from_seconds(jobs_.calc_period_s()));
+    world_.set_timer(ControllerId::kScheduler, kPriorityCalc, world_.now() + from_seconds(jobs_.calc_period_s()));
   }
   void on_job_released(JobIndex j) override {
     jobs_.on_end(j);
@@ -72,17 +72,17 @@ class ClassicScheduler final : public Scheduler {
         queue_.rebuild([this](QueueKey& key) { key = queue_key(key.job); });
         dirty_ = true;
       }
-      world_.set_timer(kPriorityCalc, world_.now() + from_seconds(jobs_.calc_period_s()));
+      world_.set_timer(ControllerId::kScheduler, kPriorityCalc, world_.now() + from_seconds(jobs_.calc_period_s()));
       return;
     }
     // kWake: a --begin time or a hold release is due.
     if (jobs_.release_due(now)) queue_.rebuild([this](QueueKey& key) { key = queue_key(key.job); });
     while (!wakeups_.empty() && wakeups_.top() <= now) wakeups_.pop();
-    if (!wakeups_.empty()) world_.set_timer(kWake, from_seconds(wakeups_.top()));
+    if (!wakeups_.empty()) world_.set_timer(ControllerId::kScheduler, kWake, from_seconds(wakeups_.top()));
     dirty_ = true;
   }
   [[nodiscard]] const JobPolicy* job_policy() const override { return &jobs_; }
-  void on_nodes_changed() override { dirty_ = true; }
+  void on_node_changed(NodeIndex, NodeCondition, NodeCondition) override { dirty_ = true; }
   // A requeued job (preemption, node failure): back in the queue, eligible 121 s later (job_requeue_internal).
   void on_job_requeued(JobIndex j) override {
     const std::int64_t now = to_seconds(world_.now());
@@ -131,7 +131,7 @@ class ClassicScheduler final : public Scheduler {
   void wake_at(std::int64_t t_s) {
     if (t_s < 0 || t_s == kHeldForever || t_s <= to_seconds(world_.now())) return;
     world_.expect_activity(from_seconds(t_s));
-    if (wakeups_.empty() || t_s < wakeups_.top()) world_.set_timer(kWake, from_seconds(t_s));
+    if (wakeups_.empty() || t_s < wakeups_.top()) world_.set_timer(ControllerId::kScheduler, kWake, from_seconds(t_s));
     wakeups_.push(t_s);
   }
 

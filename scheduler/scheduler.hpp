@@ -6,7 +6,8 @@
 
 #include "model/cluster_state.hpp"
 #include "model/scenario.hpp"
-#include "scheduler/world.hpp"
+#include "world/controller.hpp"
+#include "world/world.hpp"
 
 namespace gputwin {
 
@@ -23,31 +24,23 @@ struct SchedulerStats {
   std::uint64_t preemptions = 0;       ///< Running jobs preempted.
 };
 
-/// A scheduling policy: reacts to submissions, job ends and its own timers by starting jobs through the World.
-class Scheduler {
+/// A scheduling policy: the controller that reacts to submissions, job ends, node changes and its own timers by
+/// starting jobs through the World.
+class Scheduler : public Controller {
  public:
-  virtual ~Scheduler() = default;
-  /// Called once before the first event.
-  virtual void on_start() {}
   /// A job was submitted (its runtime state is PENDING and submitted).
-  virtual void on_submit(JobIndex job) = 0;
+  void on_job_submitted(JobIndex job) override = 0;
   /// A job's resources were released (its epilog completed).
-  virtual void on_job_released(JobIndex job) = 0;
-  /// A preempted job was requeued: it is PENDING again (after on_job_released for its run).
-  virtual void on_job_requeued(JobIndex job) { (void)job; }
+  void on_job_released(JobIndex job) override = 0;
   /// A pending job was cancelled (scancel, a quota): it leaves the queue.
-  virtual void on_job_cancelled(JobIndex job) = 0;
-  /// Nodes entered or left service (drain, down, return): Slurm's node update, which queues a scheduler run.
-  virtual void on_nodes_changed() {}
+  void on_job_cancelled(JobIndex job) override = 0;
+  /// A timer set with World::set_timer(ControllerId::kScheduler, ...) fired.
+  void on_timer(TimerId timer) override = 0;
   /// When a run of `job` (time limit `limit_s`) that starts at `start` is killed for its time limit; a job that
   /// waited CONFIGURING for its nodes gets its limit from the start it has once they are up.
   [[nodiscard]] virtual SimTime kill_time(SimTime start, std::int64_t limit_s) const {
     return start + from_seconds(limit_s);
   }
-  /// A timer set with World::set_timer fired.
-  virtual void on_timer(TimerId timer) = 0;
-  /// All events of the current instant have been delivered.
-  virtual void on_instant_end() {}
   /// Work counters.
   [[nodiscard]] virtual SchedulerStats stats() const = 0;
   /// The job decisions (priority, fair share, limits) for views such as sprio and sshare.

@@ -133,13 +133,13 @@ class SlurmScheduler final : public Scheduler {
     const SimTime origin = -from_seconds(params_.phase_s);  // slurmctld started phase_s before t = 0
     last_sched_time_ = origin;
     if (params_.sched_interval_s > 0) {
-      world_.set_timer(kFullSchedule,
+      world_.set_timer(ControllerId::kScheduler, kFullSchedule,
                        next_tick_at_or_after(world_.now(), origin, from_seconds(params_.sched_interval_s)));
     }
     if (params_.bf_interval_s > 0) {
       last_backfill_end_ = origin;
       bf_update_mark_ = state_.job_update_count();
-      world_.set_timer(kBackfill, next_tick_at_or_after(world_.now(), origin + from_seconds(params_.bf_interval_s),
+      world_.set_timer(ControllerId::kScheduler, kBackfill, next_tick_at_or_after(world_.now(), origin + from_seconds(params_.bf_interval_s),
                                                         from_seconds(params_.bf_interval_s)));
     }
     for (const ReservationConfig& r : state_.config().reservations) {
@@ -151,11 +151,11 @@ class SlurmScheduler final : public Scheduler {
       // _decay_thread: absolute cadence from slurmctld start.
       policy_.start_clock(to_seconds(origin));
       const SimTime period = from_seconds(policy_.calc_period_s());
-      world_.set_timer(kPriorityCalc, next_tick_at_or_after(world_.now(), origin + period, period));
+      world_.set_timer(ControllerId::kScheduler, kPriorityCalc, next_tick_at_or_after(world_.now(), origin + period, period));
     }
   }
 
-  void on_submit(JobIndex j) override {
+  void on_job_submitted(JobIndex j) override {
     JobRuntime& rt = state_mut().job_mut(j);
     const JobSpec& spec = state_.spec(j);
     const auto& part = state_.config().partitions[rt.partition];
@@ -219,14 +219,14 @@ class SlurmScheduler final : public Scheduler {
         break;
       case kFullSchedule:
         schedule(true);
-        world_.set_timer(kFullSchedule, world_.now() + from_seconds(params_.sched_interval_s));
+        world_.set_timer(ControllerId::kScheduler, kFullSchedule, world_.now() + from_seconds(params_.sched_interval_s));
         break;
       case kBackfill:
         backfill_wakeup();
         break;
       case kPriorityCalc:
         recalculate_priorities();
-        world_.set_timer(kPriorityCalc, world_.now() + from_seconds(policy_.calc_period_s()));
+        world_.set_timer(ControllerId::kScheduler, kPriorityCalc, world_.now() + from_seconds(policy_.calc_period_s()));
         break;
       case kReservation:
         // A reservation starting or ending changes which nodes jobs may use: a node update.
@@ -266,7 +266,7 @@ class SlurmScheduler final : public Scheduler {
   }
 
   // A node drained, went DOWN or came back: node_mgr.c's updates set last_node_update and queue_job_scheduler().
-  void on_nodes_changed() override {
+  void on_node_changed(NodeIndex, NodeCondition, NodeCondition) override {
     up_nodes_ = NodeBitmap();
     ++job_sched_count_;
     arm_batch_tick();
@@ -404,7 +404,7 @@ class SlurmScheduler final : public Scheduler {
         if (from_seconds(t) > now) next = std::min(next, from_seconds(t));
       }
     }
-    if (next != kNever) world_.set_timer(kReservation, next);
+    if (next != kNever) world_.set_timer(ControllerId::kScheduler, kReservation, next);
   }
 
   // job_test_resv: the nodes job `j` may use now. A job in a reservation uses only its nodes while it is active
@@ -443,7 +443,7 @@ class SlurmScheduler final : public Scheduler {
     if (at == INT64_MAX || (hold_armed_ && hold_at_ <= at)) return;
     hold_armed_ = true;
     hold_at_ = at;
-    world_.set_timer(kHoldRelease, std::max(world_.now(), from_seconds(at)));
+    world_.set_timer(ControllerId::kScheduler, kHoldRelease, std::max(world_.now(), from_seconds(at)));
   }
 
   // build_job_queue: held, dependent and not-yet-begun jobs are not queued. Evaluated for every such job at the
@@ -473,7 +473,7 @@ class SlurmScheduler final : public Scheduler {
     if (batch_tick_armed_) return;
     const SimTime origin = -from_seconds(params_.phase_s);
     const SimTime earliest = std::max(world_.now() + 1, last_sched_time_ + from_seconds(params_.batch_sched_delay_s));
-    world_.set_timer(kBatchTick, next_tick_at_or_after(earliest, origin, kMicrosPerSecond));
+    world_.set_timer(ControllerId::kScheduler, kBatchTick, next_tick_at_or_after(earliest, origin, kMicrosPerSecond));
     batch_tick_armed_ = true;
   }
 
@@ -484,7 +484,7 @@ class SlurmScheduler final : public Scheduler {
       // The agent polls every second after its last wake-up; it runs on the first poll at or after this change.
       SimTime at = next_tick_at_or_after(world_.now(), bf_wait_since_, kMicrosPerSecond);
       if (at <= bf_wait_since_) at = bf_wait_since_ + kMicrosPerSecond;
-      world_.set_timer(kBackfill, at);
+      world_.set_timer(ControllerId::kScheduler, kBackfill, at);
     }
   }
 
@@ -591,7 +591,7 @@ class SlurmScheduler final : public Scheduler {
     attempt_backfill();
     last_backfill_end_ = world_.now();
     bf_update_mark_ = state_.job_update_count();
-    world_.set_timer(kBackfill, last_backfill_end_ + from_seconds(params_.bf_interval_s));
+    world_.set_timer(ControllerId::kScheduler, kBackfill, last_backfill_end_ + from_seconds(params_.bf_interval_s));
   }
 
   // Position of the last queue record that could possibly start now (by the partitions' counters), or -1.

@@ -33,7 +33,8 @@ CostMeter::CostMeter(const CostConfig& config, const ClusterState& state, std::u
     }
   }
   std::sort(spot_nodes_.begin(), spot_nodes_.end());
-  std::unordered_map<std::string, std::uint32_t> users, accounts;
+  std::unordered_map<std::string, std::uint32_t>& users = user_index_;
+  std::unordered_map<std::string, std::uint32_t> accounts;
   job_user_.resize(state.job_count());
   job_account_.resize(state.job_count());
   for (JobIndex j = 0; j < state.job_count(); ++j) {
@@ -43,8 +44,7 @@ CostMeter::CostMeter(const CostConfig& config, const ClusterState& state, std::u
   for (const Quota& q : config.quotas) intern(users, users_, q.user);
   user_acct_.resize(users_.size());
   account_acct_.resize(accounts_.size());
-  user_blocked_.assign(users_.size(), 0);
-  for (const Quota& q : config.quotas) quotas_.push_back(QuotaState{&q, users.at(q.user), false, false});
+  for (const Quota& q : config.quotas) series_users_.push_back(users.at(q.user));
   spot_rate_per_s_ = config.spot_interruptions_per_node_day / 86400.0;
 }
 
@@ -60,13 +60,13 @@ void CostMeter::start(SimWorld& world) {
   for (Account& a : account_acct_) a.since = now;
   double burn = 0;
   for (NodeIndex n = 0; n < state_.node_count(); ++n) {
-    if (billed(n, world.node_condition(n))) burn += price_[n];
+    if (billed(n, world.state().node_condition(n))) burn += price_[n];
   }
   cluster_.burn = burn;
   world.push_cost(now, target(kSample, 0), 0);
-  if (!quotas_.empty()) world.push_cost(now, target(kQuota, 0), 0);
-  arm_spot(world);
 }
+
+void CostMeter::start_spot(SimWorld& world) { arm_spot(world); }
 
 void CostMeter::arm_spot(SimWorld& world) {
   if (spot_nodes_.empty() || spot_rate_per_s_ <= 0) return;
@@ -108,13 +108,11 @@ void CostMeter::on_node_condition(SimTime now, NodeIndex node, NodeCondition bef
   if (was != is) cluster_.change(now, is ? price_[node] : -price_[node]);
 }
 
-bool CostMeter::refuse_run(JobIndex job, SimTime now) {
-  if (quotas_.empty() || user_blocked_[job_user_[job]] == 0) return false;
-  const Account& a = user_acct_[job_user_[job]];
-  const double spend = a.at(now);
-  quota_events_.push_back({now, users_[job_user_[job]], "refuse", state_.spec(job).id, spend,
-                           spend + a.burn * config_.quota_check_s / 3600.0});
-  return true;
+Spend CostMeter::spend(std::string_view user, SimTime now) const {
+  const auto it = user_index_.find(std::string(user));
+  if (it == user_index_.end()) return {};
+  const Account& a = user_acct_[it->second];
+  return Spend{a.at(now), a.burn};
 }
 
 void CostMeter::sample(SimTime now) {
@@ -122,8 +120,8 @@ void CostMeter::sample(SimTime now) {
   costs_.push_back({now, "idle", cluster_.burn - used_.burn, cluster_.at(now) - used_.at(now)});
   for (std::size_t a = 0; a < accounts_.size(); ++a)
     costs_.push_back({now, "account:" + accounts_[a], account_acct_[a].burn, account_acct_[a].at(now)});
-  for (const QuotaState& q : quotas_)
-    costs_.push_back({now, "user:" + users_[q.user], user_acct_[q.user].burn, user_acct_[q.user].at(now)});
+  for (std::uint32_t u : series_users_)
+    costs_.push_back({now, "user:" + users_[u], user_acct_[u].burn, user_acct_[u].at(now)});
 }
 
 void CostMeter::on_event(SimWorld& world, std::uint64_t tgt, std::uint32_t generation) {
@@ -134,15 +132,11 @@ void CostMeter::on_event(SimWorld& world, std::uint64_t tgt, std::uint32_t gener
       sample(world.now());
       world.push_cost(world.now() + from_seconds_f(config_.sample_s), target(kSample, 0), 0);
       break;
-    case kQuota:
-      check_quotas(world);
-      world.push_cost(world.now() + from_seconds_f(config_.quota_check_s), target(kQuota, 0), 0);
-      break;
     case kSpot: {
       // Thinning: a reclaim drawn for a node that is not up (or already being reclaimed) does nothing.
       const NodeIndex n = spot_nodes_[static_cast<std::size_t>(
           spot_rng_.uniform_int(0, static_cast<std::int64_t>(spot_nodes_.size()) - 1))];
-      if (world.node_condition(n) == NodeCondition::kNone) {
+      if (world.state().node_condition(n) == NodeCondition::kNone) {
         ++spot_interruptions_;
         world.push_cost(world.now() + from_seconds_f(config_.spot_notice_s), target(kReclaim, n),
                         ++spot_generation_[n]);
@@ -151,47 +145,16 @@ void CostMeter::on_event(SimWorld& world, std::uint64_t tgt, std::uint32_t gener
       break;
     }
     case kReclaim:
-      if (generation == spot_generation_[index] && world.node_condition(index) == NodeCondition::kNone)
+      if (generation == spot_generation_[index] && world.state().node_condition(index) == NodeCondition::kNone)
         world.reclaim_node(index);
       break;
-  }
-}
-
-void CostMeter::check_quotas(SimWorld& world) {
-  const SimTime now = world.now();
-  for (QuotaState& q : quotas_) {
-    if (q.blocked) continue;
-    const Account& a = user_acct_[q.user];
-    const double spend = a.at(now);
-    const double projected = spend + a.burn * config_.quota_check_s / 3600.0;
-    const Quota& quota = *q.quota;
-    if (!q.warned && spend >= quota.limit_usd * quota.warn_pct / 100.0) {
-      q.warned = true;
-      quota_events_.push_back({now, quota.user, "warn", 0, spend, projected});
-    }
-    if (quota.action != QuotaAction::kBlockAndKill || projected <= quota.limit_usd * (1 + quota.buffer_pct / 100.0))
-      continue;
-    q.blocked = true;
-    user_blocked_[q.user] = 1;
-    quota_events_.push_back({now, quota.user, "block", 0, spend, projected});
-    for (JobIndex j = 0; j < state_.job_count(); ++j) {
-      if (job_user_[j] != q.user) continue;
-      const JobRuntime& rt = state_.job(j);
-      if (rt.state == JobState::kRunning) {
-        quota_events_.push_back({now, quota.user, "cancel", state_.spec(j).id, spend, projected});
-        world.cancel_job(j);
-      } else if (rt.state == JobState::kPending && rt.submitted) {
-        quota_events_.push_back({now, quota.user, "refuse", state_.spec(j).id, spend, projected});
-        world.cancel_job(j);
-      }
-    }
   }
 }
 
 void CostMeter::finish(SimTime horizon, CloudLog& log) {
   sample(horizon);
   std::vector<std::uint8_t> sampled(users_.size(), 0);
-  for (const QuotaState& q : quotas_) sampled[q.user] = 1;
+  for (std::uint32_t u : series_users_) sampled[u] = 1;
   for (std::size_t u = 0; u < users_.size(); ++u) {
     if (sampled[u]) continue;  // quota users are in the series already
     const double spent = user_acct_[u].at(horizon);
@@ -199,7 +162,6 @@ void CostMeter::finish(SimTime horizon, CloudLog& log) {
   }
   log.has_cost = true;
   log.costs = std::move(costs_);
-  log.quota_events = std::move(quota_events_);
   log.cost_total_usd = cluster_.at(horizon);
   log.cost_idle_usd = cluster_.at(horizon) - used_.at(horizon);
   log.spot_interruptions = spot_interruptions_;

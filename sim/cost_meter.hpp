@@ -1,17 +1,15 @@
-// CostMeter: what a cluster costs while it runs, who spends it, and per-user quotas (gpu-domain.md 5.2).
+// CostMeter: what a cluster costs while it runs and who spends it, and the provider's spot reclaims
+// (gpu-domain.md 5.2). These are the world's mechanics; what to do about spend (quotas) is the quota controller's.
 //
 // A node is billed at its price per node-hour while it exists: reserved nodes always, on-demand and spot nodes
 // unless POWERED_DOWN (a node being repaired still costs). A running job is charged its share of each of its
 // nodes (GPUs held / GPUs of the node; CPUs for CPU-only nodes); what no job uses is "idle". Spend is kept
 // incrementally (a burn rate per scope and the time it last changed), so a job start or end costs O(1) per node
 // and per scope. Every `sample_s` the cluster, idle and per-account series get a point; final totals per user
-// and account close the series.
+// and account close the series. Controllers read a user's spend through World::user_spend.
 //
-// Quotas are checked every `quota_check_s`: spend passing warn_pct of the limit records a warning; with
-// block_and_kill, spend projected to the next check passing limit x (1 + buffer%) cancels the user's running jobs,
-// refuses their pending ones, and refuses their later submissions (AssocGrpBillingMinutes, Slurm's reason for a
-// billing limit). Spot nodes are reclaimed at `spot_interruptions_per_node_day` with `spot_notice_s` of notice:
-// their jobs end NODE_FAIL and are requeued, and the node goes away (the autoscaler may create it again).
+// Spot nodes are reclaimed at `spot_interruptions_per_node_day` with `spot_notice_s` of notice: their jobs end
+// NODE_FAIL and are requeued, and the node goes away (the scaling controller may power it up again).
 #pragma once
 
 #include <cstdint>
@@ -22,7 +20,8 @@
 #include "model/cloud_config.hpp"
 #include "model/cloud_log.hpp"
 #include "model/cluster_state.hpp"
-#include "sim/engine/rng.hpp"
+#include "engine/rng.hpp"
+#include "world/world.hpp"
 
 namespace gputwin {
 
@@ -35,8 +34,10 @@ class CostMeter {
   /// Meter of `state`'s nodes and jobs per `config`; `seed` is the scenario's (stream "cost/spot").
   CostMeter(const CostConfig& config, const ClusterState& state, std::uint64_t seed);
 
-  /// Arms the sample, quota and spot events.
+  /// Arms the sampling events.
   void start(SimWorld& world);
+  /// Arms the spot reclaim events (after the quota controller's first check, as the run has always ordered them).
+  void start_spot(SimWorld& world);
   /// A cost event fired.
   void on_event(SimWorld& world, std::uint64_t target, std::uint32_t generation);
   /// A job started: its users and accounts begin to pay for its share of its nodes.
@@ -45,14 +46,13 @@ class CostMeter {
   void on_job_end(SimTime now, JobIndex job);
   /// A node's condition changed (powered down or up).
   void on_node_condition(SimTime now, NodeIndex node, NodeCondition before, NodeCondition after);
-  /// True if the job's user is blocked by a quota: a new run of the job (its submission, or a requeue) at `now` is
-  /// refused, and recorded as a "refuse" quota event.
-  bool refuse_run(JobIndex job, SimTime now);
+  /// `user`'s spend at `now` and current burn rate (zero for a user with no job).
+  [[nodiscard]] Spend spend(std::string_view user, SimTime now) const;
   /// Closes the series at `horizon` and fills `log`.
   void finish(SimTime horizon, CloudLog& log);
 
  private:
-  enum Kind : std::uint64_t { kSample = 1, kQuota = 2, kSpot = 3, kReclaim = 4 };
+  enum Kind : std::uint64_t { kSample = 1, kSpot = 3, kReclaim = 4 };
   struct Account {
     double burn = 0;   // USD per hour now
     double spent = 0;  // USD up to `since`
@@ -64,18 +64,11 @@ class CostMeter {
       burn += delta;
     }
   };
-  struct QuotaState {
-    const Quota* quota = nullptr;
-    std::uint32_t user = 0;
-    bool warned = false;
-    bool blocked = false;
-  };
   static std::uint64_t target(Kind kind, std::uint64_t index) {
     return (static_cast<std::uint64_t>(kind) << 56) | index;
   }
   double job_burn(JobIndex job) const;
   bool billed(NodeIndex node, NodeCondition condition) const;
-  void check_quotas(SimWorld& world);
   void sample(SimTime now);
   void arm_spot(SimWorld& world);
 
@@ -88,13 +81,12 @@ class CostMeter {
   std::vector<std::string> users_, accounts_;
   std::vector<Account> user_acct_, account_acct_;
   Account cluster_, used_;  // all billed nodes; the part jobs use
-  std::vector<QuotaState> quotas_;
-  std::vector<std::uint8_t> user_blocked_;
+  std::unordered_map<std::string, std::uint32_t> user_index_;  // user name -> index in users_
+  std::vector<std::uint32_t> series_users_;                    // users with their own cost series (quota users)
   std::vector<NodeIndex> spot_nodes_;
   std::vector<std::uint32_t> spot_generation_;  // per node
   double spot_rate_per_s_ = 0;
   std::vector<CostSample> costs_;         // the cost series so far
-  std::vector<QuotaEvent> quota_events_;  // quota actions so far
   std::uint64_t spot_interruptions_ = 0;  // spot nodes reclaimed so far
 };
 

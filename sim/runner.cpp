@@ -105,30 +105,46 @@ RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> all, const RunOption
 
   outcome.world = std::make_unique<SimWorld>(state, sc.scheduler.slurm, outcome.recorder.get());
   SimWorld& world = *outcome.world;
+  // The controllers: the scheduler, and the health, scaling, quota and operations controllers the scenario turns
+  // on. They decide; the world's mechanics (faults, power, costs) carry their actions out.
   outcome.scheduler = make_scheduler(sc.scheduler, sc.accounting, world);
   Scheduler* scheduler = outcome.scheduler.get();
-  world.set_scheduler(scheduler);
+  ControlPlane& plane = outcome.plane;
+  plane.add(ControllerId::kScheduler, scheduler);
+  world.set_control_plane(&plane, scheduler);
   if (options.speed_model != nullptr) {
     world.set_speed_model(options.speed_model);
   } else if (sc.performance.enabled && !sc.performance.profiles.empty()) {
     outcome.speed_model = std::make_unique<PlacementSpeedModel>(state, sc.performance);
     world.set_speed_model(outcome.speed_model.get());
   }
+  if (sc.autoscaler.enabled || !sc.operations.empty()) {
+    outcome.power = std::make_unique<PowerMechanics>(sc.autoscaler.enabled ? &sc.autoscaler : nullptr, state, sc.seed);
+    world.set_power_mechanics(outcome.power.get());
+  }
   if (!sc.operations.empty()) {
-    outcome.operations = std::make_unique<ClusterOperations>(sc.operations, state);
-    world.set_operations(outcome.operations.get());
+    outcome.operations = std::make_unique<OperationsController>(sc.operations, world);
+    plane.add(ControllerId::kOperations, outcome.operations.get());
+    world.set_absent_nodes(outcome.operations->nodes_added_later());
+    world.track_jobs_on_nodes();
   }
   if (sc.cost.enabled) {
     outcome.cost = std::make_unique<CostMeter>(sc.cost, state, sc.seed);
     world.set_cost_meter(outcome.cost.get());
+    if (!sc.cost.quotas.empty()) {
+      outcome.quota = std::make_unique<QuotaController>(sc.cost, world);
+      plane.add(ControllerId::kQuota, outcome.quota.get());
+    }
   }
   if (sc.autoscaler.enabled) {
-    outcome.autoscaler = std::make_unique<Autoscaler>(sc.autoscaler, state, sc.seed);
-    world.set_autoscaler(outcome.autoscaler.get());
+    outcome.scaling = std::make_unique<ScalingController>(sc.autoscaler, world);
+    plane.add(ControllerId::kScaling, outcome.scaling.get());
   }
   if (sc.faults.enabled) {
-    outcome.lifecycle = std::make_unique<NodeLifecycle>(sc.faults, state, sc.seed);
-    world.set_lifecycle(outcome.lifecycle.get());
+    outcome.faults = std::make_unique<FaultMechanics>(sc.faults, state, sc.seed);
+    world.set_fault_mechanics(outcome.faults.get());
+    outcome.health = std::make_unique<HealthController>(sc.faults, world);
+    plane.add(ControllerId::kHealth, outcome.health.get());
   }
   if (options.stop_at) world.set_stop_at(*options.stop_at);
   const auto sim_start = Clock::now();
@@ -147,13 +163,14 @@ RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> all, const RunOption
   }
   outcome.counters = world.counters();
   outcome.scheduler_stats = scheduler->stats();
-  if (outcome.lifecycle) outcome.lifecycle->finish(world.now());
+  if (outcome.faults) outcome.faults->finish(world.now());
   if (outcome.cost) outcome.cost->finish(world.now(), outcome.cloud);
+  if (outcome.quota) outcome.cloud.quota_events = outcome.quota->events();
   if (outcome.operations) outcome.cloud.operations = outcome.operations->records();
   outcome.cloud.interruptions = world.interruptions();
-  if (outcome.autoscaler) {
-    outcome.cloud.scaling = outcome.autoscaler->records();
-    outcome.cloud.pool_node_hours = outcome.autoscaler->pool_node_seconds(world.now()) / 3600.0;
+  if (outcome.scaling) {
+    outcome.cloud.scaling = outcome.scaling->records();
+    outcome.cloud.pool_node_hours = outcome.scaling->pool_node_seconds(world.now()) / 3600.0;
     outcome.cloud.cold_start_s = sc.autoscaler.cold_start.total_s();
   }
   outcome.summary = summarize(state, outcome.rejected, fault_log(outcome), cloud_log(outcome));
@@ -161,11 +178,11 @@ RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> all, const RunOption
 }
 
 const CloudLog* cloud_log(const RunOutcome& outcome) {
-  return outcome.cost || outcome.autoscaler || outcome.operations ? &outcome.cloud : nullptr;
+  return outcome.cost || outcome.scaling || outcome.operations ? &outcome.cloud : nullptr;
 }
 
 const FaultLog* fault_log(const RunOutcome& outcome) {
-  return outcome.lifecycle ? &outcome.lifecycle->log() : nullptr;
+  return outcome.faults ? &outcome.faults->log() : nullptr;
 }
 
 MetricsInput metrics_input(const RunOutcome& outcome) {

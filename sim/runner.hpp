@@ -7,6 +7,11 @@
 #include <memory>
 #include <optional>
 
+#include "control/control_plane.hpp"
+#include "control/health_controller.hpp"
+#include "control/operations_controller.hpp"
+#include "control/quota_controller.hpp"
+#include "control/scaling_controller.hpp"
 #include "model/cluster_state.hpp"
 #include "model/scenario.hpp"
 #include "results/recorder.hpp"
@@ -44,10 +49,14 @@ struct RunOutcome {
   std::unique_ptr<ClusterState> state;            ///< Final state: every job's times, allocation and state.
   std::unique_ptr<RunRecorder> recorder;          ///< Node history.
   std::unique_ptr<JobSpeedModel> speed_model;     ///< The placement-aware speed model, if the scenario has one.
-  std::unique_ptr<NodeLifecycle> lifecycle;       ///< Faults, drain and repair, if the scenario has /faults.
-  std::unique_ptr<Autoscaler> autoscaler;         ///< Cloud node autoscaling, if the scenario has /autoscaler.
-  std::unique_ptr<CostMeter> cost;                ///< Prices and quotas, if the scenario has /cost.
-  std::unique_ptr<ClusterOperations> operations;  ///< Operations at given times, if the scenario has /operations.
+  std::unique_ptr<FaultMechanics> faults;          ///< Faults, detection, recovery times, checkpoints (/faults).
+  std::unique_ptr<PowerMechanics> power;           ///< Cold starts and boot failures (/autoscaler, /power_save).
+  std::unique_ptr<CostMeter> cost;                 ///< Prices, spend and spot reclaims, if the scenario has /cost.
+  std::unique_ptr<HealthController> health;        ///< Drain, reboot, repair, resume decisions (/faults).
+  std::unique_ptr<ScalingController> scaling;      ///< Power up/down decisions (/autoscaler, /power_save).
+  std::unique_ptr<QuotaController> quota;          ///< Spend quotas (/cost/quotas).
+  std::unique_ptr<OperationsController> operations;  ///< Operations at given times, if the scenario has /operations.
+  ControlPlane plane;                              ///< The controllers, as the world tells them.
   CloudLog cloud;                                 ///< Scaling actions, cost series and quota events.
   std::unique_ptr<SimWorld> world;                ///< The world (its clock is where the run stopped).
   std::unique_ptr<Scheduler> scheduler;           ///< The policy, for views of its state (sprio, sshare).
@@ -65,7 +74,7 @@ RunOutcome run_scenario(Scenario scenario, const RunOptions& options);
 /// Runs `scenario` on the given jobs instead of its workload (tests, replays built in code).
 RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> jobs, const RunOptions& options);
 
-/// The node lifecycle's log of the run, or null without /faults. Valid while `outcome` lives.
+/// The fault mechanics' log of the run, or null without /faults. Valid while `outcome` lives.
 const FaultLog* fault_log(const RunOutcome& outcome);
 
 /// The cloud log (scaling, cost, quotas), or null when the scenario has neither /autoscaler nor /cost.

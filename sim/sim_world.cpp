@@ -7,90 +7,80 @@
 namespace gputwin {
 
 SimWorld::SimWorld(ClusterState& state, const SlurmParameters& slurm, RunObserver* observer)
-    : state_(state), slurm_(slurm), observer_(observer), node_state_(state.node_count(), NodeState::kIdle) {
+    : state_(state),
+      slurm_(slurm),
+      observer_(observer),
+      node_state_(state.node_count(), NodeState::kIdle),
+      recovery_generation_(state.node_count(), 0) {
   events_.reserve(1024);
   const std::int64_t longest_period = std::max<std::int64_t>({slurm.sched_interval_s, slurm.bf_interval_s, 1});
   idle_horizon_ = from_seconds(2 * longest_period + slurm.batch_sched_delay_s + slurm.epilog_s + 2);
 }
 
-void SimWorld::push_component(SimTime at, EventKind kind, std::uint64_t target, std::uint32_t generation) {
-  assert(at >= now_);
-  events_.push(at, kind, target, generation);
+void SimWorld::set_control_plane(ControlPlane* plane, Scheduler* scheduler) {
+  plane_ = plane;
+  scheduler_ = scheduler;
 }
 
-void SimWorld::enable_node_conditions() {
-  if (node_condition_.empty()) node_condition_.assign(state_.node_count(), NodeCondition::kNone);
-}
-
-void SimWorld::set_autoscaler(Autoscaler* autoscaler) {
-  autoscaler_ = autoscaler;
-  if (autoscaler_ == nullptr) return;
-  enable_node_conditions();
-  listed_.assign(state_.job_count(), 0);
-  if (autoscaler_->allocates_powered_down()) {
-    enable_job_tracking();
-    power_save_ = true;
-  }
-}
-
-void SimWorld::push_autoscaler(SimTime at, std::uint64_t target, std::uint32_t generation) {
-  push_component(at, kAutoscaler, target, generation);
-}
-
-void SimWorld::list_pending(JobIndex job) {
-  if (autoscaler_ == nullptr || listed_[job]) return;
-  listed_[job] = 1;
-  pending_list_.push_back(job);
-}
-
-void SimWorld::enable_job_tracking() {
+void SimWorld::track_jobs_on_nodes() {
   if (!node_job_list_.empty()) return;
   node_job_list_.assign(state_.node_count(), {});
   fault_requeue_.assign(state_.job_count(), 0);
   run_lost_s_.assign(state_.job_count(), -1);
 }
 
-void SimWorld::set_lifecycle(NodeLifecycle* lifecycle) {
-  lifecycle_ = lifecycle;
-  if (lifecycle_ == nullptr) return;
-  enable_node_conditions();
-  enable_job_tracking();
+void SimWorld::set_fault_mechanics(FaultMechanics* faults) {
+  faults_ = faults;
+  if (faults_ != nullptr) track_jobs_on_nodes();
 }
 
 void SimWorld::set_cost_meter(CostMeter* meter) {
   cost_ = meter;
-  if (cost_ == nullptr) return;
-  enable_node_conditions();
-  enable_job_tracking();
+  if (cost_ != nullptr) track_jobs_on_nodes();
 }
 
-void SimWorld::set_operations(ClusterOperations* operations) {
-  operations_ = operations;
-  if (operations_ == nullptr) return;
-  enable_node_conditions();
-  enable_job_tracking();
+void SimWorld::set_power_mechanics(PowerMechanics* power) {
+  power_ = power;
+  power_save_ = power_ != nullptr && power_->power_save();
+  if (power_save_) track_jobs_on_nodes();
 }
 
-void SimWorld::push_operation(SimTime at, std::uint64_t target, std::uint32_t generation) {
-  push_component(at, kOperation, target, generation);
+void SimWorld::push_fault(SimTime at, std::uint64_t target, std::uint32_t generation) {
+  assert(at >= now_);
+  events_.push(at, kFault, target, generation);
 }
 
 void SimWorld::push_cost(SimTime at, std::uint64_t target, std::uint32_t generation) {
-  push_component(at, kCost, target, generation);
+  assert(at >= now_);
+  events_.push(at, kCost, target, generation);
 }
 
-void SimWorld::cancel_job(JobIndex job) {
+Spend SimWorld::user_spend(std::string_view user) const {
+  return cost_ != nullptr ? cost_->spend(user, now_) : Spend{};
+}
+
+void SimWorld::set_timer(ControllerId controller, TimerId timer, SimTime at) {
+  assert(at >= now_);
+  std::vector<std::uint32_t>& generations = timer_generation_[static_cast<std::size_t>(controller)];
+  if (timer >= generations.size()) generations.resize(static_cast<std::size_t>(timer) + 1, 0);
+  const std::uint64_t target = (static_cast<std::uint64_t>(controller) << 32) | timer;
+  events_.push(at, kTimer, target, ++generations[timer]);
+}
+
+// ---- Jobs ----
+
+void SimWorld::cancel_job(JobIndex job, PendingReason reason) {
   JobRuntime& rt = state_.job_mut(job);
   if (rt.state == JobState::kRunning) {
     rt.planned_end = now_;
     end_job(job, JobState::kCancelled, false);
   } else if (rt.state == JobState::kPending && rt.submitted) {
     state_.end_pending(job, JobState::kCancelled, now_);
-    rt.reason = PendingReason::kAssocGrpBillingMinutes;
+    rt.reason = reason;
     --pending_;
     last_activity_ = now_;
     if (observer_ != nullptr) observer_->on_job_reason(job, rt.reason, now_);
-    scheduler_->on_job_cancelled(job);
+    plane_->on_job_cancelled(job);
   }
 }
 
@@ -105,46 +95,165 @@ std::uint32_t SimWorld::fail_jobs_on(NodeIndex n, InterruptionCause cause) {
   return static_cast<std::uint32_t>(jobs.size());
 }
 
-void SimWorld::reclaim_node(NodeIndex n) {
-  fail_jobs_on(n, InterruptionCause::kSpotReclaim);
-  if (autoscaler_ != nullptr && autoscaler_->owns(n)) {
-    autoscaler_->on_node_reclaimed(*this, n);  // powered off first: the POWERED_DOWN node may be created again
-    set_node_condition(n, NodeCondition::kPoweredDown);
-  } else {
-    set_node_condition(n, NodeCondition::kPoweredDown);
-    const SimTime back = now_ + from_seconds_f(ColdStart{}.total_s());
-    events_.push(back, kReplaced, n, 0);
-    note_node_return(back);
+std::uint32_t SimWorld::end_jobs_on(NodeIndex n, InterruptionCause cause, bool node_down) {
+  if (node_job_list_.empty()) return 0;
+  const auto count = static_cast<std::uint32_t>(jobs_on(n).size());
+  if (cause == InterruptionCause::kFault && faults_ != nullptr && faults_->reported(n)) {
+    faults_->kill_jobs_on(*this, n, node_down ? DetectedBy::kSlurmdTimeout : faults_->reported_by(n));
+    return count;
   }
+  return fail_jobs_on(n, cause == InterruptionCause::kFault ? InterruptionCause::kOperation : cause);
 }
 
-void SimWorld::push_lifecycle(SimTime at, std::uint64_t target, std::uint32_t generation) {
-  push_component(at, kLifecycle, target, generation);
-}
+// ---- Nodes ----
 
-void SimWorld::set_node_condition(NodeIndex n, NodeCondition condition) {
-  if (node_condition_[n] == condition) return;
-  if (cost_ != nullptr) cost_->on_node_condition(now_, n, node_condition_[n], condition);
-  if (condition == NodeCondition::kPoweredDown && lifecycle_ != nullptr) lifecycle_->on_node_removed(*this, n);
-  if (condition == NodeCondition::kNone && autoscaler_ != nullptr) autoscaler_->on_node_in_service(*this, n);
-  node_condition_[n] = condition;
+void SimWorld::set_node_condition(NodeIndex n, NodeCondition condition, std::string_view reason) {
+  const NodeCondition before = state_.node_condition(n);
+  if (before == condition) {
+    if (!reason.empty()) state_.set_node_condition(n, condition, reason);
+    return;
+  }
+  if (cost_ != nullptr) cost_->on_node_condition(now_, n, before, condition);
+  if (condition == NodeCondition::kPoweredDown && faults_ != nullptr) faults_->on_node_removed(*this, n);
+  state_.set_node_condition(n, condition, reason);
   condition_changes_.push_back(NodeConditionEvent{now_, n, condition});
-  // Power saving offers POWERED_DOWN nodes to the scheduler, weighted to be used last (node_mgr.c).
-  if (condition == NodeCondition::kPoweredDown && autoscaler_ != nullptr && autoscaler_->owns(n))
-    autoscaler_->on_node_taken(*this, n);  // removed by an operation (no effect when the autoscaler did it)
-  // Only a node the autoscaler has powered off (not one an operation removed) can be resumed for a job.
-  const bool power_saved = power_save_ && autoscaler_->owns(n);
+  // Power saving offers POWERED_DOWN nodes to the scheduler, weighted to be used last (node_mgr.c); a node taken
+  // out of the cluster (deleted) is not offered.
+  const bool saved = power_saved(n);
   const bool allocatable = condition == NodeCondition::kNone ||
-                           (power_saved && condition == NodeCondition::kPoweredDown && autoscaler_->powered_off(n));
-  if (power_saved) {
+                           (saved && condition == NodeCondition::kPoweredDown && !power_->deleted(n));
+  if (saved) {
     const std::uint32_t weight = state_.config().nodes[n].weight;
     state_.set_node_weight(n, condition == NodeCondition::kPoweredDown ? weight | kPoweredDownWeight : weight);
   }
   state_.set_node_schedulable(n, allocatable && state_.config().nodes[n].available);
   last_activity_ = now_;
   update_node_state(n);
-  if (scheduler_ != nullptr) scheduler_->on_nodes_changed();
-  if (power_saved && condition == NodeCondition::kNone) begin_configured_runs(n);
+  plane_->on_node_changed(n, before, condition);
+  if (saved && condition == NodeCondition::kNone) begin_configured_runs(n);
+}
+
+void SimWorld::drain_node(NodeIndex n, std::string_view reason) { set_node_condition(n, NodeCondition::kDrain, reason); }
+
+void SimWorld::fail_node(NodeIndex n, std::string_view reason) { set_node_condition(n, NodeCondition::kFail, reason); }
+
+std::uint32_t SimWorld::down_node(NodeIndex n, InterruptionCause cause, std::string_view reason) {
+  set_node_condition(n, NodeCondition::kDown, reason);
+  // Slurm ends the jobs of a DOWN node (job_mgr.c:kill_running_job_by_node_ptr).
+  return end_jobs_on(n, cause, true);
+}
+
+void SimWorld::resume_node(NodeIndex n) {
+  if (faults_ != nullptr) faults_->on_resumed(*this, n);
+  set_node_condition(n, NodeCondition::kNone);
+}
+
+std::uint32_t SimWorld::requeue_jobs_on(NodeIndex n, InterruptionCause cause, std::string_view reason) {
+  (void)reason;
+  return end_jobs_on(n, cause, false);
+}
+
+void SimWorld::begin_recovery(NodeIndex n, double seconds) {
+  const SimTime back = now_ + from_seconds_f(seconds);
+  events_.push(back, kRecovered, n, ++recovery_generation_[n]);
+  expect_node_return(back);
+}
+
+std::uint32_t SimWorld::reboot_node(NodeIndex n, std::string_view reason, const RebootOptions& options) {
+  double seconds = 0;
+  if (options.duration_s) {
+    seconds = *options.duration_s;
+  } else if (faults_ != nullptr && faults_->reported(n)) {
+    seconds = faults_->begin_recovery(n, FaultEffect::kRebootNode);
+  } else {
+    seconds = RepairTimes{}.reboot_s;
+  }
+  // A restart of the slurmd worker ends the jobs running there before the node shows REBOOTING.
+  const std::uint32_t ended = options.kill_jobs ? end_jobs_on(n, InterruptionCause::kOperation, true) : 0;
+  set_node_condition(n, NodeCondition::kRebooting, reason);
+  begin_recovery(n, seconds);
+  return ended;
+}
+
+void SimWorld::reset_gpus(NodeIndex n, std::string_view reason) {
+  (void)reason;
+  const double seconds = faults_ != nullptr && faults_->reported(n) ? faults_->begin_recovery(n, FaultEffect::kResetGpu)
+                                                                    : RepairTimes{}.gpu_reset_s;
+  begin_recovery(n, seconds);
+}
+
+void SimWorld::send_to_repair(NodeIndex n, std::string_view reason) {
+  (void)reason;
+  const double seconds = faults_ != nullptr && faults_->reported(n)
+                             ? faults_->begin_recovery(n, FaultEffect::kRepairNode)
+                             : RepairTimes{}.auto_repair_s;
+  begin_recovery(n, seconds);
+}
+
+void SimWorld::on_recovered(NodeIndex n, std::uint32_t generation) {
+  if (generation != recovery_generation_[n]) return;  // a later recovery replaced it
+  if (faults_ != nullptr) faults_->end_recovery(n);
+  const NodeCondition c = state_.node_condition(n);
+  const bool removed = c != NodeCondition::kDrain && c != NodeCondition::kDown && c != NodeCondition::kRebooting &&
+                       c != NodeCondition::kFail;  // powered down or deleted meanwhile: it stays so
+  if (removed && faults_ != nullptr) faults_->on_resumed(*this, n);  // the fault went with the node
+  plane_->on_node_recovered(n);
+}
+
+void SimWorld::power_up_node(NodeIndex n, std::optional<double> duration_s) {
+  set_node_condition(n, NodeCondition::kPoweringUp);
+  const double seconds = power_->begin_boot(n, duration_s);
+  const SimTime ready = now_ + from_seconds_f(seconds);
+  events_.push(ready, kPower, n, power_->generation(n));
+  expect_node_return(ready);
+}
+
+void SimWorld::power_down_node(NodeIndex n) {
+  set_node_condition(n, NodeCondition::kPoweringDown);
+  const double seconds = power_->begin_power_down(n);
+  events_.push(now_ + from_seconds_f(seconds), kPower, n, power_->generation(n));
+}
+
+void SimWorld::delete_node(NodeIndex n, std::string_view reason) {
+  power_->cancel(n);
+  power_->set_deleted(n, true);
+  set_node_condition(n, NodeCondition::kPoweredDown, reason);
+  plane_->on_node_deleted(n);
+}
+
+void SimWorld::on_power_event(NodeIndex n, std::uint32_t generation) {
+  if (generation != power_->generation(n)) return;  // the node was taken, reclaimed or acted on again
+  const NodeCondition c = state_.node_condition(n);
+  if (c == NodeCondition::kPoweringUp) {
+    if (!power_->boot_succeeds(n)) {
+      // The node never registers: it is deleted (it cost its boot); the jobs waiting CONFIGURING for it are
+      // requeued (requeue_on_resume_failure).
+      fail_jobs_on(n, InterruptionCause::kResumeFailure);
+      set_node_condition(n, NodeCondition::kPoweredDown);
+      plane_->on_node_booted(n, false);
+      return;
+    }
+    set_node_condition(n, NodeCondition::kNone);
+    plane_->on_node_booted(n, true);
+  } else if (c == NodeCondition::kPoweringDown) {
+    set_node_condition(n, NodeCondition::kPoweredDown);
+    plane_->on_node_powered_down(n);
+  }
+}
+
+void SimWorld::reclaim_node(NodeIndex n) {
+  fail_jobs_on(n, InterruptionCause::kSpotReclaim);
+  if (power_ != nullptr && power_->in_pool(n)) {
+    power_->cancel(n);  // a boot or power-down of it in progress is void
+    set_node_condition(n, NodeCondition::kPoweredDown);  // it may be powered up again
+    plane_->on_node_reclaimed(n);
+  } else {
+    set_node_condition(n, NodeCondition::kPoweredDown);
+    const SimTime back = now_ + from_seconds_f(PowerMechanics::replacement_s());
+    events_.push(back, kReplaced, n, 0);
+    expect_node_return(back);
+    plane_->on_node_reclaimed(n);
+  }
 }
 
 InterruptionRecord SimWorld::interrupt_job(JobIndex job, JobState state, bool requeue, SimTime progress_until) {
@@ -166,12 +275,6 @@ InterruptionRecord SimWorld::interrupt_job(JobIndex job, JobState state, bool re
   rec.requeued = requeue;
   if (!requeue) state_.job_mut(job).fault_lost_gpu_s += rec.lost_gpu_s;  // requeued runs count it at requeue
   return rec;
-}
-
-void SimWorld::set_timer(TimerId timer, SimTime at) {
-  assert(at >= now_);
-  if (timer >= timer_generation_.size()) timer_generation_.resize(timer + 1, 0);
-  events_.push(at, kTimer, timer, ++timer_generation_[timer]);
 }
 
 void SimWorld::annotate_job(JobIndex job, std::uint32_t priority, PendingReason reason) {
@@ -214,29 +317,23 @@ void SimWorld::start_job(JobIndex job, std::span<const NodeAllocation> allocatio
   if (!node_job_list_.empty()) {
     for (const NodeAllocation& a : allocation) node_job_list_[a.node].push_back(job);
   }
-  if (power_save_) {
-    // Power saving: a job given POWERED_DOWN nodes holds them CONFIGURING while they resume (power_save.c,
-    // job_config_fini); its run begins when the last one is up.
-    for (const NodeAllocation& a : allocation) {
-      if (node_condition(a.node) == NodeCondition::kPoweredDown) autoscaler_->request_resume(*this, a.node, job);
-    }
-    if (!nodes_powered_up(job)) {
-      rt.configuring = true;
-      rt.planned_end = kNever;
-      update_node_states(job);
-      autoscaler_->on_job_start(job);
-      return;
-    }
+  // Power saving: a job given POWERED_DOWN nodes holds them CONFIGURING while they resume (power_save.c,
+  // job_config_fini); its run begins when the last one is up. The scaling controller resumes them.
+  if (power_save_ && !nodes_powered_up(job)) {
+    rt.configuring = true;
+    rt.planned_end = kNever;
+    update_node_states(job);
+  } else {
+    begin_run(job, kill_at);
+    update_node_states(job);
   }
-  begin_run(job, kill_at);
-  update_node_states(job);
-  if (autoscaler_ != nullptr) autoscaler_->on_job_start(job);
+  plane_->on_job_started(job);
 }
 
 bool SimWorld::nodes_powered_up(JobIndex job) const {
   // A node drained meanwhile counts as up: DRAIN keeps the jobs allocated to it, as in Slurm.
   for (const NodeAllocation& a : state_.allocation(job)) {
-    const NodeCondition c = node_condition(a.node);
+    const NodeCondition c = state_.node_condition(a.node);
     if (c == NodeCondition::kPoweredDown || c == NodeCondition::kPoweringUp) return false;
   }
   return true;
@@ -262,8 +359,8 @@ void SimWorld::begin_run(JobIndex job, SimTime kill_at) {
   const JobSpec& spec = state_.spec(job);
   const auto allocation = state_.allocation(job);
   if (cost_ != nullptr) cost_->on_job_start(now_, job);
-  if (lifecycle_ != nullptr) {
-    const RunCheckpointing plan = lifecycle_->on_job_start(*this, job);
+  if (faults_ != nullptr) {
+    const RunCheckpointing plan = faults_->on_job_start(*this, job);
     rt.run_length_s = run_length_s(plan, std::max(0.0, static_cast<double>(spec.run_time_s) - rt.work_saved_s));
   }
   if (speed_model_ != nullptr) {
@@ -319,7 +416,7 @@ void SimWorld::update_node_states(JobIndex job) {
 void SimWorld::update_node_state(NodeIndex n) {
   const bool busy = state_.node_jobs()[n] != 0;
   NodeState s = NodeState::kMixed;
-  switch (node_condition_.empty() ? NodeCondition::kNone : node_condition_[n]) {
+  switch (state_.node_condition(n)) {
     case NodeCondition::kDrain:
       s = busy ? NodeState::kDraining : NodeState::kDrained;
       break;
@@ -368,12 +465,12 @@ void SimWorld::end_job(JobIndex job, JobState state, bool completed, SimTime pro
     // Ended while its nodes were resuming: it never ran (no work, no cost share, no speed).
     state_.job_mut(job).configuring = false;
     if (!run_lost_s_.empty()) run_lost_s_[job] = 0;
-  } else if (lifecycle_ != nullptr) {
+  } else if (faults_ != nullptr) {
     // Progress up to the stall (if any), at the run's speeds; the stalled time after it is all lost.
     const SimTime start = state_.job(job).start;
     const SimTime until = std::clamp(progress_until, start, now_);
     const double elapsed = elapsed_reference_s(job, until);
-    const RunSplit split = lifecycle_->account_run(state_, job, elapsed, completed);
+    const RunSplit split = faults_->account_run(state_, job, elapsed, completed);
     const double wall = to_seconds_f(until - start);
     run_lost_s_[job] = (elapsed > 0 ? split.lost_s * wall / elapsed : wall) + to_seconds_f(now_ - until);
   } else if (!run_lost_s_.empty()) {
@@ -405,20 +502,20 @@ void SimWorld::end_job(JobIndex job, JobState state, bool completed, SimTime pro
 void SimWorld::release_job(JobIndex job) {
   state_.release(job);
   update_node_states(job);
-  if (lifecycle_ != nullptr) lifecycle_->on_job_released(*this, job);
-  if (autoscaler_ != nullptr) autoscaler_->on_job_released(*this, job);
-  if (operations_ != nullptr) operations_->on_job_released(*this, job);
-  scheduler_->on_job_released(job);
+  if (faults_ != nullptr) {
+    for (const NodeAllocation& a : state_.allocation(job)) faults_->epilog_check(*this, a.node);
+  }
+  plane_->on_job_released(job);
   const double lost_s = !run_lost_s_.empty() ? run_lost_s_[job] : -1;  // -1: the whole run
   if (!preempting_.empty() && preempting_[job] != 0) {
     // A job that finished on its own during the grace time is not requeued.
     const bool requeue = preempting_[job] == 2 && state_.job(job).state == JobState::kPreempted &&
-                         !(cost_ != nullptr && cost_->refuse_run(job, now_));
+                         plane_->admit(job) == PendingReason::kNone;
     preempting_[job] = 0;
     if (requeue) requeue_job(job, lost_s, false);
   } else if (!fault_requeue_.empty() && fault_requeue_[job] != 0) {
     fault_requeue_[job] = 0;
-    if (cost_ != nullptr && cost_->refuse_run(job, now_)) return;  // the user is blocked by a quota: no new run
+    if (plane_->admit(job) != PendingReason::kNone) return;  // refused (a quota blocked the user): no new run
     requeue_job(job, lost_s, true);
   }
 }
@@ -426,9 +523,29 @@ void SimWorld::release_job(JobIndex job) {
 void SimWorld::requeue_job(JobIndex job, double lost_s, bool by_fault) {
   state_.requeue(job, now_, lost_s, by_fault);
   ++pending_;
-  list_pending(job);
   last_activity_ = now_;
-  scheduler_->on_job_requeued(job);
+  plane_->on_job_requeued(job);
+}
+
+void SimWorld::start_run() {
+  // The order in which components arm their first events is part of the run (events of one instant fire in push
+  // order), so it stays as it has always been: scheduler, operations, costs, quotas, spot reclaims, the pool's
+  // initial state and its scaling, then faults.
+  plane_->start(ControllerId::kScheduler);
+  for (NodeIndex n : absent_at_start_) {  // nodes an operation adds later are not there yet
+    power_->set_deleted(n, true);
+    set_node_condition(n, NodeCondition::kPoweredDown);
+  }
+  plane_->start(ControllerId::kOperations);
+  if (cost_ != nullptr) cost_->start(*this);
+  plane_->start(ControllerId::kQuota);
+  if (cost_ != nullptr) cost_->start_spot(*this);
+  if (power_ != nullptr) {
+    for (NodeIndex n : power_->initially_powered_down()) set_node_condition(n, NodeCondition::kPoweredDown);
+  }
+  plane_->start(ControllerId::kScaling);
+  if (faults_ != nullptr) faults_->start(*this);
+  plane_->start(ControllerId::kHealth);
 }
 
 void SimWorld::dispatch(const Event& event) {
@@ -443,9 +560,9 @@ void SimWorld::dispatch(const Event& event) {
           !rt.configuring && (speed_model_ != nullptr ? progress_[job].natural_end <= now_
                                                       : rt.start + from_seconds_f(rt.run_length_s) <= now_);
       const bool preempted = !preempting_.empty() && preempting_[job] != 0;
-      if (finished && lifecycle_ != nullptr) {
+      if (finished && faults_ != nullptr) {
         // A job stalled by a fault (hang, dead host) makes no progress: its interrupt ends it, not its work.
-        const SimTime until = lifecycle_->stalled_until(job, now_);
+        const SimTime until = faults_->stalled_until(job, now_);
         if (until != kNever && until > now_) {
           state_.job_mut(job).planned_end = until;
           return;
@@ -457,41 +574,40 @@ void SimWorld::dispatch(const Event& event) {
     case kRelease:
       release_job(static_cast<JobIndex>(event.target));
       break;
-    case kLifecycle:
-      lifecycle_->on_event(*this, event.target, event.generation);
+    case kFault:
+      faults_->on_event(*this, event.target, event.generation);
       break;
-    case kAutoscaler:
-      autoscaler_->on_event(*this, event.target, event.generation);
+    case kPower:
+      on_power_event(static_cast<NodeIndex>(event.target), event.generation);
       break;
     case kCost:
       cost_->on_event(*this, event.target, event.generation);
       break;
-    case kOperation:
-      operations_->on_event(*this, event.target, event.generation);
+    case kRecovered:
+      on_recovered(static_cast<NodeIndex>(event.target), event.generation);
       break;
     case kReplaced:
-      if (node_condition_[event.target] == NodeCondition::kPoweredDown)
+      if (state_.node_condition(static_cast<NodeIndex>(event.target)) == NodeCondition::kPoweredDown)
         set_node_condition(static_cast<NodeIndex>(event.target), NodeCondition::kNone);
       break;
-    case kTimer:
-      if (event.generation != timer_generation_[event.target]) return;  // replaced by a later set_timer
-      scheduler_->on_timer(static_cast<TimerId>(event.target));
+    case kTimer: {
+      const auto controller = static_cast<std::size_t>(event.target >> 32);
+      const auto timer = static_cast<TimerId>(event.target & 0xffffffffU);
+      if (event.generation != timer_generation_[controller][timer]) return;  // replaced by a later set_timer
+      plane_->on_timer(static_cast<ControllerId>(controller), timer);
       break;
+    }
     default:
       break;
   }
 }
 
 void SimWorld::run(const std::function<void(const SimWorld&)>& progress, std::uint64_t progress_every) {
-  assert(scheduler_ != nullptr);
+  assert(plane_ != nullptr && scheduler_ != nullptr);
   const auto& specs = state_.specs();
   const std::uint64_t job_count = specs.size();
   now_ = job_count > 0 ? from_seconds(specs.front().submit_s) : 0;
-  scheduler_->on_start();
-  if (operations_ != nullptr) operations_->start(*this);
-  if (cost_ != nullptr) cost_->start(*this);
-  if (autoscaler_ != nullptr) autoscaler_->start(*this);
-  if (lifecycle_ != nullptr) lifecycle_->start(*this);
+  start_run();
   std::uint64_t next_progress = progress_every;
   while (true) {
     const bool have_submit = next_submit_ < job_count;
@@ -521,19 +637,18 @@ void SimWorld::run(const std::function<void(const SimWorld&)>& progress, std::ui
         state_.job_mut(job).submitted = true;
         ++counters_.events;
         ++pending_;
-        if (cost_ != nullptr && cost_->refuse_run(job, t)) {  // a quota blocked the user: the submission is refused
-          reject_job(job, PendingReason::kAssocGrpBillingMinutes);
+        if (const PendingReason refusal = plane_->admit(job); refusal != PendingReason::kNone) {
+          reject_job(job, refusal);  // a controller refused it (a quota blocked the user)
           continue;
         }
-        list_pending(job);
         state_.note_job_update();
         last_activity_ = t;
-        scheduler_->on_submit(job);
+        plane_->on_job_submitted(job);
         continue;
       }
       break;
     }
-    scheduler_->on_instant_end();
+    plane_->on_instant_end();
     if (progress && counters_.events >= next_progress) {
       next_progress = counters_.events + progress_every;
       progress(*this);

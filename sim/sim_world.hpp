@@ -1,26 +1,34 @@
-// SimWorld: the World of the discrete-event simulator. It turns controller actions into future events (a job's
-// end at start + run time or at its kill time, timers) and advances virtual time; it reports what happened to
-// an observer (the results recorder). Submits are fed lazily from the time-ordered job table, not the heap.
+// SimWorld: the World of the discrete-event simulator. It carries out the controllers' actions with simulated
+// mechanics (a job ends at start + run time or at its kill time; a reboot, a repair, a cold start take their
+// time; a node set DOWN takes its jobs with it, by Slurm's rules), delivers the observations to the control plane
+// in time order, and reports what happened to an observer (the results recorder). It decides nothing: every
+// choice (which job starts, which node drains, when a node powers up) comes from a controller.
+//
+// Mechanics that draw random numbers have their own components and streams: FaultMechanics (faults, detection,
+// recovery times, checkpoints), PowerMechanics (cold starts and boot failures), CostMeter (prices, spend, spot
+// reclaims). Submits are fed lazily from the time-ordered job table, not the heap.
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <vector>
 
+#include "control/control_plane.hpp"
+#include "engine/event_queue.hpp"
+#include "model/cloud_config.hpp"
 #include "model/cluster_state.hpp"
 #include "model/fault_log.hpp"
 #include "model/run_observer.hpp"
 #include "model/scenario.hpp"
 #include "results/gpu_metrics.hpp"
 #include "scheduler/scheduler.hpp"
-#include "scheduler/world.hpp"
-#include "sim/autoscaler.hpp"
 #include "sim/cost_meter.hpp"
-#include "sim/engine/event_queue.hpp"
+#include "sim/fault_mechanics.hpp"
 #include "sim/job_speed_model.hpp"
-#include "sim/node_lifecycle.hpp"
-#include "sim/operations.hpp"
+#include "sim/power_mechanics.hpp"
+#include "world/world.hpp"
 
 namespace gputwin {
 
@@ -36,70 +44,71 @@ class SimWorld final : public World {
   /// World over `state`; `observer` may be null.
   SimWorld(ClusterState& state, const SlurmParameters& slurm, RunObserver* observer);
 
-  /// Sets the controller that reacts to events (must be set before run()).
-  void set_scheduler(Scheduler* scheduler) { scheduler_ = scheduler; }
+  /// Sets the controllers (must be set before run()); `scheduler` is the plane's scheduler (for its kill times).
+  void set_control_plane(ControlPlane* plane, Scheduler* scheduler);
   /// Sets the placement-aware speed model (may be null: every job runs its trace run time).
   void set_speed_model(JobSpeedModel* model) { speed_model_ = model; }
-  /// Sets the node lifecycle (faults, drain, repair, checkpoints); may be null (no faults).
-  void set_lifecycle(NodeLifecycle* lifecycle);
-  /// Sets the cloud autoscaler; may be null (a static cluster).
-  void set_autoscaler(Autoscaler* autoscaler);
-  /// Sets the cost meter (prices, quotas, spot reclaims); may be null.
+  /// Sets the fault mechanics (faults, detection, recovery times, checkpoints); may be null (no faults).
+  void set_fault_mechanics(FaultMechanics* faults);
+  /// Sets the cost meter (prices, spend, spot reclaims); may be null.
   void set_cost_meter(CostMeter* meter);
-  /// Sets the cluster operations (/operations); may be null.
-  void set_operations(ClusterOperations* operations);
-  /// Schedules ClusterOperations::on_event(target, generation) at `at` (>= now).
-  void push_operation(SimTime at, std::uint64_t target, std::uint32_t generation);
+  /// Sets the cloud pool's power mechanics (cold starts, boot failures, power saving); may be null.
+  void set_power_mechanics(PowerMechanics* power);
+  /// Nodes an operation adds later: absent (POWERED_DOWN, deleted) until then.
+  void set_absent_nodes(std::vector<NodeIndex> nodes) { absent_at_start_ = std::move(nodes); }
+  /// Keeps the list of running jobs per node (the operations controller ends them; faults and costs need it too).
+  void track_jobs_on_nodes();
   /// Runs until no event is left. `progress` (may be empty) is called every `progress_every` events.
   void run(const std::function<void(const SimWorld&)>& progress, std::uint64_t progress_every = 1u << 16);
 
+  // ---- World ----
   [[nodiscard]] SimTime now() const override { return now_; }
   [[nodiscard]] const ClusterState& state() const override { return state_; }
+  [[nodiscard]] Spend user_spend(std::string_view user) const override;
+  void set_timer(ControllerId controller, TimerId timer, SimTime at) override;
+  void expect_activity(SimTime at) override { expected_activity_ = std::max(expected_activity_, at); }
+  void expect_node_return(SimTime at) override { latest_return_ = std::max(latest_return_, at); }
   void start_job(JobIndex job, std::span<const NodeAllocation> allocation, SimTime kill_at) override;
   void annotate_job(JobIndex job, std::uint32_t priority, PendingReason reason) override;
-  void set_timer(TimerId timer, SimTime at) override;
   void reject_job(JobIndex job, PendingReason reason) override;
   void preempt_job(JobIndex job, SimTime at, bool requeue, JobIndex preemptor) override;
-  void expect_activity(SimTime at) override { expected_activity_ = std::max(expected_activity_, at); }
+  void cancel_job(JobIndex job, PendingReason reason) override;
+  void drain_node(NodeIndex n, std::string_view reason) override;
+  void fail_node(NodeIndex n, std::string_view reason) override;
+  std::uint32_t down_node(NodeIndex n, InterruptionCause cause, std::string_view reason) override;
+  void resume_node(NodeIndex n) override;
+  std::uint32_t requeue_jobs_on(NodeIndex n, InterruptionCause cause, std::string_view reason) override;
+  std::uint32_t reboot_node(NodeIndex n, std::string_view reason, const RebootOptions& options) override;
+  void reset_gpus(NodeIndex n, std::string_view reason) override;
+  void send_to_repair(NodeIndex n, std::string_view reason) override;
+  void power_up_node(NodeIndex n, std::optional<double> duration_s) override;
+  void power_down_node(NodeIndex n) override;
+  void delete_node(NodeIndex n, std::string_view reason) override;
 
+  // ---- For the mechanics (sim/ only) ----
   /// The slurm.conf parameters of the run.
   [[nodiscard]] const SlurmParameters& slurm_parameters() const { return slurm_; }
-
-  // ---- for the node lifecycle ----
-  /// Schedules NodeLifecycle::on_event(target, generation) at `at` (>= now).
-  void push_lifecycle(SimTime at, std::uint64_t target, std::uint32_t generation);
-  /// Schedules Autoscaler::on_event(target, generation) at `at` (>= now).
-  void push_autoscaler(SimTime at, std::uint64_t target, std::uint32_t generation);
+  /// Schedules FaultMechanics::on_event(target, generation) at `at` (>= now).
+  void push_fault(SimTime at, std::uint64_t target, std::uint32_t generation);
   /// Schedules CostMeter::on_event(target, generation) at `at` (>= now).
   void push_cost(SimTime at, std::uint64_t target, std::uint32_t generation);
-  /// Cancels job `job` (scancel): a running job ends CANCELLED, a pending one leaves the queue.
-  void cancel_job(JobIndex job);
+  /// Tells the controllers of a health observation.
+  void report_health(const HealthEvent& event) { plane_->on_health_event(event); }
   /// Ends every job running on node `n` NODE_FAIL (requeued by Slurm's rule, --requeue) for `cause` (not a fault:
   /// recorded in interruptions()); returns how many.
   std::uint32_t fail_jobs_on(NodeIndex n, InterruptionCause cause);
   /// Runs fail_jobs_on ended, in time order.
   [[nodiscard]] const std::vector<InterruptionRecord>& interruptions() const { return interruptions_; }
   /// The provider reclaims (spot) node `n`: its jobs end NODE_FAIL (requeued by Slurm's rule) and the node goes
-  /// away; the autoscaler may create it again, else the provider replaces it after a cold start.
+  /// away; a pool node until a controller powers it up again, a static one until the provider replaces it after a
+  /// cold start.
   void reclaim_node(NodeIndex n);
-  /// Jobs submitted or requeued and maybe still pending (with an autoscaler; it drops those no longer pending).
-  [[nodiscard]] std::vector<JobIndex>& pending_list() { return pending_list_; }
-  /// Marks a job as no longer in pending_list() (the autoscaler compacted it out).
-  void unlist_pending(JobIndex job) { listed_[job] = 0; }
-  /// A node's condition (kNone without a lifecycle or autoscaler).
-  [[nodiscard]] NodeCondition node_condition(NodeIndex n) const {
-    return node_condition_.empty() ? NodeCondition::kNone : node_condition_[n];
-  }
-  /// Running jobs on node `n` (with a lifecycle only).
+  /// Running jobs on node `n` (with track_jobs_on_nodes only).
   [[nodiscard]] std::span<const JobIndex> jobs_on(NodeIndex n) const { return node_job_list_[n]; }
   /// Ends running job `job` now with `state` because of a fault; it is requeued once released if `requeue`. A
   /// job that stalled made no progress after `progress_until` (kNever: it progressed until now). Returns the
   /// run's record (fault and cause left for the caller).
   InterruptionRecord interrupt_job(JobIndex job, JobState state, bool requeue, SimTime progress_until);
-  /// Sets a node's condition: out of scheduling unless kNone; the scheduler hears of it as a node update.
-  void set_node_condition(NodeIndex n, NodeCondition condition);
-  /// A node out of service returns at `at`: the run must not end as idle before then while jobs wait.
-  void note_node_return(SimTime at) { latest_return_ = std::max(latest_return_, at); }
   /// A GPU reported an XID now (for the metrics).
   void note_xid(NodeIndex node, std::uint32_t gpu, std::uint32_t xid) { xids_.push_back({now_, node, gpu, xid}); }
   /// XIDs reported so far, in time order.
@@ -121,15 +130,22 @@ class SimWorld final : public World {
     kJobEnd = 1,
     kRelease = 2,
     kTimer = 3,
-    kLifecycle = 4,
-    kAutoscaler = 5,
+    kFault = 4,
+    kPower = 5,
     kCost = 6,
     kReplaced = 7,
-    kOperation = 8
+    kRecovered = 8,
   };
   // Weight bit of a POWERED_DOWN node under power saving: above every configured Weight, so it is used last.
   static constexpr std::uint32_t kPoweredDownWeight = 1U << 31;
-  void push_component(SimTime at, EventKind kind, std::uint64_t target, std::uint32_t generation);
+  void set_node_condition(NodeIndex n, NodeCondition condition, std::string_view reason = {});
+  // Ends the jobs on node `n` for `cause`: a fault of the node (through the fault mechanics, as detected `by`)
+  // or something else (fail_jobs_on).
+  std::uint32_t end_jobs_on(NodeIndex n, InterruptionCause cause, bool node_down);
+  // A recovery of node `n` starts and lasts `seconds`.
+  void begin_recovery(NodeIndex n, double seconds);
+  void on_recovered(NodeIndex n, std::uint32_t generation);
+  void on_power_event(NodeIndex n, std::uint32_t generation);
   // The part of a job's start that begins its run (work, checkpoints, costs, end event).
   void begin_run(JobIndex job, SimTime kill_at);
   // True if none of the job's nodes is still powered down or booting.
@@ -137,9 +153,7 @@ class SimWorld final : public World {
   // Begins the runs of CONFIGURING jobs on node `n` whose nodes are all up now.
   void begin_configured_runs(NodeIndex n);
   void requeue_job(JobIndex job, double lost_s, bool by_fault);
-  void enable_node_conditions();
-  void enable_job_tracking();
-  void list_pending(JobIndex job);
+  void start_run();
   void dispatch(const Event& event);
   void end_job(JobIndex job, JobState state, bool completed, SimTime progress_until = kNever);
   void release_job(JobIndex job);
@@ -149,6 +163,7 @@ class SimWorld final : public World {
   void stop_speed(JobIndex job);
   void apply_speed_changes();
   void plan_end(JobIndex job);
+  [[nodiscard]] bool power_saved(NodeIndex n) const { return power_ != nullptr && power_->power_saved(n); }
 
   /// A running job's progress under a speed model.
   struct Progress {
@@ -162,8 +177,12 @@ class SimWorld final : public World {
   ClusterState& state_;
   SlurmParameters slurm_;
   RunObserver* observer_;
+  ControlPlane* plane_ = nullptr;
   Scheduler* scheduler_ = nullptr;
   JobSpeedModel* speed_model_ = nullptr;
+  FaultMechanics* faults_ = nullptr;
+  CostMeter* cost_ = nullptr;
+  PowerMechanics* power_ = nullptr;
   std::vector<Progress> progress_;                          // per job, with a speed model
   std::vector<std::pair<JobIndex, double>> speed_changes_;  // scratch
   EventQueue events_;
@@ -175,25 +194,19 @@ class SimWorld final : public World {
   SimTime idle_horizon_ = 0;
   SimTime expected_activity_ = 0;
   SimTime stop_at_ = kNever;
-  std::vector<std::uint32_t> timer_generation_;
-  std::vector<std::uint32_t> end_generation_;
+  std::array<std::vector<std::uint32_t>, kControllerCount> timer_generation_;  // per controller, per timer
   std::vector<std::uint8_t> preempting_;  // per job: 0, or 1 (ends PREEMPTED) / 2 (then requeued)
   std::vector<NodeState> node_state_;
   SimCounters counters_;
-  NodeLifecycle* lifecycle_ = nullptr;
-  Autoscaler* autoscaler_ = nullptr;
-  CostMeter* cost_ = nullptr;
-  ClusterOperations* operations_ = nullptr;
-  std::vector<JobIndex> pending_list_;                // with an autoscaler
-  std::vector<std::uint8_t> listed_;                  // with an autoscaler: per job, in pending_list_
-  std::vector<NodeCondition> node_condition_;         // with a lifecycle: per node
-  std::vector<std::vector<JobIndex>> node_job_list_;  // with a lifecycle: running jobs per node
-  std::vector<std::uint8_t> fault_requeue_;           // with a lifecycle: per job, requeue at release
-  std::vector<double> run_lost_s_;                    // with a lifecycle: per job, wall seconds its last run lost
-  bool power_save_ = false;                           // the autoscaler is Slurm power saving (CONFIGURING jobs)
+  std::vector<std::vector<JobIndex>> node_job_list_;  // with track_jobs_on_nodes: running jobs per node
+  std::vector<std::uint8_t> fault_requeue_;           // with track_jobs_on_nodes: per job, requeue at release
+  std::vector<double> run_lost_s_;                    // with track_jobs_on_nodes: per job, wall s its last run lost
+  std::vector<std::uint32_t> recovery_generation_;    // per node: a recovery's end is stale once this moved on
+  std::vector<NodeIndex> absent_at_start_;
   std::vector<XidEvent> xids_;
   std::vector<InterruptionRecord> interruptions_;      // runs ended by fail_jobs_on
   std::vector<NodeConditionEvent> condition_changes_;  // every set_node_condition change (a few per fault)
+  bool power_save_ = false;                            // Slurm power saving: jobs wait CONFIGURING for nodes
   std::int64_t pending_ = 0;                           // submitted jobs waiting to start
   SimTime latest_return_ = 0;
 };

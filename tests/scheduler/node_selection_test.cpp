@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "scheduler/node_bitmap.hpp"
-#include "sim/engine/rng.hpp"
+#include "engine/rng.hpp"
 #include "tests/support/test_cluster.hpp"
 
 namespace gputwin {

@@ -1,4 +1,4 @@
-#include "sim/engine/rng.hpp"
+#include "engine/rng.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
-#include "sim/engine/event_queue.hpp"
+#include "engine/event_queue.hpp"
 
 #include <gtest/gtest.h>
 
-#include "sim/engine/rng.hpp"
+#include "engine/rng.hpp"
 
 namespace gputwin {
 namespace {

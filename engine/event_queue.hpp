@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/engine/sim_time.hpp"
+#include "engine/sim_time.hpp"
 
 namespace gputwin {
 

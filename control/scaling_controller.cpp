@@ -1,21 +1,26 @@
-#include "sim/autoscaler.hpp"
+#include "control/scaling_controller.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <tuple>
 
 #include "scheduler/node_selection.hpp"
-#include "sim/sim_world.hpp"
 
 namespace gputwin {
 
-Autoscaler::Autoscaler(const AutoscalerConfig& config, const ClusterState& state, std::uint64_t seed)
+namespace {
+constexpr TimerId kPoll = 0;
+// Timer of a requested resume of pool node `index`.
+TimerId resume_timer(std::size_t index) { return static_cast<TimerId>(1 + index); }
+}  // namespace
+
+ScalingController::ScalingController(const AutoscalerConfig& config, World& world)
     : config_(config),
-      state_(state),
-      boot_rng_(Rng::stream(seed, "autoscaler/boot")),
-      pool_index_(state.node_count(), -1),
-      pool_(config.nodes) {
-  const auto& nodes = state.config().nodes;
+      world_(world),
+      state_(world.state()),
+      pool_index_(world.state().node_count(), -1),
+      pool_(config.nodes),
+      listed_(world.state().job_count(), 0) {
+  const auto& nodes = state_.config().nodes;
   const auto shape_of = [](const NodeConfig& n) { return Shape{n.cpus, n.gpus, n.memory_mb}; };
   const auto smaller = [](const Shape& a, const Shape& b) {
     return std::tie(a.gpus, a.cpus, a.mem_mb) < std::tie(b.gpus, b.cpus, b.mem_mb);
@@ -50,64 +55,65 @@ Autoscaler::Autoscaler(const AutoscalerConfig& config, const ClusterState& state
   }
 }
 
-void Autoscaler::start(SimWorld& world) {
-  // The pool starts with min_nodes up (the first ones) and the rest POWERED_DOWN (not yet created).
+void ScalingController::on_start() {
+  // The world starts pool nodes beyond min_nodes POWERED_DOWN (not yet created); nodes an operation adds later
+  // are absent and not the pool's to create.
   for (std::size_t i = 0; i < pool_.size(); ++i) {
     PoolNode& p = nodes_[i];
-    p.idle_since = world.now();
-    p.up_since = world.now();
-    if (i < config_.min_nodes || !config_.start_powered_down) continue;
-    p.power = Power::kOff;
-    world.set_node_condition(pool_[i], NodeCondition::kPoweredDown);
+    p.idle_since = world_.now();
+    p.up_since = world_.now();
+    if (state_.node_condition(pool_[i]) == NodeCondition::kPoweredDown) p.power = Power::kOff;
   }
-  world.push_autoscaler(world.now(), target(kPoll, 0), 0);
+  world_.set_timer(ControllerId::kScaling, kPoll, world_.now());
 }
 
-void Autoscaler::on_event(SimWorld& world, std::uint64_t tgt, std::uint32_t generation) {
-  const auto kind = static_cast<Kind>(tgt >> 56);
-  const std::uint64_t index = tgt & ((1ULL << 56) - 1);
-  PoolNode* p = kind == kPoll ? nullptr : &nodes_[index];
-  switch (kind) {
-    case kPoll:
-      poll(world);
-      world.push_autoscaler(world.now() + from_seconds_f(config_.poll_s), target(kPoll, 0), 0);
-      break;
-    case kResume:
-      resume_requested(world, index);
-      break;
-    case kBooted: {
-      if (p->generation != generation || p->power != Power::kBooting) return;
-      const NodeIndex node = pool_[index];
-      // ResumeTimeout: a node slower than the limit is set DOWN+POWERED_DOWN (slurm-semantics.md 4).
-      const bool too_slow = config_.resume_timeout_s > 0 && config_.cold_start.total_s() > config_.resume_timeout_s;
-      if (too_slow || p->boot_fails) {
-        // The node never registers: it is deleted (it cost its boot) and the next decision may try again. Jobs
-        // waiting CONFIGURING for it are requeued (requeue_on_resume_failure).
-        world.fail_jobs_on(node, InterruptionCause::kResumeFailure);
-        node_seconds_ += to_seconds_f(world.now() - p->up_since);
-        p->power = Power::kOff;
-        world.set_node_condition(node, NodeCondition::kPoweredDown);
-        records_.push_back({world.now(), node, ScalingRecord::Action::kBootFailed, 0});
-        return;
-      }
+void ScalingController::on_timer(TimerId timer) {
+  if (timer == kPoll) {
+    poll();
+    world_.set_timer(ControllerId::kScaling, kPoll, world_.now() + from_seconds_f(config_.poll_s));
+  } else {
+    resume_requested(timer - 1);
+  }
+}
+
+void ScalingController::list_pending(JobIndex job) {
+  if (listed_[job]) return;
+  listed_[job] = 1;
+  pending_.push_back(job);
+}
+
+void ScalingController::on_node_booted(NodeIndex n, bool ok) {
+  PoolNode* p = pool_node(n);
+  if (p == nullptr) return;
+  if (p->power != Power::kBooting) {
+    // Not one the controller powered up: an operation added it, and it is up from now.
+    if (ok && !exists(*p)) {
       p->power = Power::kUp;
-      p->idle_since = world.now();
-      world.set_node_condition(node, NodeCondition::kNone);
-      records_.push_back({world.now(), node, ScalingRecord::Action::kReady, 0});
-      break;
+      p->up_since = world_.now();
     }
-    case kRemoved: {
-      if (p->generation != generation || p->power != Power::kRemoving) return;
-      node_seconds_ += to_seconds_f(world.now() - p->up_since);
-      p->power = Power::kOff;
-      world.set_node_condition(pool_[index], NodeCondition::kPoweredDown);
-      records_.push_back({world.now(), pool_[index], ScalingRecord::Action::kRemoved, 0});
-      break;
-    }
+    return;
   }
+  if (!ok) {
+    // It never registered: deleted (it cost its boot); the next decision may try again.
+    node_seconds_ += to_seconds_f(world_.now() - p->up_since);
+    p->power = Power::kOff;
+    records_.push_back({world_.now(), n, ScalingRecord::Action::kBootFailed, 0});
+    return;
+  }
+  p->power = Power::kUp;
+  p->idle_since = world_.now();
+  records_.push_back({world_.now(), n, ScalingRecord::Action::kReady, 0});
 }
 
-int Autoscaler::shape_for(JobIndex job) const {
+void ScalingController::on_node_powered_down(NodeIndex n) {
+  PoolNode* p = pool_node(n);
+  if (p == nullptr || p->power != Power::kRemoving) return;
+  node_seconds_ += to_seconds_f(world_.now() - p->up_since);
+  p->power = Power::kOff;
+  records_.push_back({world_.now(), n, ScalingRecord::Action::kRemoved, 0});
+}
+
+int ScalingController::shape_for(JobIndex job) const {
   const SelectRequest r = select_request(state_.spec(job));
   const std::uint32_t nodes = std::max<std::uint32_t>(r.nodes, 1);
   const std::uint32_t cpus_per_node = (r.cpus + nodes - 1) / nodes;
@@ -120,29 +126,30 @@ int Autoscaler::shape_for(JobIndex job) const {
   return -1;
 }
 
-std::uint32_t Autoscaler::nodes_needed(JobIndex job, const Shape& shape) const {
+std::uint32_t ScalingController::nodes_needed(JobIndex job, const Shape& shape) const {
   const SelectRequest r = select_request(state_.spec(job));
   if (r.nodes > 0) return r.nodes;
   return std::max<std::uint32_t>(1, (r.cpus + shape.cpus - 1) / std::max<std::uint32_t>(shape.cpus, 1));
 }
 
-void Autoscaler::request_resume(SimWorld& world, NodeIndex n, JobIndex job) {
+void ScalingController::request_resume(NodeIndex n, JobIndex job) {
   const auto index = static_cast<std::size_t>(pool_index_[n]);
   if (nodes_[index].resume_demand != 0) return;  // already requested for another job
   nodes_[index].resume_demand = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(state_.allocation(job).size()));
-  world.push_autoscaler(world.now(), target(kResume, index), 0);
+  // At this instant, after the start in progress.
+  world_.set_timer(ControllerId::kScaling, resume_timer(index), world_.now());
 }
 
-void Autoscaler::resume_requested(SimWorld& world, std::size_t index) {
+void ScalingController::resume_requested(std::size_t index) {
   PoolNode& p = nodes_[index];
   if (p.resume_demand == 0) return;
   if (p.power == Power::kBooting || p.power == Power::kUp) {
     p.resume_demand = 0;  // booting or up already: the jobs waiting for it begin when it is
     return;
   }
-  if (p.power != Power::kOff || world.node_condition(pool_[index]) != NodeCondition::kPoweredDown) {
+  if (p.power != Power::kOff || state_.node_condition(pool_[index]) != NodeCondition::kPoweredDown) {
     p.resume_demand = 0;  // taken out meanwhile (an operation): it cannot resume, so its jobs are requeued
-    world.fail_jobs_on(pool_[index], InterruptionCause::kResumeFailure);
+    world_.requeue_jobs_on(pool_[index], InterruptionCause::kResumeFailure, "resume impossible");
     return;
   }
   if (resume_budget_ == 0) {
@@ -152,29 +159,28 @@ void Autoscaler::resume_requested(SimWorld& world, std::size_t index) {
   --resume_budget_;
   const std::uint32_t demand = p.resume_demand;
   p.resume_demand = 0;
-  create(world, pool_[index], demand);
+  create(pool_[index], demand);
 }
 
-void Autoscaler::poll(SimWorld& world) {
+void ScalingController::poll() {
   if (config_.slurm_power_save) {
     // ResumeRate: this period's budget, first for the resumes that waited for it.
     resume_budget_ = config_.scale_up_per_poll;
     std::vector<std::uint32_t> waiting;
     waiting.swap(resume_queue_);
-    for (std::uint32_t index : waiting) resume_requested(world, index);
+    for (std::uint32_t index : waiting) resume_requested(index);
   }
   std::fill(demand_.begin(), demand_.end(), 0);
   std::fill(supply_.begin(), supply_.end(), 0);
   // Demand: whole nodes of the smallest fitting shape for every job that waits for resources.
-  std::vector<JobIndex>& pending = world.pending_list();
   std::size_t out = 0;
-  for (JobIndex j : pending) {
+  for (JobIndex j : pending_) {
     const JobRuntime& rt = state_.job(j);
     if (rt.state != JobState::kPending) {
-      world.unlist_pending(j);
+      listed_[j] = 0;
       continue;
     }
-    pending[out++] = j;
+    pending_[out++] = j;
     if (rt.reason != PendingReason::kNone && rt.reason != PendingReason::kPriority &&
         rt.reason != PendingReason::kResources)
       continue;  // held, dependent, limited or waiting for a begin time: no node would start it
@@ -185,7 +191,7 @@ void Autoscaler::poll(SimWorld& world) {
     // A job larger than the shape can ever be (static nodes plus the pool up to max_nodes) starts no node.
     if (need <= capacity_[shape]) demand_[shape] += need;
   }
-  pending.resize(out);
+  pending_.resize(out);
   // Supply: idle in-service nodes of each shape (static nodes too) and pool nodes already booting.
   std::uint32_t active = 0;
   for (NodeIndex n = 0; n < state_.node_count(); ++n) {
@@ -209,8 +215,8 @@ void Autoscaler::poll(SimWorld& world) {
     for (std::size_t i = 0; i < pool_.size() && missing > 0 && budget > 0; ++i) {
       PoolNode& p = nodes_[i];
       if (p.shape != s || p.power != Power::kOff) continue;
-      if (world.node_condition(pool_[i]) != NodeCondition::kPoweredDown) continue;
-      create(world, pool_[i], demand_[s]);
+      if (state_.node_condition(pool_[i]) != NodeCondition::kPoweredDown) continue;
+      create(pool_[i], demand_[s]);
       --missing;
       --budget;
     }
@@ -225,82 +231,74 @@ void Autoscaler::poll(SimWorld& world) {
     const NodeIndex n = pool_[i];
     if (p.power != Power::kUp) continue;
     if (!config_.slurm_power_save && demand_[p.shape] >= supply_[p.shape]) continue;  // only surplus idle nodes go
-    if (world.node_condition(n) != NodeCondition::kNone || state_.node_jobs()[n] != 0) continue;
-    if (p.idle_since == kNever || world.now() - p.idle_since < window) continue;
-    remove(world, n, demand_[p.shape]);
+    if (state_.node_condition(n) != NodeCondition::kNone || state_.node_jobs()[n] != 0) continue;
+    if (p.idle_since == kNever || world_.now() - p.idle_since < window) continue;
+    remove(n, demand_[p.shape]);
     --supply_[p.shape];
     --removable;
   }
 }
 
-void Autoscaler::create(SimWorld& world, NodeIndex node, std::uint32_t demand) {
+void ScalingController::create(NodeIndex node, std::uint32_t demand) {
   PoolNode& p = nodes_[static_cast<std::size_t>(pool_index_[node])];
   p.power = Power::kBooting;
-  p.up_since = world.now();
-  world.set_node_condition(node, NodeCondition::kPoweringUp);
-  // A node that will never register is given up at ResumeTimeout (when there is one), a slow one at the timeout.
-  p.boot_fails = config_.boot_failure_probability > 0 && boot_rng_.uniform() < config_.boot_failure_probability;
-  double boot_s = config_.cold_start.total_s();
-  if (config_.resume_timeout_s > 0)
-    boot_s = p.boot_fails ? config_.resume_timeout_s : std::min(boot_s, config_.resume_timeout_s);
-  const SimTime ready = world.now() + from_seconds_f(boot_s);
-  world.push_autoscaler(ready, target(kBooted, static_cast<std::uint64_t>(pool_index_[node])), ++p.generation);
-  world.note_node_return(ready);
-  records_.push_back({world.now(), node, ScalingRecord::Action::kCreate, demand});
+  p.up_since = world_.now();
+  world_.power_up_node(node, std::nullopt);
+  records_.push_back({world_.now(), node, ScalingRecord::Action::kCreate, demand});
 }
 
-void Autoscaler::remove(SimWorld& world, NodeIndex node, std::uint32_t demand) {
+void ScalingController::remove(NodeIndex node, std::uint32_t demand) {
   PoolNode& p = nodes_[static_cast<std::size_t>(pool_index_[node])];
   p.power = Power::kRemoving;
-  world.set_node_condition(node, NodeCondition::kPoweringDown);
-  world.push_autoscaler(world.now() + from_seconds_f(config_.scale_down_s),
-                        target(kRemoved, static_cast<std::uint64_t>(pool_index_[node])), ++p.generation);
-  records_.push_back({world.now(), node, ScalingRecord::Action::kRemove, demand});
+  world_.power_down_node(node);
+  records_.push_back({world_.now(), node, ScalingRecord::Action::kRemove, demand});
 }
 
-void Autoscaler::on_node_taken(SimWorld& world, NodeIndex n) {
-  PoolNode& p = nodes_[static_cast<std::size_t>(pool_index_[n])];
-  if (!exists(p)) return;
-  node_seconds_ += to_seconds_f(world.now() - p.up_since);
-  p.power = Power::kRetired;
-  ++p.generation;  // a pending boot or removal of it is void
+void ScalingController::on_node_deleted(NodeIndex n) {
+  PoolNode* p = pool_node(n);
+  if (p == nullptr || !exists(*p)) return;
+  node_seconds_ += to_seconds_f(world_.now() - p->up_since);
+  p->power = Power::kRetired;
 }
 
-void Autoscaler::on_node_reclaimed(SimWorld& world, NodeIndex n) {
-  PoolNode& p = nodes_[static_cast<std::size_t>(pool_index_[n])];
-  if (exists(p)) node_seconds_ += to_seconds_f(world.now() - p.up_since);
-  p.power = Power::kOff;
-  ++p.generation;  // a pending boot or removal of it is void
-  records_.push_back({world.now(), n, ScalingRecord::Action::kReclaimed, 0});
+void ScalingController::on_node_reclaimed(NodeIndex n) {
+  PoolNode* p = pool_node(n);
+  if (p == nullptr) return;
+  if (exists(*p)) node_seconds_ += to_seconds_f(world_.now() - p->up_since);
+  p->power = Power::kOff;
+  records_.push_back({world_.now(), n, ScalingRecord::Action::kReclaimed, 0});
 }
 
-void Autoscaler::on_node_in_service(SimWorld& world, NodeIndex n) {
-  const std::int32_t pi = pool_index_[n];
-  if (pi < 0) return;
-  PoolNode& p = nodes_[static_cast<std::size_t>(pi)];
-  if (!exists(p)) {  // an operation added it: it is up from now
-    p.power = Power::kUp;
-    p.up_since = world.now();
-    ++p.generation;
-  }
-  if (state_.node_jobs()[n] == 0) p.idle_since = world.now();
+void ScalingController::on_node_changed(NodeIndex n, NodeCondition before, NodeCondition after) {
+  (void)before;
+  if (after != NodeCondition::kNone) return;
+  // Back in service: its idle window starts now.
+  PoolNode* p = pool_node(n);
+  if (p != nullptr && state_.node_jobs()[n] == 0) p->idle_since = world_.now();
 }
 
-void Autoscaler::on_job_start(JobIndex job) {
+void ScalingController::on_job_started(JobIndex job) {
   for (const NodeAllocation& a : state_.allocation(job)) {
-    const std::int32_t pi = pool_index_[a.node];
-    if (pi >= 0) nodes_[static_cast<std::size_t>(pi)].idle_since = kNever;
+    PoolNode* p = pool_node(a.node);
+    if (p == nullptr) continue;
+    // Power saving: a job given POWERED_DOWN nodes waits CONFIGURING for them; they resume for it.
+    if (config_.slurm_power_save && state_.node_condition(a.node) == NodeCondition::kPoweredDown)
+      request_resume(a.node, job);
   }
-}
-
-void Autoscaler::on_job_released(SimWorld& world, JobIndex job) {
   for (const NodeAllocation& a : state_.allocation(job)) {
-    const std::int32_t pi = pool_index_[a.node];
-    if (pi >= 0 && state_.node_jobs()[a.node] == 0) nodes_[static_cast<std::size_t>(pi)].idle_since = world.now();
+    PoolNode* p = pool_node(a.node);
+    if (p != nullptr) p->idle_since = kNever;
   }
 }
 
-double Autoscaler::pool_node_seconds(SimTime horizon) const {
+void ScalingController::on_job_released(JobIndex job) {
+  for (const NodeAllocation& a : state_.allocation(job)) {
+    PoolNode* p = pool_node(a.node);
+    if (p != nullptr && state_.node_jobs()[a.node] == 0) p->idle_since = world_.now();
+  }
+}
+
+double ScalingController::pool_node_seconds(SimTime horizon) const {
   double total = node_seconds_;
   for (const PoolNode& p : nodes_) {
     if (exists(p) && p.up_since < horizon) total += to_seconds_f(horizon - p.up_since);

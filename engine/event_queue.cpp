@@ -1,5 +1,5 @@
 // Binary heap with hand-written sift operations: no std::function, no per-event allocation.
-#include "sim/engine/event_queue.hpp"
+#include "engine/event_queue.hpp"
 
 #include <cassert>
 #include <utility>

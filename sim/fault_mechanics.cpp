@@ -1,4 +1,4 @@
-#include "sim/node_lifecycle.hpp"
+#include "sim/fault_mechanics.hpp"
 
 #include <algorithm>
 #include <cassert>
@@ -89,7 +89,7 @@ int severity(FaultEffect e) {
 
 }  // namespace
 
-NodeLifecycle::NodeLifecycle(const FaultsConfig& config, const ClusterState& state, std::uint64_t seed)
+FaultMechanics::FaultMechanics(const FaultsConfig& config, const ClusterState& state, std::uint64_t seed)
     : config_(config),
       state_(state),
       detection_(config.detection),
@@ -110,29 +110,29 @@ NodeLifecycle::NodeLifecycle(const FaultsConfig& config, const ClusterState& sta
   log_.nodes = static_cast<std::uint32_t>(state.node_count());
 }
 
-void NodeLifecycle::start(SimWorld& world) {
+void FaultMechanics::start(SimWorld& world) {
   detection_.slurm.slurmctld_start = -from_seconds(world.slurm_parameters().phase_s);
   for (std::size_t i = 0; i < config_.inject.size(); ++i)
-    world.push_lifecycle(from_seconds_f(config_.inject[i].time_s), target(kInjected, i), 0);
+    world.push_fault(from_seconds_f(config_.inject[i].time_s), target(kInjected, i), 0);
   arm_next_random(world);
 }
 
-void NodeLifecycle::arm_next_random(SimWorld& world) {
+void FaultMechanics::arm_next_random(SimWorld& world) {
   if (!process_) return;
   next_fault_ = process_->next();
   ++next_generation_;  // an event armed for an earlier draw is stale
   if (next_fault_)
-    world.push_lifecycle(std::max(next_fault_->time, world.now()), target(kNextFault, 0), next_generation_);
+    world.push_fault(std::max(next_fault_->time, world.now()), target(kNextFault, 0), next_generation_);
 }
 
-void NodeLifecycle::renew_clock(SimWorld& world, const FaultEvent& event) {
+void FaultMechanics::renew_clock(SimWorld& world, const FaultEvent& event) {
   process_->renew(event, world.now());
   // The renewed clock may come due before the fault already drawn (or be the only one left): draw again.
   if (next_fault_) process_->unget(*next_fault_);
   arm_next_random(world);
 }
 
-void NodeLifecycle::on_event(SimWorld& world, std::uint64_t tgt, std::uint32_t generation) {
+void FaultMechanics::on_event(SimWorld& world, std::uint64_t tgt, std::uint32_t generation) {
   const auto kind = static_cast<Kind>(tgt >> 56);
   const std::uint64_t index = tgt & ((1ULL << 56) - 1);
   switch (kind) {
@@ -183,15 +183,12 @@ void NodeLifecycle::on_event(SimWorld& world, std::uint64_t tgt, std::uint32_t g
     case kInterrupt:
       interrupt(world, static_cast<JobIndex>(index));
       break;
-    case kReturn:
-      if (nodes_[index].generation == generation) node_returns(world, static_cast<NodeIndex>(index));
-      break;
   }
 }
 
 // A component out of service does not age: the Weibull clock of a fault that took its node(s) out restarts when
 // they return, not at the fault (a fault the node survives renews at once, as next() does by default).
-void NodeLifecycle::hold_clock(const FaultEvent& event, std::uint32_t fault, std::span<const std::uint32_t> nodes) {
+void FaultMechanics::hold_clock(const FaultEvent& event, std::uint32_t fault, std::span<const std::uint32_t> nodes) {
   if (config_.process.distribution != InterFailure::kWeibull) return;
   if (fault != kNoFault && fault_nodes_out_[fault] > 0) {
     process_->hold(event);
@@ -206,13 +203,13 @@ void NodeLifecycle::hold_clock(const FaultEvent& event, std::uint32_t fault, std
   }
 }
 
-std::uint32_t NodeLifecycle::strike(SimWorld& world, FaultRecord record, std::span<const std::uint32_t> nodes) {
+std::uint32_t FaultMechanics::strike(SimWorld& world, FaultRecord record, std::span<const std::uint32_t> nodes) {
   const auto fault = static_cast<std::uint32_t>(log_.faults.size());
   const SimTime now = world.now();
   // Nodes being repaired, or cloud nodes that do not exist (powered down, booting, being removed), are out.
   const auto out = [&](std::uint32_t n) {
-    const NodeCondition c = world.node_condition(n);
-    return nodes_[n].phase == Phase::kRecovering || nodes_[n].phase == Phase::kAwaitingAdmin ||
+    const NodeCondition c = world.state().node_condition(n);
+    return nodes_[n].phase == Phase::kRecovering || nodes_[n].phase == Phase::kRecovered ||
            !state_.config().nodes[n].available || c == NodeCondition::kPoweredDown || c == NodeCondition::kPoweringUp ||
            c == NodeCondition::kPoweringDown;
   };
@@ -246,10 +243,13 @@ std::uint32_t NodeLifecycle::strike(SimWorld& world, FaultRecord record, std::sp
       if (h.by_people) d = Detection{now + from_seconds_f(config_.repair.undetected_found_s), DetectedBy::kNotDetected};
       h.detect_at = d.time;
       h.by = d.by;
-      world.push_lifecycle(d.time, target(kDetect, n), ++h.generation);
-      world.note_node_return(d.time);
+      world.push_fault(d.time, target(kDetect, n), ++h.generation);
+      world.expect_node_return(d.time);
     } else {
-      if (severity(r.effect) > severity(h.effect)) h.effect = r.effect;  // it recovers by the worse action
+      if (severity(r.effect) > severity(h.effect)) {
+        h.effect = r.effect;  // it recovers by the worse action
+        if (h.phase == Phase::kDetected) report(world, n, true);
+      }
       if (h.phase == Phase::kLatent) {
         // A second fault the checks see sooner (an Xid on a silently degraded node) is found sooner.
         const Detection d = detect_node_fault(detection_, n, now, r.symptom);
@@ -258,8 +258,8 @@ std::uint32_t NodeLifecycle::strike(SimWorld& world, FaultRecord record, std::sp
           h.by = d.by;
           h.by_people = false;
           h.symptom = r.symptom;
-          world.push_lifecycle(d.time, target(kDetect, n), ++h.generation);
-          world.note_node_return(d.time);
+          world.push_fault(d.time, target(kDetect, n), ++h.generation);
+          world.expect_node_return(d.time);
         }
       }
     }
@@ -267,7 +267,7 @@ std::uint32_t NodeLifecycle::strike(SimWorld& world, FaultRecord record, std::sp
   return fault;
 }
 
-void NodeLifecycle::hit_jobs_on(SimWorld& world, NodeIndex node, SimTime fault_time, Symptom symptom,
+void FaultMechanics::hit_jobs_on(SimWorld& world, NodeIndex node, SimTime fault_time, Symptom symptom,
                                 std::uint32_t fault) {
   const bool stalls = job_impact(symptom) == JobImpact::kStallsUntilKilled;
   for (JobIndex j : world.jobs_on(node)) {
@@ -277,7 +277,7 @@ void NodeLifecycle::hit_jobs_on(SimWorld& world, NodeIndex node, SimTime fault_t
   }
 }
 
-void NodeLifecycle::arm_interrupt(SimWorld& world, JobIndex job, Detection when, std::uint32_t fault,
+void FaultMechanics::arm_interrupt(SimWorld& world, JobIndex job, Detection when, std::uint32_t fault,
                                   SimTime progress_until, bool black_hole) {
   PendingInterrupt& p = interrupts_[job];
   const std::uint32_t run = state_.job(job).restarts;
@@ -292,10 +292,10 @@ void NodeLifecycle::arm_interrupt(SimWorld& world, JobIndex job, Detection when,
   p.fault = fault;
   p.by = when.by;
   p.run = run;
-  world.push_lifecycle(p.time, target(kInterrupt, job), 0);
+  world.push_fault(p.time, target(kInterrupt, job), 0);
 }
 
-RunCheckpointing NodeLifecycle::plan_for(JobIndex job) {
+RunCheckpointing FaultMechanics::plan_for(JobIndex job) {
   const JobSpec& spec = state_.spec(job);
   const auto alloc = state_.allocation(job);
   const std::uint32_t gpus = state_.allocated_gpus(job);
@@ -355,14 +355,15 @@ RunCheckpointing NodeLifecycle::plan_for(JobIndex job) {
   return plan;
 }
 
-RunCheckpointing NodeLifecycle::on_job_start(SimWorld& world, JobIndex job) {
+RunCheckpointing FaultMechanics::on_job_start(SimWorld& world, JobIndex job) {
   run_plan_[job] = plan_for(job);
   interrupts_[job].time = kNever;
   for (const NodeAllocation& a : state_.allocation(job)) {
     NodeHealth& h = nodes_[a.node];
-    // kDrained: a CONFIGURING job begins on a node drained for a fault while it waited (DRAIN keeps allocated jobs).
-    if (h.phase != Phase::kLatent && h.phase != Phase::kDrained) continue;
-    const bool noticed = h.phase == Phase::kDrained;
+    // kDetected: a CONFIGURING job begins on a node drained for a fault while it waited (DRAIN keeps allocated
+    // jobs).
+    if (h.phase != Phase::kLatent && h.phase != Phase::kDetected) continue;
+    const bool noticed = h.phase == Phase::kDetected;
     if (config_.prolog_check && program_detects(detection_.program, h.symptom)) {
       // The Prolog's health check fails: Slurm drains the node and requeues the job, which never ran. Both happen
       // in events at this instant, after the start in progress.
@@ -370,7 +371,7 @@ RunCheckpointing NodeLifecycle::on_job_start(SimWorld& world, JobIndex job) {
         h.by = DetectedBy::kProlog;
         h.by_people = false;
         h.detect_at = world.now();
-        world.push_lifecycle(world.now(), target(kDetect, a.node), ++h.generation);
+        world.push_fault(world.now(), target(kDetect, a.node), ++h.generation);
       }
       arm_interrupt(world, job, Detection{world.now(), DetectedBy::kProlog}, h.fault, world.now(), false);
       continue;
@@ -383,7 +384,7 @@ RunCheckpointing NodeLifecycle::on_job_start(SimWorld& world, JobIndex job) {
   return run_plan_[job];
 }
 
-RunSplit NodeLifecycle::account_run(ClusterState& state, JobIndex job, double elapsed_s, bool completed) {
+RunSplit FaultMechanics::account_run(ClusterState& state, JobIndex job, double elapsed_s, bool completed) {
   JobRuntime& rt = state.job_mut(job);
   const RunCheckpointing& plan = run_plan_[job];
   const double work = std::max(0.0, static_cast<double>(state.spec(job).run_time_s) - rt.work_saved_s);
@@ -395,7 +396,7 @@ RunSplit NodeLifecycle::account_run(ClusterState& state, JobIndex job, double el
   return split;
 }
 
-void NodeLifecycle::interrupt(SimWorld& world, JobIndex job) {
+void FaultMechanics::interrupt(SimWorld& world, JobIndex job) {
   PendingInterrupt& p = interrupts_[job];
   const JobRuntime& rt = state_.job(job);
   if (rt.state != JobState::kRunning || p.time != world.now() || p.run != rt.restarts) return;  // stale
@@ -423,9 +424,10 @@ void NodeLifecycle::interrupt(SimWorld& world, JobIndex job) {
   log_.interruptions.push_back(rec);
 }
 
-void NodeLifecycle::kill_jobs_on(SimWorld& world, NodeIndex node, DetectedBy by) {
+void FaultMechanics::kill_jobs_on(SimWorld& world, NodeIndex node, DetectedBy by) {
   const auto on_node = world.jobs_on(node);
   const std::vector<JobIndex> jobs(on_node.begin(), on_node.end());  // ending a job edits the list
+  if (jobs.empty()) return;
   const NodeHealth& h = nodes_[node];
   const bool stalls = job_impact(h.symptom) == JobImpact::kStallsUntilKilled;
   const SimTime fault_time = log_.faults[h.fault].time;
@@ -443,12 +445,12 @@ void NodeLifecycle::kill_jobs_on(SimWorld& world, NodeIndex node, DetectedBy by)
   }
 }
 
-void NodeLifecycle::detect(SimWorld& world, NodeIndex node) {
+void FaultMechanics::detect(SimWorld& world, NodeIndex node) {
   NodeHealth& h = nodes_[node];
   if (h.phase != Phase::kLatent) return;
-  const NodeCondition power = world.node_condition(node);
+  const NodeCondition power = world.state().node_condition(node);
   if (power == NodeCondition::kPoweredDown || power == NodeCondition::kPoweringDown) {
-    clear_fault(world, node);  // the autoscaler is deleting the cloud node: the fault goes with it
+    clear_fault(world, node);  // the cloud node is being deleted: the fault goes with it
     return;
   }
   const HealthCheckNodeState& filter = detection_.slurm.health_check_node_state;
@@ -462,8 +464,8 @@ void NodeLifecycle::detect(SimWorld& world, NodeIndex node) {
       if (next.time != kNever) {
         h.detect_at = next.time;
         h.by = next.by;
-        world.push_lifecycle(next.time, target(kDetect, n), ++h.generation);
-        world.note_node_return(next.time);
+        world.push_fault(next.time, target(kDetect, n), ++h.generation);
+        world.expect_node_return(next.time);
         return;
       }
     }
@@ -474,42 +476,41 @@ void NodeLifecycle::detect(SimWorld& world, NodeIndex node) {
     f.detected_by = h.by;
     f.found_by_people = h.by_people;
   }
-  h.phase = Phase::kDrained;
+  h.phase = Phase::kDetected;
   h.out_since = world.now();
-  h.down = h.symptom == Symptom::kHostDown || h.by == DetectedBy::kSlurmdTimeout;
-  world.set_node_condition(node, h.down ? NodeCondition::kDown : drain_condition(h.effect));
-  // Slurm kills (or requeues) the jobs of a DOWN node; Meta-style handling removes them from a drained one too.
-  if (h.down) {
-    kill_jobs_on(world, node, DetectedBy::kSlurmdTimeout);
-  } else if (detection_.requeue_on_detection || h.by_people) {
-    kill_jobs_on(world, node, h.by);
-  }
-  if (h.phase == Phase::kDrained && state_.node_jobs()[node] == 0) start_recovery(world, node);
+  // slurmctld sets a node that stops answering DOWN itself, which ends its jobs (kill_running_job_by_node_ptr).
+  const bool not_responding = h.symptom == Symptom::kHostDown || h.by == DetectedBy::kSlurmdTimeout;
+  if (not_responding) world.down_node(node, InterruptionCause::kFault, "Not responding");
+  report(world, node, false);
 }
 
-NodeCondition NodeLifecycle::drain_condition(FaultEffect effect) const {
-  return config_.repair.fail_state && effect == FaultEffect::kRepairNode ? NodeCondition::kFail : NodeCondition::kDrain;
+void FaultMechanics::report(SimWorld& world, NodeIndex node, bool again) {
+  const NodeHealth& h = nodes_[node];
+  const FaultRecord& f = log_.faults[h.fault];
+  HealthEvent event;
+  event.node = node;
+  event.by = h.by;
+  event.found_by_people = h.by_people;
+  event.not_responding = h.symptom == Symptom::kHostDown || h.by == DetectedBy::kSlurmdTimeout;
+  event.again = again;
+  event.xid = f.xid;
+  event.gpu = f.node == node ? f.gpu : UINT32_MAX;
+  event.symptom = h.symptom;
+  event.needs = h.effect;
+  world.report_health(event);
 }
 
-void NodeLifecycle::detect_now(SimWorld& world, NodeIndex node, DetectedBy by) {
+void FaultMechanics::epilog_check(SimWorld& world, NodeIndex node) {
   NodeHealth& h = nodes_[node];
-  h.by = by;
+  // A health check in the Epilog (a common site setup, gpu-domain.md 3.2) sees the fault before the node takes
+  // its next job: no black hole. The epilog's run time is in epilog_s.
+  if (!config_.epilog_check || h.phase != Phase::kLatent || !program_detects(detection_.program, h.symptom)) return;
+  h.by = DetectedBy::kEpilog;
   h.by_people = false;
   detect(world, node);
 }
 
-void NodeLifecycle::on_job_released(SimWorld& world, JobIndex job) {
-  for (const NodeAllocation& a : state_.allocation(job)) {
-    NodeHealth& h = nodes_[a.node];
-    // A health check in the Epilog (a common site setup, gpu-domain.md 3.2) sees the fault before the node takes
-    // its next job: no black hole. The epilog's run time is in epilog_s.
-    if (config_.epilog_check && h.phase == Phase::kLatent && program_detects(detection_.program, h.symptom))
-      detect_now(world, a.node, DetectedBy::kEpilog);
-    if (h.phase == Phase::kDrained && state_.node_jobs()[a.node] == 0) start_recovery(world, a.node);
-  }
-}
-
-double NodeLifecycle::repair_time_s(std::uint32_t fault) {
+double FaultMechanics::repair_time_s(std::uint32_t fault) {
   double& drawn = fault_repair_s_[fault];
   if (drawn >= 0) return drawn;
   const RepairTimes& r = config_.repair;
@@ -532,29 +533,26 @@ double NodeLifecycle::repair_time_s(std::uint32_t fault) {
   return drawn;
 }
 
-void NodeLifecycle::start_recovery(SimWorld& world, NodeIndex node) {
+double FaultMechanics::begin_recovery(NodeIndex node, FaultEffect action) {
   NodeHealth& h = nodes_[node];
   h.phase = Phase::kRecovering;
-  // A node's recovery takes its own fault's action; the worse of two faults wins (strike escalates h.effect).
-  double seconds = 0;
-  if (h.effect == log_.faults[h.fault].effect) {
-    seconds = repair_time_s(h.fault);
-  } else {
-    seconds = h.effect == FaultEffect::kRebootNode ? config_.repair.reboot_s
-              : h.effect == FaultEffect::kResetGpu ? config_.repair.gpu_reset_s
-                                                   : repair_time_s(h.fault);
-  }
-  if (h.effect == FaultEffect::kRebootNode) {
-    world.set_node_condition(node, NodeCondition::kRebooting);
-  } else if (h.effect == FaultEffect::kRepairNode) {
-    world.set_node_condition(node, config_.repair.fail_state ? NodeCondition::kFail : NodeCondition::kDown);
-  }
-  const SimTime back = world.now() + from_seconds_f(seconds);
-  world.push_lifecycle(back, target(kReturn, node), ++h.generation);
-  world.note_node_return(back);
+  // A recovery by the fault's own action takes the fault's time; another action (the worse of two faults) its own.
+  if (action == log_.faults[h.fault].effect) return repair_time_s(h.fault);
+  return action == FaultEffect::kRebootNode ? config_.repair.reboot_s
+         : action == FaultEffect::kResetGpu ? config_.repair.gpu_reset_s
+                                            : repair_time_s(h.fault);
 }
 
-void NodeLifecycle::clear_fault(SimWorld& world, NodeIndex node) {
+void FaultMechanics::end_recovery(NodeIndex node) {
+  if (nodes_[node].phase == Phase::kRecovering) nodes_[node].phase = Phase::kRecovered;
+}
+
+void FaultMechanics::on_resumed(SimWorld& world, NodeIndex node) {
+  const Phase phase = nodes_[node].phase;
+  if (phase == Phase::kRecovering || phase == Phase::kRecovered) clear_fault(world, node);
+}
+
+void FaultMechanics::clear_fault(SimWorld& world, NodeIndex node) {
   NodeHealth& h = nodes_[node];
   if (h.out_since != kNever) log_.node_out_s += to_seconds_f(world.now() - h.out_since);
   if (--fault_nodes_out_[h.fault] == 0) {
@@ -571,41 +569,21 @@ void NodeLifecycle::clear_fault(SimWorld& world, NodeIndex node) {
   h = NodeHealth{.generation = h.generation + 1};  // healthy again; pending events of the old fault are stale
 }
 
-void NodeLifecycle::node_returns(SimWorld& world, NodeIndex node) {
-  NodeHealth& h = nodes_[node];
-  const NodeCondition c = world.node_condition(node);
-  const bool removed = c != NodeCondition::kDrain && c != NodeCondition::kDown && c != NodeCondition::kRebooting &&
-                       c != NodeCondition::kFail;  // powered down or deleted meanwhile: it stays so
-  // ReturnToService=0: a node that went DOWN for not responding registers again but stays DOWN until an admin
-  // resumes it. A repair includes the admin's resume.
-  if (!removed && h.phase == Phase::kRecovering && h.down && config_.return_to_service == 0 &&
-      h.effect != FaultEffect::kRepairNode && config_.repair.admin_resume_s > 0) {
-    h.phase = Phase::kAwaitingAdmin;
-    world.set_node_condition(node, NodeCondition::kDown);
-    const SimTime back = world.now() + from_seconds_f(config_.repair.admin_resume_s);
-    world.push_lifecycle(back, target(kReturn, node), ++h.generation);
-    world.note_node_return(back);
-    return;
-  }
-  clear_fault(world, node);
-  if (!removed) world.set_node_condition(node, NodeCondition::kNone);
-}
-
-SimTime NodeLifecycle::stalled_until(JobIndex job, SimTime now) const {
+SimTime FaultMechanics::stalled_until(JobIndex job, SimTime now) const {
   const PendingInterrupt& p = interrupts_[job];
   if (p.time == kNever || p.run != state_.job(job).restarts || p.progress_until > now) return kNever;
   return p.time;
 }
 
-void NodeLifecycle::on_node_removed(SimWorld& world, NodeIndex n) {
+void FaultMechanics::on_node_removed(SimWorld& world, NodeIndex n) {
   const Phase phase = nodes_[n].phase;
-  if (phase == Phase::kLatent || phase == Phase::kDrained || phase == Phase::kAwaitingAdmin) clear_fault(world, n);
+  if (phase == Phase::kLatent || phase == Phase::kDetected || phase == Phase::kRecovered) clear_fault(world, n);
 }
 
-void NodeLifecycle::finish(SimTime horizon) {
+void FaultMechanics::finish(SimTime horizon) {
   log_.horizon = horizon;
   for (const NodeHealth& h : nodes_) {
-    if ((h.phase == Phase::kDrained || h.phase == Phase::kRecovering || h.phase == Phase::kAwaitingAdmin) &&
+    if ((h.phase == Phase::kDetected || h.phase == Phase::kRecovering || h.phase == Phase::kRecovered) &&
         h.out_since < horizon)
       log_.node_out_s += to_seconds_f(horizon - h.out_since);
   }

@@ -1,20 +1,22 @@
-// NodeLifecycle: faults, detection, drain and repair of nodes during a run, and what they do to jobs, wired
-// from the faults/ library into SimWorld (gpu-domain.md 0-3; slurm-semantics.md 4).
+// FaultMechanics: what faults do in the simulated cluster, and when someone notices them (gpu-domain.md 0-3;
+// slurm-semantics.md 4): the world's side of the node lifecycle. What to do about a noticed fault (drain, reboot,
+// repair, resume) is the health controller's decision (control/health_controller), told through HealthEvents.
 //
 // - Faults come from the scenario's profile through one lazy FaultProcess (one pending event at a time, however
 //   many nodes) and from /faults/inject.
-// - Detection is closed form (faults/health_check.hpp): a fault's node is drained (or set DOWN for a dead host)
-//   at the first health check, active check or SlurmdTimeout round that sees it. No event runs per node per
-//   check tick: a fault costs a handful of events whatever the cluster size and check interval.
 // - A running job on the struck node crashes at once (XID that kills its processes), stalls until the NCCL
 //   watchdog or the node's DOWN kills it, or keeps running (degraded, silent). Jobs started on a node whose
-//   fault is not detected yet meet the same fate (black-hole nodes). Runs ended by a node going DOWN end
+//   fault nobody has noticed yet meet the same fate (black-hole nodes). Runs ended by a node going DOWN end
 //   NODE_FAIL and are requeued by Slurm's rule (--requeue / JobRequeue); crashed runs end FAILED and are
 //   restarted if the scenario says the job's wrapper restarts them.
-// - A drained node takes no new jobs; once its jobs are gone (DRAINED) its recovery runs: GPU reset, reboot, or
-//   repair (automated, escalating to manual), then it returns to service (after an admin, for a node that was DOWN
-//   for not responding under ReturnToService=0). Nodes out for repair may be set FAIL instead of DRAIN.
+// - Detection is closed form (faults/health_check.hpp): the first health check, active check or SlurmdTimeout
+//   round that sees the fault reports it to the controllers. No event runs per node per check tick: a fault costs
+//   a handful of events whatever the cluster size and check interval. A node that stops answering is set DOWN by
+//   slurmctld itself, which ends its jobs; people find a fault no check sees after `undetected_found_s`.
 // - A Prolog or Epilog that runs HealthCheckProgram finds a fault when a job starts or leaves the node.
+// - Recoveries take their time: a GPU reset and a reboot their configured seconds, a repair an automated repair
+//   time, escalating to a manual one (stream "faults/repair"). The fault is gone once the node is back in service
+//   (or deleted).
 // - Checkpointing jobs keep their work up to their last completed checkpoint and pay a restart overhead.
 #pragma once
 
@@ -24,11 +26,12 @@
 #include <vector>
 
 #include "faults/fault_process.hpp"
+#include "world/controller.hpp"
 #include "model/cluster_state.hpp"
 #include "model/fault_log.hpp"
 #include "model/faults_config.hpp"
 #include "model/run_observer.hpp"
-#include "sim/engine/rng.hpp"
+#include "engine/rng.hpp"
 
 namespace gputwin {
 
@@ -57,26 +60,43 @@ double run_length_s(const RunCheckpointing& plan, double work_s);
 /// when it ran to its end.
 RunSplit split_run(const RunCheckpointing& plan, double work_s, double elapsed_s, bool completed);
 
-/// The node lifecycle of one run (see the file comment).
-class NodeLifecycle {
+/// The fault mechanics of one run (see the file comment).
+class FaultMechanics {
  public:
-  /// Lifecycle of `state`'s cluster per `config`; `seed` is the scenario's (streams "faults/...").
-  NodeLifecycle(const FaultsConfig& config, const ClusterState& state, std::uint64_t seed);
+  /// Mechanics of `state`'s cluster per `config`; `seed` is the scenario's (streams "faults/...").
+  FaultMechanics(const FaultsConfig& config, const ClusterState& state, std::uint64_t seed);
 
   /// Arms the first fault events (called by SimWorld::run before the first event).
   void start(SimWorld& world);
-  /// A lifecycle event fired (target and generation as pushed).
+  /// A fault event fired (target and generation as pushed).
   void on_event(SimWorld& world, std::uint64_t target, std::uint32_t generation);
   /// A job is starting on its allocation: returns its checkpointing for this run and arms the interrupts of
-  /// nodes with undetected faults.
+  /// nodes with faults (a failing Prolog check reports the node).
   RunCheckpointing on_job_start(SimWorld& world, JobIndex job);
-  /// A job's resources were released: drained nodes it left may start their recovery.
-  void on_job_released(SimWorld& world, JobIndex job);
+  /// The Epilog of a job that left `node` runs HealthCheckProgram (with epilog_check): a fault it sees is reported.
+  void epilog_check(SimWorld& world, NodeIndex node);
   /// When a stalled job's interrupt comes (kNever if the job is not stalled at `now`): a stalled job does not
   /// finish its work, whatever its planned end says.
   [[nodiscard]] SimTime stalled_until(JobIndex job, SimTime now) const;
-  /// Node `n` was deleted (powered down): a fault nobody noticed goes with it.
+  /// Node `n` was deleted or powered down: a fault on it that is not being recovered goes with it.
   void on_node_removed(SimWorld& world, NodeIndex n);
+  /// True if node `n` has a fault the controllers were told of (until it is back in service).
+  [[nodiscard]] bool reported(NodeIndex n) const {
+    return nodes_[n].phase != Phase::kUp && nodes_[n].phase != Phase::kLatent;
+  }
+  /// True if node `n` has a fault (noticed or not).
+  [[nodiscard]] bool faulty(NodeIndex n) const { return nodes_[n].phase != Phase::kUp; }
+  /// Ends the runs of the jobs on `node` for its fault, as stopped `by` (a DOWN node: kSlurmdTimeout).
+  void kill_jobs_on(SimWorld& world, NodeIndex node, DetectedBy by);
+  /// What noticed node `n`'s fault.
+  [[nodiscard]] DetectedBy reported_by(NodeIndex n) const { return nodes_[n].by; }
+  /// Seconds the recovery `action` (reset, reboot, repair) of node `n` takes (a repair time is drawn once per
+  /// fault); the node is out of service from now on.
+  double begin_recovery(NodeIndex n, FaultEffect action);
+  /// Node `n`'s recovery ended (it waits to be resumed).
+  void end_recovery(NodeIndex n);
+  /// Node `n` is back in service: the fault it recovered from is gone.
+  void on_resumed(SimWorld& world, NodeIndex n);
   /// The checkpointing of the job's current run (as on_job_start returned it).
   [[nodiscard]] const RunCheckpointing& checkpointing(JobIndex job) const { return run_plan_[job]; }
   /// Records the split of a run that ended (any reason) in the job's runtime; returns it.
@@ -88,9 +108,10 @@ class NodeLifecycle {
   void finish(SimTime horizon);
 
  private:
-  // kAwaitingAdmin: recovered but left DOWN by ReturnToService=0 until an admin resumes it.
-  enum class Phase : std::uint8_t { kUp, kLatent, kDrained, kRecovering, kAwaitingAdmin };
-  enum Kind : std::uint64_t { kNextFault = 1, kInjected = 2, kDetect = 3, kInterrupt = 4, kReturn = 5 };
+  // kLatent: nobody noticed the fault yet; kDetected: reported to the controllers; kRecovering: its recovery runs;
+  // kRecovered: recovered, not yet back in service.
+  enum class Phase : std::uint8_t { kUp, kLatent, kDetected, kRecovering, kRecovered };
+  enum Kind : std::uint64_t { kNextFault = 1, kInjected = 2, kDetect = 3, kInterrupt = 4 };
   struct NodeHealth {
     Phase phase = Phase::kUp;
     FaultEffect effect = FaultEffect::kNone;
@@ -99,7 +120,6 @@ class NodeLifecycle {
     SimTime detect_at = kNever;
     DetectedBy by = DetectedBy::kNotDetected;
     bool by_people = false;
-    bool down = false;  // DOWN rather than DRAIN
     SimTime out_since = kNever;
     std::uint32_t generation = 0;
   };
@@ -124,13 +144,9 @@ class NodeLifecycle {
   void arm_interrupt(SimWorld& world, JobIndex job, Detection when, std::uint32_t fault, SimTime progress_until,
                      bool black_hole);
   void detect(SimWorld& world, NodeIndex node);
-  void detect_now(SimWorld& world, NodeIndex node, DetectedBy by);
-  NodeCondition drain_condition(FaultEffect effect) const;
-  void start_recovery(SimWorld& world, NodeIndex node);
-  void node_returns(SimWorld& world, NodeIndex node);
+  void report(SimWorld& world, NodeIndex node, bool again);
   void clear_fault(SimWorld& world, NodeIndex node);
   void interrupt(SimWorld& world, JobIndex job);
-  void kill_jobs_on(SimWorld& world, NodeIndex node, DetectedBy by);
   double repair_time_s(std::uint32_t fault);
   RunCheckpointing plan_for(JobIndex job);
 
