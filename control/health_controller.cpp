@@ -1,11 +1,18 @@
 #include "control/health_controller.hpp"
 
+#include <algorithm>
+#include <cmath>
+
+#include "faults/xid_catalogue.hpp"
+
 namespace gputwin {
 
 namespace {
 
 // How much worse a recovery is (the enum lists them from none to a repair).
 int severity(FaultEffect e) { return static_cast<int>(e); }
+
+FaultEffect worse(FaultEffect a, FaultEffect b) { return severity(a) >= severity(b) ? a : b; }
 
 }  // namespace
 
@@ -23,37 +30,104 @@ std::string health_reason(const HealthEvent& event) {
 }
 
 HealthController::HealthController(const FaultsConfig& config, World& world)
-    : config_(config), world_(world), nodes_(world.state().node_count()) {}
+    : config_(config),
+      world_(world),
+      nodes_(world.state().node_count()),
+      last_xid_(world.state().node_count(), 0),
+      last_xid_at_(world.state().node_count(), kNever) {
+  const HealthPolicy& h = config.health;
+  const auto node_count = static_cast<std::uint32_t>(world.state().node_count());
+  limit_ = h.max_nodes_out;
+  if (h.max_nodes_out_pct > 0) {
+    // At least one node, or a small cluster's percentage would hold every fault in service.
+    const auto by_pct =
+        std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::floor(h.max_nodes_out_pct * node_count / 100.0)));
+    limit_ = limit_ == 0 ? by_pct : std::min(limit_, by_pct);
+  }
+  if (h.reboots_before_repair > 0) recoveries_.resize(node_count);
+}
+
+std::vector<NodeIndex> HealthController::deferred() const {
+  std::vector<NodeIndex> nodes;
+  for (NodeIndex n : deferred_) {
+    if (nodes_[n].phase == Phase::kDeferred) nodes.push_back(n);
+  }
+  return nodes;
+}
+
+FaultEffect HealthController::escalate_recurring_xid(const HealthEvent& event) {
+  if (event.xid == 0) return event.needs;
+  const NodeIndex n = event.node;
+  const bool recurs = config_.health.xid_recurrence_s > 0 && last_xid_[n] == event.xid &&
+                      last_xid_at_[n] != kNever &&
+                      world_.now() - last_xid_at_[n] <= from_seconds_f(config_.health.xid_recurrence_s);
+  last_xid_[n] = event.xid;
+  last_xid_at_[n] = world_.now();
+  if (!recurs) return event.needs;
+  const XidInfo* info = find_xid(event.xid);
+  if (info == nullptr || severity(info->escalated_effect) <= severity(event.needs)) return event.needs;
+  ++escalations_;
+  return info->escalated_effect;
+}
 
 void HealthController::on_health_event(const HealthEvent& event) {
   const NodeIndex n = event.node;
   NodeCare& care = nodes_[n];
   if (care.phase != Phase::kHealthy) {
     // A further fault before the recovery: the node recovers by the worse action.
-    if (severity(event.needs) > severity(care.needs)) care.needs = event.needs;
+    care.needs = worse(care.needs, event.needs);
     return;
   }
-  care.phase = Phase::kOut;
-  care.needs = event.needs;
+  care.needs = escalate_recurring_xid(event);
   care.not_responding = event.not_responding;
+  care.found_by_people = event.found_by_people;
   care.reason = health_reason(event);
-  if (!care.not_responding) {  // slurmctld set a node that stopped responding DOWN itself
+  // slurmctld set a node that stopped responding DOWN itself: it is out whatever the limit says.
+  if (!care.not_responding && limit_ > 0 && out_ >= limit_) {
+    care.phase = Phase::kDeferred;
+    deferred_.push_back(n);
+    ++deferrals_;
+    return;
+  }
+  // An Epilog's finding is acted on once the job's release is complete (on_job_released), as the release's last step.
+  take_out(n, event.by == DetectedBy::kEpilog);
+}
+
+void HealthController::take_out(NodeIndex n, bool from_epilog) {
+  NodeCare& care = nodes_[n];
+  care.phase = Phase::kOut;
+  ++out_;
+  if (!care.not_responding) {
     if (config_.repair.fail_state && care.needs == FaultEffect::kRepairNode) {
       world_.fail_node(n, care.reason);
     } else {
       world_.drain_node(n, care.reason);
     }
-    if (config_.requeue_on_detection || event.found_by_people)
+    if (config_.requeue_on_detection || care.found_by_people)
       world_.requeue_jobs_on(n, InterruptionCause::kFault, care.reason);
   }
-  // An Epilog's finding is acted on once the job's release is complete (on_job_released), as the release's last step.
-  if (event.by != DetectedBy::kEpilog && care.phase == Phase::kOut && world_.state().node_jobs()[n] == 0)
-    start_recovery(n);
+  if (!from_epilog && care.phase == Phase::kOut && world_.state().node_jobs()[n] == 0) start_recovery(n);
 }
 
 void HealthController::start_recovery(NodeIndex n) {
   NodeCare& care = nodes_[n];
   care.phase = Phase::kRecovering;
+  const HealthPolicy& policy = config_.health;
+  if (policy.reboots_before_repair > 0 &&
+      (care.needs == FaultEffect::kResetGpu || care.needs == FaultEffect::kRebootNode)) {
+    // A lemon: its N-th reset or reboot within the window sends it to repair instead.
+    std::vector<SimTime>& past = recoveries_[n];
+    const SimTime since = world_.now() - from_seconds_f(policy.reboot_window_s);
+    std::erase_if(past, [since](SimTime t) { return t < since; });
+    if (past.size() + 1 >= policy.reboots_before_repair) {
+      care.needs = FaultEffect::kRepairNode;
+      care.reason += " (repeated reboots)";
+      past.clear();
+      ++escalations_;
+    } else {
+      past.push_back(world_.now());
+    }
+  }
   switch (care.needs) {
     case FaultEffect::kRebootNode:
       world_.reboot_node(n, care.reason, RebootOptions{});
@@ -72,6 +146,19 @@ void HealthController::start_recovery(NodeIndex n) {
   }
 }
 
+void HealthController::release(NodeIndex n) {
+  const Phase phase = nodes_[n].phase;
+  nodes_[n] = NodeCare{};
+  if (phase == Phase::kHealthy || phase == Phase::kDeferred) return;
+  --out_;
+  // Room under the limit: the longest-waiting deferred node goes out now.
+  while (!deferred_.empty() && (limit_ == 0 || out_ < limit_)) {
+    const NodeIndex next = deferred_.front();
+    deferred_.pop_front();
+    if (nodes_[next].phase == Phase::kDeferred) take_out(next, false);
+  }
+}
+
 void HealthController::on_job_released(JobIndex job) {
   for (const NodeAllocation& a : world_.state().allocation(job)) {
     if (nodes_[a.node].phase == Phase::kOut && world_.state().node_jobs()[a.node] == 0) start_recovery(a.node);
@@ -84,7 +171,7 @@ void HealthController::on_node_recovered(NodeIndex n) {
   const NodeCondition c = world_.state().node_condition(n);
   if (c != NodeCondition::kDrain && c != NodeCondition::kDown && c != NodeCondition::kRebooting &&
       c != NodeCondition::kFail) {
-    care = NodeCare{};  // powered down or deleted meanwhile: it stays so
+    release(n);  // powered down or deleted meanwhile: it stays so
     return;
   }
   // ReturnToService=0: a node that went DOWN for not responding registers again but stays DOWN until an admin
@@ -98,15 +185,15 @@ void HealthController::on_node_recovered(NodeIndex n) {
     world_.expect_node_return(back);
     return;
   }
-  care = NodeCare{};
   world_.resume_node(n);
+  release(n);
 }
 
 void HealthController::on_timer(TimerId timer) {
   const auto n = static_cast<NodeIndex>(timer);
   if (nodes_[n].phase != Phase::kAwaitingAdmin) return;
-  nodes_[n] = NodeCare{};
   world_.resume_node(n);
+  release(n);
 }
 
 void HealthController::on_node_changed(NodeIndex n, NodeCondition before, NodeCondition after) {
@@ -114,7 +201,7 @@ void HealthController::on_node_changed(NodeIndex n, NodeCondition before, NodeCo
   // A node powered down or deleted while it waits takes its fault with it.
   if (after != NodeCondition::kPoweredDown) return;
   const Phase phase = nodes_[n].phase;
-  if (phase == Phase::kOut || phase == Phase::kAwaitingAdmin) nodes_[n] = NodeCare{};
+  if (phase == Phase::kDeferred || phase == Phase::kOut || phase == Phase::kAwaitingAdmin) release(n);
 }
 
 }  // namespace gputwin

@@ -12,9 +12,16 @@
 //   responding: it stays DOWN until an admin resumes it, `repair.admin_resume_s` later. A repair includes the
 //   admin's resume.
 // - A node powered down or deleted while it waits takes its fault with it and is forgotten.
+//
+// Limits and escalation (`faults.health`, all off by default): at most `max_nodes_out` (or `max_nodes_out_pct`) nodes
+// held out at once: a node found faulty beyond that stays in service, recorded as deferred, and is taken out when
+// another returns (first come, first served); an XID that recurs on a node within `xid_recurrence_s` is handled by
+// the catalogue's escalated action; a node due for its `reboots_before_repair`-th reset or reboot within
+// `reboot_window_s` goes to repair instead.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -35,21 +42,46 @@ class HealthController final : public Controller {
   void on_node_changed(NodeIndex n, NodeCondition before, NodeCondition after) override;
   void on_timer(TimerId timer) override;
 
+  /// Nodes held out of service now (drained, failed, DOWN, recovering, awaiting an admin).
+  [[nodiscard]] std::uint32_t nodes_out() const { return out_; }
+  /// Most nodes held out at once (0: no limit).
+  [[nodiscard]] std::uint32_t limit() const { return limit_; }
+  /// Nodes found faulty that wait in service for room under the limit, in order.
+  [[nodiscard]] std::vector<NodeIndex> deferred() const;
+  /// Node drains the limit has deferred so far.
+  [[nodiscard]] std::uint64_t deferrals() const { return deferrals_; }
+  /// Recoveries escalated so far (recurring XIDs, repeated reboots).
+  [[nodiscard]] std::uint64_t escalations() const { return escalations_; }
+
  private:
-  // kOut: drained, failed or DOWN, waiting for its jobs to leave; kRecovering: its recovery runs;
-  // kAwaitingAdmin: recovered, left DOWN by ReturnToService=0 until an admin resumes it.
-  enum class Phase : std::uint8_t { kHealthy, kOut, kRecovering, kAwaitingAdmin };
+  // kDeferred: reported, kept in service for the limit; kOut: drained, failed or DOWN, waiting for its jobs to
+  // leave; kRecovering: its recovery runs; kAwaitingAdmin: recovered, left DOWN by ReturnToService=0 until an
+  // admin resumes it.
+  enum class Phase : std::uint8_t { kHealthy, kDeferred, kOut, kRecovering, kAwaitingAdmin };
   struct NodeCare {
     Phase phase = Phase::kHealthy;
     FaultEffect needs = FaultEffect::kNone;  // the recovery it needs (the worst reported)
     bool not_responding = false;             // it went DOWN for not responding
+    bool found_by_people = false;            // no check saw it (its jobs are requeued when it is taken out)
     std::string reason;                      // Slurm reason of its drain
   };
+  void take_out(NodeIndex n, bool from_epilog);
   void start_recovery(NodeIndex n);
+  // Node `n` leaves the controller's care (back in service, or gone): room for a deferred node.
+  void release(NodeIndex n);
+  FaultEffect escalate_recurring_xid(const HealthEvent& event);
 
   const FaultsConfig& config_;
   World& world_;
   std::vector<NodeCare> nodes_;
+  std::uint32_t limit_ = 0;
+  std::uint32_t out_ = 0;
+  std::deque<NodeIndex> deferred_;
+  std::vector<std::uint32_t> last_xid_;            // per node: last XID reported (0: none)
+  std::vector<SimTime> last_xid_at_;               // per node: when
+  std::vector<std::vector<SimTime>> recoveries_;   // per node: reset and reboot starts within the window
+  std::uint64_t deferrals_ = 0;
+  std::uint64_t escalations_ = 0;
 };
 
 /// Slurm reason for a node a health event takes out ("xid 79 gpu 2 (health_check)", "Not responding").

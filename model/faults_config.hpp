@@ -59,6 +59,24 @@ struct InjectedFault {
   std::string cause;                        ///< Free text for the results ("injected" by default).
 };
 
+/// /faults/health: the health controller's limits and escalation rules (all off by default).
+struct HealthPolicy {
+  /// Most nodes the controller may hold out of service at once (drained, failed, rebooting, in repair, awaiting
+  /// an admin), 0: no limit. A node found faulty beyond it stays in service until another returns (a safety rail
+  /// against a health check gone wrong draining the cluster). Nodes that stop responding are out regardless.
+  std::uint32_t max_nodes_out = 0;
+  /// The same limit as a percentage of the cluster's nodes (0: none); the smaller of the two applies.
+  double max_nodes_out_pct = 0;
+  /// An XID that recurs on a node within this many seconds of its last report is handled by the XID catalogue's
+  /// escalated action (e.g. XID 48, a double-bit ECC error: GPU reset, a repair if it recurs). 0: off.
+  double xid_recurrence_s = 0;
+  /// A node that would be rebooted or reset for the N-th time within `reboot_window_s` is sent to repair instead
+  /// (a lemon: "three strikes"). 0: off.
+  std::uint32_t reboots_before_repair = 0;
+  /// Window of reboots_before_repair, seconds.
+  double reboot_window_s = 7 * 86400.0;
+};
+
 /// /faults: everything the node lifecycle needs.
 struct FaultsConfig {
   bool enabled = false;                    ///< True when /faults is present and not disabled.
@@ -82,6 +100,7 @@ struct FaultsConfig {
   /// Meta style: a detected fault removes the node and requeues its jobs (gpu-domain.md 1.2); Slurm's own drain
   /// lets running jobs finish. A decision of the health controller.
   bool requeue_on_detection = false;
+  HealthPolicy health;  ///< The health controller's limits and escalation rules.
   std::uint32_t max_restarts = 100;         ///< Runs a job may be restarted after faults before it gives up.
   std::vector<CheckpointRule> checkpoints;  ///< Checkpointing rules, first match wins.
   std::vector<InjectedFault> inject;        ///< Faults placed by hand.

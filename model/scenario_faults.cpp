@@ -219,6 +219,26 @@ void read_repair(const Field& f, RepairTimes& r) {
   }
 }
 
+void read_health(const Field& f, std::size_t node_count, HealthPolicy& h) {
+  f.expect_object({"max_nodes_out", "max_nodes_out_pct", "xid_recurrence_s", "reboots_before_repair", "reboot_window_s"});
+  if (f.has("max_nodes_out")) {
+    h.max_nodes_out = f.at("max_nodes_out").u32();
+    if (h.max_nodes_out > node_count)
+      f.at("max_nodes_out").fail("expected at most the cluster's " + std::to_string(node_count) + " nodes");
+  }
+  if (f.has("max_nodes_out_pct")) {
+    h.max_nodes_out_pct = f.at("max_nodes_out_pct").number();
+    if (!(h.max_nodes_out_pct > 0 && h.max_nodes_out_pct <= 100))
+      f.at("max_nodes_out_pct").fail("expected a percentage above 0 and at most 100");
+  }
+  read_seconds_if(f, "xid_recurrence_s", h.xid_recurrence_s);
+  if (f.has("reboots_before_repair")) {
+    h.reboots_before_repair = f.at("reboots_before_repair").u32();
+    if (h.reboots_before_repair == 1) f.at("reboots_before_repair").fail("expected 0 (off) or at least 2");
+  }
+  if (f.has("reboot_window_s")) h.reboot_window_s = positive_seconds(f.at("reboot_window_s"));
+}
+
 }  // namespace
 
 void read_faults(const Field& f, const ClusterConfig& cluster, FaultsConfig& config) {
@@ -240,6 +260,7 @@ void read_faults(const Field& f, const ClusterConfig& cluster, FaultsConfig& con
                    "active_checks",
                    "nccl_watchdog_s",
                    "requeue_on_detection",
+                   "health",
                    "repair",
                    "restart_failed_jobs",
                    "max_restarts",
@@ -344,6 +365,7 @@ void read_faults(const Field& f, const ClusterConfig& cluster, FaultsConfig& con
     f.fail(e.what());
   }
   if (f.has("repair")) read_repair(f.at("repair"), config.repair);
+  if (f.has("health")) read_health(f.at("health"), cluster.nodes.size(), config.health);
   if (f.has("restart_failed_jobs")) config.restart_failed_jobs = f.at("restart_failed_jobs").boolean();
   if (f.has("max_restarts")) config.max_restarts = f.at("max_restarts").u32();
   if (f.has("epilog_check")) config.epilog_check = f.at("epilog_check").boolean();

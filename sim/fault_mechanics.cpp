@@ -477,11 +477,19 @@ void FaultMechanics::detect(SimWorld& world, NodeIndex node) {
     f.found_by_people = h.by_people;
   }
   h.phase = Phase::kDetected;
-  h.out_since = world.now();
   // slurmctld sets a node that stops answering DOWN itself, which ends its jobs (kill_running_job_by_node_ptr).
   const bool not_responding = h.symptom == Symptom::kHostDown || h.by == DetectedBy::kSlurmdTimeout;
   if (not_responding) world.down_node(node, InterruptionCause::kFault, "Not responding");
   report(world, node, false);
+  // Out of service from now, unless a controller keeps it in service for now (on_left_service then).
+  if (nodes_[node].phase != Phase::kUp && nodes_[node].out_since == kNever &&
+      world.state().node_condition(node) != NodeCondition::kNone)
+    nodes_[node].out_since = world.now();
+}
+
+void FaultMechanics::on_left_service(NodeIndex n, SimTime now) {
+  NodeHealth& h = nodes_[n];
+  if (h.phase == Phase::kDetected && h.out_since == kNever) h.out_since = now;
 }
 
 void FaultMechanics::report(SimWorld& world, NodeIndex node, bool again) {
@@ -521,16 +529,20 @@ double FaultMechanics::repair_time_s(std::uint32_t fault) {
     case FaultEffect::kRebootNode:
       drawn = r.reboot_s;
       break;
-    default: {
-      // Automated repair; with probability p_manual it fails and a technician repairs (AIReSim's model).
-      drawn = r.auto_repair_s > 0 ? repair_rng_.exponential(r.auto_repair_s) : 0;
-      if (repair_rng_.uniform() < r.p_manual && r.manual_repair_s > 0)
-        drawn += repair_rng_.exponential(r.manual_repair_s);
+    default:
+      drawn = draw_repair_s();
       break;
-    }
   }
   drawn = std::round(drawn);  // whole seconds, as Slurm's clock
   return drawn;
+}
+
+double FaultMechanics::draw_repair_s() {
+  // Automated repair; with probability p_manual it fails and a technician repairs (AIReSim's model).
+  const RepairTimes& r = config_.repair;
+  double drawn = r.auto_repair_s > 0 ? repair_rng_.exponential(r.auto_repair_s) : 0;
+  if (repair_rng_.uniform() < r.p_manual && r.manual_repair_s > 0) drawn += repair_rng_.exponential(r.manual_repair_s);
+  return std::round(drawn);
 }
 
 double FaultMechanics::begin_recovery(NodeIndex node, FaultEffect action) {
@@ -538,6 +550,11 @@ double FaultMechanics::begin_recovery(NodeIndex node, FaultEffect action) {
   h.phase = Phase::kRecovering;
   // A recovery by the fault's own action takes the fault's time; another action (the worse of two faults) its own.
   if (action == log_.faults[h.fault].effect) return repair_time_s(h.fault);
+  if (action == FaultEffect::kRepairNode && severity(action) > severity(h.effect)) {
+    // A controller escalated the node to repair beyond what its faults need (a recurring XID, repeated reboots):
+    // a repair of its own.
+    return draw_repair_s();
+  }
   return action == FaultEffect::kRebootNode ? config_.repair.reboot_s
          : action == FaultEffect::kResetGpu ? config_.repair.gpu_reset_s
                                             : repair_time_s(h.fault);

@@ -97,6 +97,8 @@ class FaultMechanics {
   void end_recovery(NodeIndex n);
   /// Node `n` is back in service: the fault it recovered from is gone.
   void on_resumed(SimWorld& world, NodeIndex n);
+  /// Node `n` left service at `now` (drained, down...): a reported fault's out-of-service time starts.
+  void on_left_service(NodeIndex n, SimTime now);
   /// The checkpointing of the job's current run (as on_job_start returned it).
   [[nodiscard]] const RunCheckpointing& checkpointing(JobIndex job) const { return run_plan_[job]; }
   /// Records the split of a run that ended (any reason) in the job's runtime; returns it.
@@ -148,6 +150,7 @@ class FaultMechanics {
   void clear_fault(SimWorld& world, NodeIndex node);
   void interrupt(SimWorld& world, JobIndex job);
   double repair_time_s(std::uint32_t fault);
+  double draw_repair_s();
   RunCheckpointing plan_for(JobIndex job);
 
   const FaultsConfig& config_;

@@ -114,7 +114,10 @@ void SimWorld::set_node_condition(NodeIndex n, NodeCondition condition, std::str
     return;
   }
   if (cost_ != nullptr) cost_->on_node_condition(now_, n, before, condition);
-  if (condition == NodeCondition::kPoweredDown && faults_ != nullptr) faults_->on_node_removed(*this, n);
+  if (faults_ != nullptr) {
+    if (condition == NodeCondition::kPoweredDown) faults_->on_node_removed(*this, n);
+    if (before == NodeCondition::kNone) faults_->on_left_service(n, now_);
+  }
   state_.set_node_condition(n, condition, reason);
   condition_changes_.push_back(NodeConditionEvent{now_, n, condition});
   // Power saving offers POWERED_DOWN nodes to the scheduler, weighted to be used last (node_mgr.c); a node taken
