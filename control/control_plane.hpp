@@ -41,21 +41,45 @@ class ControlPlane {
     return PendingReason::kNone;
   }
   /// Tells every controller, in order.
-  void on_instant_end() { each([](Controller& c) { c.on_instant_end(); }); }
-  void on_job_submitted(JobIndex job) { each([job](Controller& c) { c.on_job_submitted(job); }); }
-  void on_job_started(JobIndex job) { each([job](Controller& c) { c.on_job_started(job); }); }
-  void on_job_released(JobIndex job) { each([job](Controller& c) { c.on_job_released(job); }); }
-  void on_job_requeued(JobIndex job) { each([job](Controller& c) { c.on_job_requeued(job); }); }
-  void on_job_cancelled(JobIndex job) { each([job](Controller& c) { c.on_job_cancelled(job); }); }
+  void on_instant_end() {
+    each([](Controller& c) { c.on_instant_end(); });
+  }
+  void on_job_submitted(JobIndex job) {
+    each([job](Controller& c) { c.on_job_submitted(job); });
+  }
+  void on_job_started(JobIndex job) {
+    each([job](Controller& c) { c.on_job_started(job); });
+  }
+  void on_job_released(JobIndex job) {
+    each([job](Controller& c) { c.on_job_released(job); });
+  }
+  void on_job_requeued(JobIndex job) {
+    each([job](Controller& c) { c.on_job_requeued(job); });
+  }
+  void on_job_cancelled(JobIndex job) {
+    each([job](Controller& c) { c.on_job_cancelled(job); });
+  }
   void on_node_changed(NodeIndex n, NodeCondition before, NodeCondition after) {
     each([&](Controller& c) { c.on_node_changed(n, before, after); });
   }
-  void on_health_event(const HealthEvent& event) { each([&](Controller& c) { c.on_health_event(event); }); }
-  void on_node_recovered(NodeIndex n) { each([n](Controller& c) { c.on_node_recovered(n); }); }
-  void on_node_booted(NodeIndex n, bool ok) { each([n, ok](Controller& c) { c.on_node_booted(n, ok); }); }
-  void on_node_powered_down(NodeIndex n) { each([n](Controller& c) { c.on_node_powered_down(n); }); }
-  void on_node_deleted(NodeIndex n) { each([n](Controller& c) { c.on_node_deleted(n); }); }
-  void on_node_reclaimed(NodeIndex n) { each([n](Controller& c) { c.on_node_reclaimed(n); }); }
+  void on_health_event(const HealthEvent& event) {
+    each([&](Controller& c) { c.on_health_event(event); });
+  }
+  void on_node_recovered(NodeIndex n) {
+    each([n](Controller& c) { c.on_node_recovered(n); });
+  }
+  void on_node_booted(NodeIndex n, bool ok) {
+    each([n, ok](Controller& c) { c.on_node_booted(n, ok); });
+  }
+  void on_node_powered_down(NodeIndex n) {
+    each([n](Controller& c) { c.on_node_powered_down(n); });
+  }
+  void on_node_deleted(NodeIndex n) {
+    each([n](Controller& c) { c.on_node_deleted(n); });
+  }
+  void on_node_reclaimed(NodeIndex n) {
+    each([n](Controller& c) { c.on_node_reclaimed(n); });
+  }
 
  private:
   template <typename F>

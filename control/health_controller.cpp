@@ -10,9 +10,13 @@ namespace gputwin {
 namespace {
 
 // How much worse a recovery is (the enum lists them from none to a repair).
-int severity(FaultEffect e) { return static_cast<int>(e); }
+int severity(FaultEffect e) {
+  return static_cast<int>(e);
+}
 
-FaultEffect worse(FaultEffect a, FaultEffect b) { return severity(a) >= severity(b) ? a : b; }
+FaultEffect worse(FaultEffect a, FaultEffect b) {
+  return severity(a) >= severity(b) ? a : b;
+}
 
 }  // namespace
 
@@ -58,8 +62,7 @@ std::vector<NodeIndex> HealthController::deferred() const {
 FaultEffect HealthController::escalate_recurring_xid(const HealthEvent& event) {
   if (event.xid == 0) return event.needs;
   const NodeIndex n = event.node;
-  const bool recurs = config_.health.xid_recurrence_s > 0 && last_xid_[n] == event.xid &&
-                      last_xid_at_[n] != kNever &&
+  const bool recurs = config_.health.xid_recurrence_s > 0 && last_xid_[n] == event.xid && last_xid_at_[n] != kNever &&
                       world_.now() - last_xid_at_[n] <= from_seconds_f(config_.health.xid_recurrence_s);
   last_xid_[n] = event.xid;
   last_xid_at_[n] = world_.now();
@@ -132,14 +135,17 @@ void HealthController::start_recovery(NodeIndex n) {
     case FaultEffect::kRebootNode:
       world_.reboot_node(n, care.reason, RebootOptions{});
       break;
-    case FaultEffect::kRepairNode:
+    case FaultEffect::kRepairNode: {
+      // Out for repair: FAIL (taken out as such already, unless it needed less then) or DOWN.
+      const NodeCondition now = world_.state().node_condition(n);
       if (config_.repair.fail_state) {
-        world_.fail_node(n, care.reason);
-      } else {
+        if (now != NodeCondition::kFail) world_.fail_node(n, care.reason);
+      } else if (now != NodeCondition::kDown) {
         world_.down_node(n, InterruptionCause::kFault, care.reason);
       }
       world_.send_to_repair(n, care.reason);
       break;
+    }
     default:
       world_.reset_gpus(n, care.reason);
       break;
@@ -176,11 +182,13 @@ void HealthController::on_node_recovered(NodeIndex n) {
   }
   // ReturnToService=0: a node that went DOWN for not responding registers again but stays DOWN until an admin
   // resumes it. A repair includes the admin's resume.
-  if (care.not_responding && config_.return_to_service == 0 && care.needs != FaultEffect::kRepairNode &&
-      config_.repair.admin_resume_s > 0) {
+  // admin_resume_s < 0: as long as people take to notice a node (undetected_found_s), as the scenario loader reads it.
+  const double admin_s =
+      config_.repair.admin_resume_s < 0 ? config_.repair.undetected_found_s : config_.repair.admin_resume_s;
+  if (care.not_responding && config_.return_to_service == 0 && care.needs != FaultEffect::kRepairNode && admin_s > 0) {
     care.phase = Phase::kAwaitingAdmin;
     world_.down_node(n, InterruptionCause::kFault, "Not responding");
-    const SimTime back = world_.now() + from_seconds_f(config_.repair.admin_resume_s);
+    const SimTime back = world_.now() + from_seconds_f(admin_s);
     world_.set_timer(ControllerId::kHealth, n, back);
     world_.expect_node_return(back);
     return;

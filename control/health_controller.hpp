@@ -77,9 +77,9 @@ class HealthController final : public Controller {
   std::uint32_t limit_ = 0;
   std::uint32_t out_ = 0;
   std::deque<NodeIndex> deferred_;
-  std::vector<std::uint32_t> last_xid_;            // per node: last XID reported (0: none)
-  std::vector<SimTime> last_xid_at_;               // per node: when
-  std::vector<std::vector<SimTime>> recoveries_;   // per node: reset and reboot starts within the window
+  std::vector<std::uint32_t> last_xid_;           // per node: last XID reported (0: none)
+  std::vector<SimTime> last_xid_at_;              // per node: when
+  std::vector<std::vector<SimTime>> recoveries_;  // per node: reset and reboot starts within the window
   std::uint64_t deferrals_ = 0;
   std::uint64_t escalations_ = 0;
 };

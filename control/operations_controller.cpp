@@ -23,9 +23,18 @@ std::string_view action_name(ClusterOperation::Action a) {
   return "unknown";
 }
 
+// Slurm reason of an operation's node actions ("attach_volume data").
+std::string reason_of(const ClusterOperation& op) {
+  return std::string(action_name(op.action)) + (op.name.empty() ? "" : " " + op.name);
+}
+
 // Timers: an operation's start (2 x op), a node's maintenance window end (2 x node + 1).
-TimerId start_timer(std::size_t op) { return static_cast<TimerId>(2 * op); }
-TimerId window_timer(NodeIndex n) { return static_cast<TimerId>(2 * static_cast<std::size_t>(n) + 1); }
+TimerId start_timer(std::size_t op) {
+  return static_cast<TimerId>(2 * op);
+}
+TimerId window_timer(NodeIndex n) {
+  return static_cast<TimerId>(2 * static_cast<std::size_t>(n) + 1);
+}
 
 }  // namespace
 
@@ -78,7 +87,7 @@ void OperationsController::begin(std::size_t i) {
   using A = ClusterOperation::Action;
   const ClusterState& state = world_.state();
   const SimTime back = world_.now() + from_seconds_f(op.duration_s);
-  const std::string reason = std::string(action_name(op.action)) + (op.name.empty() ? "" : " " + op.name);
+  const std::string reason = reason_of(op);
   switch (op.action) {
     case A::kAddNodes:
       record(i, "start", UINT32_MAX, 0);
@@ -135,11 +144,17 @@ void OperationsController::when_idle(NodeIndex n) {
   const ClusterOperation& op = operations_[i];
   if (pending_[n] == Pending::kRemove) {
     pending_[n] = Pending::kNone;
-    world_.delete_node(n, std::string(action_name(op.action)));
+    world_.delete_node(n, reason_of(op));
     record(i, "node_removed", n, 0);
   } else if (pending_[n] == Pending::kRestart) {
+    // Someone else took the node while it drained (the health controller sent it to repair): its own recovery
+    // restarts it, not this one.
+    if (world_.state().node_condition(n) != NodeCondition::kDrain) {
+      pending_[n] = Pending::kNone;
+      return;
+    }
     pending_[n] = Pending::kRestarting;
-    world_.reboot_node(n, std::string(action_name(op.action)), RebootOptions{.duration_s = op.duration_s});
+    world_.reboot_node(n, reason_of(op), RebootOptions{.duration_s = op.duration_s});
     world_.expect_node_return(world_.now() + from_seconds_f(op.duration_s));
   }
 }
@@ -161,8 +176,7 @@ void OperationsController::on_node_recovered(NodeIndex n) {
 void OperationsController::on_job_released(JobIndex job) {
   for (const NodeAllocation& a : world_.state().allocation(job)) {
     const Pending p = pending_[a.node];
-    if ((p == Pending::kRemove || p == Pending::kRestart) && world_.state().node_jobs()[a.node] == 0)
-      when_idle(a.node);
+    if ((p == Pending::kRemove || p == Pending::kRestart) && world_.state().node_jobs()[a.node] == 0) when_idle(a.node);
   }
 }
 

@@ -10,7 +10,9 @@ namespace gputwin {
 namespace {
 constexpr TimerId kPoll = 0;
 // Timer of a requested resume of pool node `index`.
-TimerId resume_timer(std::size_t index) { return static_cast<TimerId>(1 + index); }
+TimerId resume_timer(std::size_t index) {
+  return static_cast<TimerId>(1 + index);
+}
 }  // namespace
 
 ScalingController::ScalingController(const AutoscalerConfig& config, World& world)
@@ -62,8 +64,10 @@ void ScalingController::on_start() {
     PoolNode& p = nodes_[i];
     p.idle_since = world_.now();
     p.up_since = world_.now();
-    if (state_.node_condition(pool_[i]) == NodeCondition::kPoweredDown) p.power = Power::kOff;
+    if (p.power != Power::kRetired && state_.node_condition(pool_[i]) == NodeCondition::kPoweredDown)
+      p.power = Power::kOff;
   }
+  started_ = true;
   world_.set_timer(ControllerId::kScaling, kPoll, world_.now());
 }
 
@@ -193,12 +197,14 @@ void ScalingController::poll() {
   }
   pending_.resize(out);
   // Supply: idle in-service nodes of each shape (static nodes too) and pool nodes already booting.
-  std::uint32_t active = 0;
+  std::uint32_t active = 0;    // pool nodes that exist (booting, up, being removed): max_nodes counts them
+  std::uint32_t removing = 0;  // of which being removed: min_nodes must not count them as staying
   for (NodeIndex n = 0; n < state_.node_count(); ++n) {
     const std::int32_t pi = pool_index_[n];
     if (pi >= 0) {
       const PoolNode& p = nodes_[static_cast<std::size_t>(pi)];
       if (exists(p)) ++active;
+      if (p.power == Power::kRemoving) ++removing;
       if (p.power == Power::kBooting) ++supply_[p.shape];
       if (p.power != Power::kUp) continue;
     }
@@ -223,8 +229,9 @@ void ScalingController::poll() {
   }
   // Scale down: pool nodes idle for the whole window, above min_nodes, when no pending job that fits the shape's
   // capacity still needs nodes of it (a gang of nodes waiting for the rest of a big job's nodes is kept).
+  const std::uint32_t staying = active - removing;
   std::uint32_t removable =
-      std::min(config_.scale_down_per_poll, active > config_.min_nodes ? active - config_.min_nodes : 0);
+      std::min(config_.scale_down_per_poll, staying > config_.min_nodes ? staying - config_.min_nodes : 0);
   const SimTime window = from_seconds_f(config_.idle_window_s);
   for (std::size_t i = pool_.size(); i-- > 0 && removable > 0;) {
     PoolNode& p = nodes_[i];
@@ -256,7 +263,12 @@ void ScalingController::remove(NodeIndex node, std::uint32_t demand) {
 
 void ScalingController::on_node_deleted(NodeIndex n) {
   PoolNode* p = pool_node(n);
-  if (p == nullptr || !exists(*p)) return;
+  if (p == nullptr) return;
+  if (!started_) {  // absent from the start (an operation adds it later): never the pool's to create
+    p->power = Power::kRetired;
+    return;
+  }
+  if (!exists(*p)) return;
   node_seconds_ += to_seconds_f(world_.now() - p->up_since);
   p->power = Power::kRetired;
 }

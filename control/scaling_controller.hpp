@@ -92,6 +92,7 @@ class ScalingController final : public Controller {
   std::vector<std::uint8_t> listed_;            // per job: in pending_
   std::vector<std::uint32_t> resume_queue_;     // power saving: pool indices waiting for ResumeRate
   std::uint32_t resume_budget_ = 0;             // power saving: resumes left in this decision period
+  bool started_ = false;                        // on_start has run
 };
 
 }  // namespace gputwin

@@ -26,8 +26,8 @@
 #include <string_view>
 #include <vector>
 
-#include "faults/fault_types.hpp"
 #include "engine/sim_time.hpp"
+#include "faults/fault_types.hpp"
 
 namespace gputwin {
 

@@ -10,9 +10,9 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/sim_time.hpp"
 #include "model/cluster.hpp"
 #include "model/job.hpp"
-#include "engine/sim_time.hpp"
 
 namespace gputwin {
 
@@ -252,7 +252,7 @@ class ClusterState {
   std::vector<std::uint64_t> free_mem_mb_;
   std::vector<std::uint32_t> node_jobs_;
   std::vector<std::uint8_t> schedulable_;
-  std::vector<std::uint32_t> weights_;  // per node: scheduling weight
+  std::vector<std::uint32_t> weights_;     // per node: scheduling weight
   std::vector<NodeCondition> conditions_;  // per node, once any node left service
   std::vector<std::string> reasons_;       // per node, with conditions_
   std::vector<std::uint32_t> node_version_;

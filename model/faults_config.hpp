@@ -100,7 +100,7 @@ struct FaultsConfig {
   /// Meta style: a detected fault removes the node and requeues its jobs (gpu-domain.md 1.2); Slurm's own drain
   /// lets running jobs finish. A decision of the health controller.
   bool requeue_on_detection = false;
-  HealthPolicy health;  ///< The health controller's limits and escalation rules.
+  HealthPolicy health;                      ///< The health controller's limits and escalation rules.
   std::uint32_t max_restarts = 100;         ///< Runs a job may be restarted after faults before it gives up.
   std::vector<CheckpointRule> checkpoints;  ///< Checkpointing rules, first match wins.
   std::vector<InjectedFault> inject;        ///< Faults placed by hand.

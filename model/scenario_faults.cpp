@@ -220,7 +220,8 @@ void read_repair(const Field& f, RepairTimes& r) {
 }
 
 void read_health(const Field& f, std::size_t node_count, HealthPolicy& h) {
-  f.expect_object({"max_nodes_out", "max_nodes_out_pct", "xid_recurrence_s", "reboots_before_repair", "reboot_window_s"});
+  f.expect_object(
+      {"max_nodes_out", "max_nodes_out_pct", "xid_recurrence_s", "reboots_before_repair", "reboot_window_s"});
   if (f.has("max_nodes_out")) {
     h.max_nodes_out = f.at("max_nodes_out").u32();
     if (h.max_nodes_out > node_count)

@@ -139,8 +139,9 @@ class SlurmScheduler final : public Scheduler {
     if (params_.bf_interval_s > 0) {
       last_backfill_end_ = origin;
       bf_update_mark_ = state_.job_update_count();
-      world_.set_timer(ControllerId::kScheduler, kBackfill, next_tick_at_or_after(world_.now(), origin + from_seconds(params_.bf_interval_s),
-                                                        from_seconds(params_.bf_interval_s)));
+      world_.set_timer(ControllerId::kScheduler, kBackfill,
+                       next_tick_at_or_after(world_.now(), origin + from_seconds(params_.bf_interval_s),
+                                             from_seconds(params_.bf_interval_s)));
     }
     for (const ReservationConfig& r : state_.config().reservations) {
       world_.expect_activity(from_seconds(r.start_s));
@@ -151,7 +152,8 @@ class SlurmScheduler final : public Scheduler {
       // _decay_thread: absolute cadence from slurmctld start.
       policy_.start_clock(to_seconds(origin));
       const SimTime period = from_seconds(policy_.calc_period_s());
-      world_.set_timer(ControllerId::kScheduler, kPriorityCalc, next_tick_at_or_after(world_.now(), origin + period, period));
+      world_.set_timer(ControllerId::kScheduler, kPriorityCalc,
+                       next_tick_at_or_after(world_.now(), origin + period, period));
     }
   }
 
@@ -219,7 +221,8 @@ class SlurmScheduler final : public Scheduler {
         break;
       case kFullSchedule:
         schedule(true);
-        world_.set_timer(ControllerId::kScheduler, kFullSchedule, world_.now() + from_seconds(params_.sched_interval_s));
+        world_.set_timer(ControllerId::kScheduler, kFullSchedule,
+                         world_.now() + from_seconds(params_.sched_interval_s));
         break;
       case kBackfill:
         backfill_wakeup();

@@ -66,7 +66,9 @@ void CostMeter::start(SimWorld& world) {
   world.push_cost(now, target(kSample, 0), 0);
 }
 
-void CostMeter::start_spot(SimWorld& world) { arm_spot(world); }
+void CostMeter::start_spot(SimWorld& world) {
+  arm_spot(world);
+}
 
 void CostMeter::arm_spot(SimWorld& world) {
   if (spot_nodes_.empty() || spot_rate_per_s_ <= 0) return;

@@ -17,10 +17,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/rng.hpp"
 #include "model/cloud_config.hpp"
 #include "model/cloud_log.hpp"
 #include "model/cluster_state.hpp"
-#include "engine/rng.hpp"
 #include "world/world.hpp"
 
 namespace gputwin {
@@ -80,7 +80,7 @@ class CostMeter {
   std::vector<std::uint32_t> job_user_, job_account_;  // per job
   std::vector<std::string> users_, accounts_;
   std::vector<Account> user_acct_, account_acct_;
-  Account cluster_, used_;  // all billed nodes; the part jobs use
+  Account cluster_, used_;                                     // all billed nodes; the part jobs use
   std::unordered_map<std::string, std::uint32_t> user_index_;  // user name -> index in users_
   std::vector<std::uint32_t> series_users_;                    // users with their own cost series (quota users)
   std::vector<NodeIndex> spot_nodes_;

@@ -121,8 +121,7 @@ void FaultMechanics::arm_next_random(SimWorld& world) {
   if (!process_) return;
   next_fault_ = process_->next();
   ++next_generation_;  // an event armed for an earlier draw is stale
-  if (next_fault_)
-    world.push_fault(std::max(next_fault_->time, world.now()), target(kNextFault, 0), next_generation_);
+  if (next_fault_) world.push_fault(std::max(next_fault_->time, world.now()), target(kNextFault, 0), next_generation_);
 }
 
 void FaultMechanics::renew_clock(SimWorld& world, const FaultEvent& event) {
@@ -268,7 +267,7 @@ std::uint32_t FaultMechanics::strike(SimWorld& world, FaultRecord record, std::s
 }
 
 void FaultMechanics::hit_jobs_on(SimWorld& world, NodeIndex node, SimTime fault_time, Symptom symptom,
-                                std::uint32_t fault) {
+                                 std::uint32_t fault) {
   const bool stalls = job_impact(symptom) == JobImpact::kStallsUntilKilled;
   for (JobIndex j : world.jobs_on(node)) {
     if (state_.job(j).configuring) continue;  // no processes yet; a DOWN node still requeues it (kill_jobs_on)
@@ -278,7 +277,7 @@ void FaultMechanics::hit_jobs_on(SimWorld& world, NodeIndex node, SimTime fault_
 }
 
 void FaultMechanics::arm_interrupt(SimWorld& world, JobIndex job, Detection when, std::uint32_t fault,
-                                  SimTime progress_until, bool black_hole) {
+                                   SimTime progress_until, bool black_hole) {
   PendingInterrupt& p = interrupts_[job];
   const std::uint32_t run = state_.job(job).restarts;
   if (p.time != kNever && p.run == run) {  // an interrupt is armed already: the earlier one wins

@@ -25,13 +25,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/rng.hpp"
 #include "faults/fault_process.hpp"
-#include "world/controller.hpp"
 #include "model/cluster_state.hpp"
 #include "model/fault_log.hpp"
 #include "model/faults_config.hpp"
 #include "model/run_observer.hpp"
-#include "engine/rng.hpp"
+#include "world/controller.hpp"
 
 namespace gputwin {
 

@@ -54,11 +54,11 @@ class PowerMechanics {
   const AutoscalerConfig* pool_config_;
   Rng boot_rng_;
   bool power_save_ = false;
-  std::vector<std::uint8_t> pool_;             // per node: in the cloud pool
-  std::vector<std::uint8_t> deleted_;          // per node: deleted (absent) rather than powered off
-  std::vector<std::uint8_t> boot_fails_;       // per node: the boot in progress never registers
-  std::vector<std::uint8_t> planned_;          // per node: the boot in progress has a planned length
-  std::vector<std::uint32_t> generation_;      // per node
+  std::vector<std::uint8_t> pool_;         // per node: in the cloud pool
+  std::vector<std::uint8_t> deleted_;      // per node: deleted (absent) rather than powered off
+  std::vector<std::uint8_t> boot_fails_;   // per node: the boot in progress never registers
+  std::vector<std::uint8_t> planned_;      // per node: the boot in progress has a planned length
+  std::vector<std::uint32_t> generation_;  // per node
 };
 
 }  // namespace gputwin

@@ -45,27 +45,27 @@ struct RunOptions {
 
 /// Everything a finished run produced.
 struct RunOutcome {
-  std::unique_ptr<Scenario> scenario;             ///< The scenario as run (with overrides applied).
-  std::unique_ptr<ClusterState> state;            ///< Final state: every job's times, allocation and state.
-  std::unique_ptr<RunRecorder> recorder;          ///< Node history.
-  std::unique_ptr<JobSpeedModel> speed_model;     ///< The placement-aware speed model, if the scenario has one.
-  std::unique_ptr<FaultMechanics> faults;          ///< Faults, detection, recovery times, checkpoints (/faults).
-  std::unique_ptr<PowerMechanics> power;           ///< Cold starts and boot failures (/autoscaler, /power_save).
-  std::unique_ptr<CostMeter> cost;                 ///< Prices, spend and spot reclaims, if the scenario has /cost.
-  std::unique_ptr<HealthController> health;        ///< Drain, reboot, repair, resume decisions (/faults).
-  std::unique_ptr<ScalingController> scaling;      ///< Power up/down decisions (/autoscaler, /power_save).
-  std::unique_ptr<QuotaController> quota;          ///< Spend quotas (/cost/quotas).
+  std::unique_ptr<Scenario> scenario;                ///< The scenario as run (with overrides applied).
+  std::unique_ptr<ClusterState> state;               ///< Final state: every job's times, allocation and state.
+  std::unique_ptr<RunRecorder> recorder;             ///< Node history.
+  std::unique_ptr<JobSpeedModel> speed_model;        ///< The placement-aware speed model, if the scenario has one.
+  std::unique_ptr<FaultMechanics> faults;            ///< Faults, detection, recovery times, checkpoints (/faults).
+  std::unique_ptr<PowerMechanics> power;             ///< Cold starts and boot failures (/autoscaler, /power_save).
+  std::unique_ptr<CostMeter> cost;                   ///< Prices, spend and spot reclaims, if the scenario has /cost.
+  std::unique_ptr<HealthController> health;          ///< Drain, reboot, repair, resume decisions (/faults).
+  std::unique_ptr<ScalingController> scaling;        ///< Power up/down decisions (/autoscaler, /power_save).
+  std::unique_ptr<QuotaController> quota;            ///< Spend quotas (/cost/quotas).
   std::unique_ptr<OperationsController> operations;  ///< Operations at given times, if the scenario has /operations.
-  ControlPlane plane;                              ///< The controllers, as the world tells them.
-  CloudLog cloud;                                 ///< Scaling actions, cost series and quota events.
-  std::unique_ptr<SimWorld> world;                ///< The world (its clock is where the run stopped).
-  std::unique_ptr<Scheduler> scheduler;           ///< The policy, for views of its state (sprio, sshare).
-  RunSummary summary;                             ///< Headline numbers.
-  SchedulerStats scheduler_stats;                 ///< Scheduler work counters.
-  SimCounters counters;                           ///< Engine counters.
-  std::uint64_t rejected = 0;                     ///< Jobs rejected at submit.
-  double load_wall_s = 0;                         ///< Wall seconds to load or generate the workload.
-  double sim_wall_s = 0;                          ///< Wall seconds of the simulation itself.
+  ControlPlane plane;                                ///< The controllers, as the world tells them.
+  CloudLog cloud;                                    ///< Scaling actions, cost series and quota events.
+  std::unique_ptr<SimWorld> world;                   ///< The world (its clock is where the run stopped).
+  std::unique_ptr<Scheduler> scheduler;              ///< The policy, for views of its state (sprio, sshare).
+  RunSummary summary;                                ///< Headline numbers.
+  SchedulerStats scheduler_stats;                    ///< Scheduler work counters.
+  SimCounters counters;                              ///< Engine counters.
+  std::uint64_t rejected = 0;                        ///< Jobs rejected at submit.
+  double load_wall_s = 0;                            ///< Wall seconds to load or generate the workload.
+  double sim_wall_s = 0;                             ///< Wall seconds of the simulation itself.
 };
 
 /// Runs `scenario` to completion.

@@ -123,8 +123,8 @@ void SimWorld::set_node_condition(NodeIndex n, NodeCondition condition, std::str
   // Power saving offers POWERED_DOWN nodes to the scheduler, weighted to be used last (node_mgr.c); a node taken
   // out of the cluster (deleted) is not offered.
   const bool saved = power_saved(n);
-  const bool allocatable = condition == NodeCondition::kNone ||
-                           (saved && condition == NodeCondition::kPoweredDown && !power_->deleted(n));
+  const bool allocatable =
+      condition == NodeCondition::kNone || (saved && condition == NodeCondition::kPoweredDown && !power_->deleted(n));
   if (saved) {
     const std::uint32_t weight = state_.config().nodes[n].weight;
     state_.set_node_weight(n, condition == NodeCondition::kPoweredDown ? weight | kPoweredDownWeight : weight);
@@ -136,9 +136,13 @@ void SimWorld::set_node_condition(NodeIndex n, NodeCondition condition, std::str
   if (saved && condition == NodeCondition::kNone) begin_configured_runs(n);
 }
 
-void SimWorld::drain_node(NodeIndex n, std::string_view reason) { set_node_condition(n, NodeCondition::kDrain, reason); }
+void SimWorld::drain_node(NodeIndex n, std::string_view reason) {
+  set_node_condition(n, NodeCondition::kDrain, reason);
+}
 
-void SimWorld::fail_node(NodeIndex n, std::string_view reason) { set_node_condition(n, NodeCondition::kFail, reason); }
+void SimWorld::fail_node(NodeIndex n, std::string_view reason) {
+  set_node_condition(n, NodeCondition::kFail, reason);
+}
 
 std::uint32_t SimWorld::down_node(NodeIndex n, InterruptionCause cause, std::string_view reason) {
   set_node_condition(n, NodeCondition::kDown, reason);
@@ -198,7 +202,7 @@ void SimWorld::on_recovered(NodeIndex n, std::uint32_t generation) {
   if (faults_ != nullptr) faults_->end_recovery(n);
   const NodeCondition c = state_.node_condition(n);
   const bool removed = c != NodeCondition::kDrain && c != NodeCondition::kDown && c != NodeCondition::kRebooting &&
-                       c != NodeCondition::kFail;  // powered down or deleted meanwhile: it stays so
+                       c != NodeCondition::kFail;                    // powered down or deleted meanwhile: it stays so
   if (removed && faults_ != nullptr) faults_->on_resumed(*this, n);  // the fault went with the node
   plane_->on_node_recovered(n);
 }
@@ -247,7 +251,7 @@ void SimWorld::on_power_event(NodeIndex n, std::uint32_t generation) {
 void SimWorld::reclaim_node(NodeIndex n) {
   fail_jobs_on(n, InterruptionCause::kSpotReclaim);
   if (power_ != nullptr && power_->in_pool(n)) {
-    power_->cancel(n);  // a boot or power-down of it in progress is void
+    power_->cancel(n);                                   // a boot or power-down of it in progress is void
     set_node_condition(n, NodeCondition::kPoweredDown);  // it may be powered up again
     plane_->on_node_reclaimed(n);
   } else {
@@ -538,6 +542,7 @@ void SimWorld::start_run() {
   for (NodeIndex n : absent_at_start_) {  // nodes an operation adds later are not there yet
     power_->set_deleted(n, true);
     set_node_condition(n, NodeCondition::kPoweredDown);
+    plane_->on_node_deleted(n);
   }
   plane_->start(ControllerId::kOperations);
   if (cost_ != nullptr) cost_->start(*this);

@@ -10,8 +10,8 @@ namespace gputwin {
 namespace {
 
 using ::testing::ElementsAre;
-using ::testing::IsEmpty;
 using testing::FakeWorld;
+using ::testing::IsEmpty;
 
 HealthEvent event(NodeIndex n, std::uint32_t xid, FaultEffect needs) {
   HealthEvent e;
@@ -33,8 +33,8 @@ TEST(HealthPolicy, ALimitKeepsFurtherFaultyNodesInServiceUntilOneReturns) {
   HealthController h(faults, w);
   EXPECT_EQ(h.limit(), 1u);
   h.on_health_event(event(0, 79, FaultEffect::kRebootNode));
-  EXPECT_THAT(w.take_actions(), ElementsAre("drain n001 'xid 79 gpu 0 (health_check)'",
-                                            "reboot n001 'xid 79 gpu 0 (health_check)'"));
+  EXPECT_THAT(w.take_actions(),
+              ElementsAre("drain n001 'xid 79 gpu 0 (health_check)'", "reboot n001 'xid 79 gpu 0 (health_check)'"));
   h.on_health_event(event(1, 79, FaultEffect::kRebootNode));
   EXPECT_THAT(w.take_actions(), IsEmpty());
   EXPECT_THAT(h.deferred(), ElementsAre(1u));
@@ -44,9 +44,9 @@ TEST(HealthPolicy, ALimitKeepsFurtherFaultyNodesInServiceUntilOneReturns) {
   h.on_health_event(event(1, 0, FaultEffect::kRepairNode));
   EXPECT_THAT(w.take_actions(), IsEmpty());
   h.on_node_recovered(0);
-  EXPECT_THAT(w.take_actions(),
-              ElementsAre("resume n001", "drain n002 'xid 79 gpu 0 (health_check)'",
-                          "down n002 'xid 79 gpu 0 (health_check)' (fault)", "repair n002 'xid 79 gpu 0 (health_check)'"));
+  EXPECT_THAT(w.take_actions(), ElementsAre("resume n001", "drain n002 'xid 79 gpu 0 (health_check)'",
+                                            "down n002 'xid 79 gpu 0 (health_check)' (fault)",
+                                            "repair n002 'xid 79 gpu 0 (health_check)'"));
   EXPECT_THAT(h.deferred(), IsEmpty());
   EXPECT_EQ(h.nodes_out(), 1u);
 }
@@ -97,17 +97,17 @@ TEST(HealthPolicy, AnXidThatRecursWithinTheWindowTakesTheCataloguesEscalatedActi
   faults.health.xid_recurrence_s = 3600;
   HealthController h(faults, w);
   h.on_health_event(event(0, 48, FaultEffect::kResetGpu));
-  EXPECT_THAT(w.take_actions(), ElementsAre("drain n001 'xid 48 gpu 0 (health_check)'",
-                                            "reset gpus n001 'xid 48 gpu 0 (health_check)'"));
+  EXPECT_THAT(w.take_actions(),
+              ElementsAre("drain n001 'xid 48 gpu 0 (health_check)'", "reset gpus n001 'xid 48 gpu 0 (health_check)'"));
   w.set_now_s(600);
   h.on_node_recovered(0);
   w.take_actions();
   // 1,000 s after the first report: within 3,600 s, so a repair.
   w.set_now_s(1000);
   h.on_health_event(event(0, 48, FaultEffect::kResetGpu));
-  EXPECT_THAT(w.take_actions(), ElementsAre("drain n001 'xid 48 gpu 0 (health_check)'",
-                                            "down n001 'xid 48 gpu 0 (health_check)' (fault)",
-                                            "repair n001 'xid 48 gpu 0 (health_check)'"));
+  EXPECT_THAT(w.take_actions(),
+              ElementsAre("drain n001 'xid 48 gpu 0 (health_check)'", "down n001 'xid 48 gpu 0 (health_check)' (fault)",
+                          "repair n001 'xid 48 gpu 0 (health_check)'"));
   EXPECT_EQ(h.escalations(), 1u);
   w.set_now_s(2000);
   h.on_node_recovered(0);
@@ -115,8 +115,8 @@ TEST(HealthPolicy, AnXidThatRecursWithinTheWindowTakesTheCataloguesEscalatedActi
   // 4,700 s after the last report (at 1,000 s): outside the window, a reset again.
   w.set_now_s(5700);
   h.on_health_event(event(0, 48, FaultEffect::kResetGpu));
-  EXPECT_THAT(w.take_actions(), ElementsAre("drain n001 'xid 48 gpu 0 (health_check)'",
-                                            "reset gpus n001 'xid 48 gpu 0 (health_check)'"));
+  EXPECT_THAT(w.take_actions(),
+              ElementsAre("drain n001 'xid 48 gpu 0 (health_check)'", "reset gpus n001 'xid 48 gpu 0 (health_check)'"));
   // Another XID in between does not count as a recurrence of 48.
   EXPECT_EQ(h.escalations(), 1u);
 }
@@ -132,8 +132,8 @@ TEST(HealthPolicy, TheThirdRebootWithinTheWindowIsARepair) {
   for (double t : {0.0, 1000.0}) {
     w.set_now_s(t);
     h.on_health_event(event(0, 79, FaultEffect::kRebootNode));
-    EXPECT_THAT(w.take_actions(), ElementsAre("drain n001 'xid 79 gpu 0 (health_check)'",
-                                              "reboot n001 'xid 79 gpu 0 (health_check)'"));
+    EXPECT_THAT(w.take_actions(),
+                ElementsAre("drain n001 'xid 79 gpu 0 (health_check)'", "reboot n001 'xid 79 gpu 0 (health_check)'"));
     h.on_node_recovered(0);
     w.take_actions();
   }
@@ -147,8 +147,8 @@ TEST(HealthPolicy, TheThirdRebootWithinTheWindowIsARepair) {
   w.take_actions();
   w.set_now_s(3000);
   h.on_health_event(event(0, 79, FaultEffect::kRebootNode));
-  EXPECT_THAT(w.take_actions(), ElementsAre("drain n001 'xid 79 gpu 0 (health_check)'",
-                                            "reboot n001 'xid 79 gpu 0 (health_check)'"));
+  EXPECT_THAT(w.take_actions(),
+              ElementsAre("drain n001 'xid 79 gpu 0 (health_check)'", "reboot n001 'xid 79 gpu 0 (health_check)'"));
 }
 
 TEST(HealthPolicy, RebootsOlderThanTheWindowDoNotCount) {
@@ -162,8 +162,8 @@ TEST(HealthPolicy, RebootsOlderThanTheWindowDoNotCount) {
   w.take_actions();
   w.set_now_s(3601);  // the first reboot (at 0) left the window
   h.on_health_event(event(0, 79, FaultEffect::kRebootNode));
-  EXPECT_THAT(w.take_actions(), ElementsAre("drain n001 'xid 79 gpu 0 (health_check)'",
-                                            "reboot n001 'xid 79 gpu 0 (health_check)'"));
+  EXPECT_THAT(w.take_actions(),
+              ElementsAre("drain n001 'xid 79 gpu 0 (health_check)'", "reboot n001 'xid 79 gpu 0 (health_check)'"));
 }
 
 }  // namespace
