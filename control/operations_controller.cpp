@@ -114,7 +114,8 @@ void OperationsController::begin(std::size_t i) {
     case A::kAttachVolume:
     case A::kRestartWorkers:
     case A::kMaintenance: {
-      std::uint32_t killed = 0;
+      // Nodes at once go together (one scontrol call on a hostlist): none takes a job the others free meanwhile.
+      std::vector<NodeIndex> at_once;
       for (NodeIndex n : op.nodes) {
         if (state.node_condition(n) != NodeCondition::kNone) continue;
         if (op.action != A::kMaintenance && op.rolling) {
@@ -123,13 +124,16 @@ void OperationsController::begin(std::size_t i) {
           if (state.node_jobs()[n] == 0) when_idle(n);
           continue;
         }
+        expect(n, op.action == A::kMaintenance ? Pending::kWindow : Pending::kRestarting, i);
+        at_once.push_back(n);
+      }
+      std::uint32_t killed = 0;
+      if (!at_once.empty()) {
         if (op.action == A::kMaintenance) {
-          killed += world_.down_node(n, InterruptionCause::kOperation, reason);
-          expect(n, Pending::kWindow, i);
-          world_.set_timer(ControllerId::kOperations, window_timer(n), back);
+          killed = world_.down_nodes(at_once, InterruptionCause::kOperation, reason);
+          for (NodeIndex n : at_once) world_.set_timer(ControllerId::kOperations, window_timer(n), back);
         } else {
-          expect(n, Pending::kRestarting, i);
-          killed += world_.reboot_node(n, reason, RebootOptions{.kill_jobs = true, .duration_s = op.duration_s});
+          killed = world_.reboot_nodes(at_once, reason, RebootOptions{.kill_jobs = true, .duration_s = op.duration_s});
         }
       }
       record(i, "start", UINT32_MAX, killed);

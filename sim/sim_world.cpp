@@ -144,10 +144,12 @@ void SimWorld::fail_node(NodeIndex n, std::string_view reason) {
   set_node_condition(n, NodeCondition::kFail, reason);
 }
 
-std::uint32_t SimWorld::down_node(NodeIndex n, InterruptionCause cause, std::string_view reason) {
-  set_node_condition(n, NodeCondition::kDown, reason);
+std::uint32_t SimWorld::down_nodes(std::span<const NodeIndex> nodes, InterruptionCause cause, std::string_view reason) {
+  for (NodeIndex n : nodes) set_node_condition(n, NodeCondition::kDown, reason);
   // Slurm ends the jobs of a DOWN node (job_mgr.c:kill_running_job_by_node_ptr).
-  return end_jobs_on(n, cause, true);
+  std::uint32_t ended = 0;
+  for (NodeIndex n : nodes) ended += end_jobs_on(n, cause, true);
+  return ended;
 }
 
 void SimWorld::resume_node(NodeIndex n) {
@@ -166,19 +168,26 @@ void SimWorld::begin_recovery(NodeIndex n, double seconds) {
   expect_node_return(back);
 }
 
-std::uint32_t SimWorld::reboot_node(NodeIndex n, std::string_view reason, const RebootOptions& options) {
-  double seconds = 0;
-  if (options.duration_s) {
-    seconds = *options.duration_s;
-  } else if (faults_ != nullptr && faults_->reported(n)) {
-    seconds = faults_->begin_recovery(n, FaultEffect::kRebootNode);
-  } else {
-    seconds = RepairTimes{}.reboot_s;
+std::uint32_t SimWorld::reboot_nodes(std::span<const NodeIndex> nodes, std::string_view reason,
+                                     const RebootOptions& options) {
+  std::vector<double> seconds;
+  seconds.reserve(nodes.size());
+  for (NodeIndex n : nodes) {
+    if (options.duration_s) {
+      seconds.push_back(*options.duration_s);
+    } else if (faults_ != nullptr && faults_->reported(n)) {
+      seconds.push_back(faults_->begin_recovery(n, FaultEffect::kRebootNode));
+    } else {
+      seconds.push_back(RepairTimes{}.reboot_s);
+    }
+    set_node_condition(n, NodeCondition::kRebooting, reason);
   }
-  // A restart of the slurmd worker ends the jobs running there before the node shows REBOOTING.
-  const std::uint32_t ended = options.kill_jobs ? end_jobs_on(n, InterruptionCause::kOperation, true) : 0;
-  set_node_condition(n, NodeCondition::kRebooting, reason);
-  begin_recovery(n, seconds);
+  // A restart of the slurmd workers ends the jobs running there once every node shows REBOOTING.
+  std::uint32_t ended = 0;
+  if (options.kill_jobs) {
+    for (NodeIndex n : nodes) ended += end_jobs_on(n, InterruptionCause::kOperation, true);
+  }
+  for (std::size_t i = 0; i < nodes.size(); ++i) begin_recovery(nodes[i], seconds[i]);
   return ended;
 }
 

@@ -75,10 +75,13 @@ class SimWorld final : public World {
   void cancel_job(JobIndex job, PendingReason reason) override;
   void drain_node(NodeIndex n, std::string_view reason) override;
   void fail_node(NodeIndex n, std::string_view reason) override;
-  std::uint32_t down_node(NodeIndex n, InterruptionCause cause, std::string_view reason) override;
+  std::uint32_t down_nodes(std::span<const NodeIndex> nodes, InterruptionCause cause, std::string_view reason) override;
+  using World::down_node;
   void resume_node(NodeIndex n) override;
   std::uint32_t requeue_jobs_on(NodeIndex n, InterruptionCause cause, std::string_view reason) override;
-  std::uint32_t reboot_node(NodeIndex n, std::string_view reason, const RebootOptions& options) override;
+  std::uint32_t reboot_nodes(std::span<const NodeIndex> nodes, std::string_view reason,
+                             const RebootOptions& options) override;
+  using World::reboot_node;
   void reset_gpus(NodeIndex n, std::string_view reason) override;
   void send_to_repair(NodeIndex n, std::string_view reason) override;
   void power_up_node(NodeIndex n, std::optional<double> duration_s) override;

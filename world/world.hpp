@@ -98,11 +98,17 @@ class World {
   /// Sets node `n` FAIL (as DRAIN, for a node expected to fail: out for repair next).
   /// Real cluster: POST node/{name} {"state": ["FAIL"], "reason": R}; `scontrol update state=FAIL reason=R`.
   virtual void fail_node(NodeIndex n, std::string_view reason) = 0;
-  /// Sets node `n` DOWN; Slurm ends the jobs running there NODE_FAIL and requeues those that may be (--requeue,
-  /// JobRequeue), as for a node failure. `cause` says what the runs are counted against (a fault of the node,
-  /// an operation). Returns how many runs it ended.
-  /// Real cluster: POST node/{name} {"state": ["DOWN"], "reason": R}; `scontrol update state=DOWN reason=R`.
-  virtual std::uint32_t down_node(NodeIndex n, InterruptionCause cause, std::string_view reason) = 0;
+  /// Sets `nodes` DOWN, then Slurm ends the jobs running there NODE_FAIL and requeues those that may be (--requeue,
+  /// JobRequeue), as for a node failure; all nodes go DOWN before any job ends, so none of them takes a job freed
+  /// meanwhile. `cause` says what the runs are counted against (a fault of the node, an operation). Returns how many
+  /// runs it ended. Real cluster: POST node/{name} {"state": ["DOWN"], "reason": R} (v0.0.42+: POST nodes for a
+  /// list); `scontrol update nodename=HOSTLIST state=DOWN reason=R`.
+  virtual std::uint32_t down_nodes(std::span<const NodeIndex> nodes, InterruptionCause cause,
+                                   std::string_view reason) = 0;
+  /// down_nodes for one node.
+  std::uint32_t down_node(NodeIndex n, InterruptionCause cause, std::string_view reason) {
+    return down_nodes(std::span<const NodeIndex>(&n, 1), cause, reason);
+  }
   /// Returns node `n` to service (clears DRAIN, DOWN, FAIL; a node back from a recovery).
   /// Real cluster: POST node/{name} {"state": ["RESUME"]}; `scontrol update nodename=N state=RESUME`.
   virtual void resume_node(NodeIndex n) = 0;
@@ -110,11 +116,17 @@ class World {
   /// against `cause`. Returns how many. Real cluster: `scontrol requeue ID` for each requeueable job on the node
   /// (v0.0.45: POST job/{id}/requeue), `scancel` for the others.
   virtual std::uint32_t requeue_jobs_on(NodeIndex n, InterruptionCause cause, std::string_view reason) = 0;
-  /// Reboots node `n`: REBOOTING until it registers again, then it stays out (observed as
-  /// Controller::on_node_recovered) until resume_node. Returns the runs it ended (options.kill_jobs).
-  /// Real cluster: `scontrol reboot ASAP nextstate=DOWN reason=R N` (no slurmrestd endpoint); with kill_jobs, a
-  /// restart of the node's slurmd worker (Soperator: the worker pod).
-  virtual std::uint32_t reboot_node(NodeIndex n, std::string_view reason, const RebootOptions& options) = 0;
+  /// Reboots `nodes`: REBOOTING until each registers again, then it stays out (observed as
+  /// Controller::on_node_recovered) until resume_node. With options.kill_jobs every node shows REBOOTING before the
+  /// jobs running there end. Returns the runs it ended.
+  /// Real cluster: `scontrol reboot ASAP nextstate=DOWN reason=R HOSTLIST` (no slurmrestd endpoint); with
+  /// kill_jobs, a restart of the nodes' slurmd workers (Soperator: the worker pods).
+  virtual std::uint32_t reboot_nodes(std::span<const NodeIndex> nodes, std::string_view reason,
+                                     const RebootOptions& options) = 0;
+  /// reboot_nodes for one node.
+  std::uint32_t reboot_node(NodeIndex n, std::string_view reason, const RebootOptions& options) {
+    return reboot_nodes(std::span<const NodeIndex>(&n, 1), reason, options);
+  }
   /// Resets the GPUs of drained, idle node `n` (`nvidia-smi -r` by the node's agent); the node stays as it is until
   /// the reset is done (Controller::on_node_recovered). Real cluster: not a Slurm call; the twin logs it.
   virtual void reset_gpus(NodeIndex n, std::string_view reason) = 0;

@@ -130,12 +130,18 @@ class FakeWorld final : public World {
     set_condition(n, NodeCondition::kFail);
     actions_.push_back("fail " + node_name(n) + " '" + std::string(reason) + "'");
   }
-  std::uint32_t down_node(NodeIndex n, InterruptionCause cause, std::string_view reason) override {
-    set_condition(n, NodeCondition::kDown);
-    actions_.push_back("down " + node_name(n) + " '" + std::string(reason) + "' (" + std::string(to_string(cause)) +
-                       ")");
-    return end_jobs_on(n);
+  std::uint32_t down_nodes(std::span<const NodeIndex> nodes, InterruptionCause cause,
+                           std::string_view reason) override {
+    for (NodeIndex n : nodes) {
+      set_condition(n, NodeCondition::kDown);
+      actions_.push_back("down " + node_name(n) + " '" + std::string(reason) + "' (" + std::string(to_string(cause)) +
+                         ")");
+    }
+    std::uint32_t ended = 0;
+    for (NodeIndex n : nodes) ended += end_jobs_on(n);
+    return ended;
   }
+  using World::down_node;
   void resume_node(NodeIndex n) override {
     set_condition(n, NodeCondition::kNone);
     actions_.push_back("resume " + node_name(n));
@@ -145,15 +151,22 @@ class FakeWorld final : public World {
                        std::string(to_string(cause)) + ")");
     return end_jobs_on(n);
   }
-  std::uint32_t reboot_node(NodeIndex n, std::string_view reason, const RebootOptions& options) override {
-    const std::uint32_t ended = options.kill_jobs ? end_jobs_on(n) : 0;
-    set_condition(n, NodeCondition::kRebooting);
-    std::string text = "reboot " + node_name(n) + " '" + std::string(reason) + "'";
-    if (options.kill_jobs) text += " killing jobs";
-    if (options.duration_s) text += " for " + seconds(*options.duration_s);
-    actions_.push_back(text);
+  std::uint32_t reboot_nodes(std::span<const NodeIndex> nodes, std::string_view reason,
+                             const RebootOptions& options) override {
+    for (NodeIndex n : nodes) {
+      set_condition(n, NodeCondition::kRebooting);
+      std::string text = "reboot " + node_name(n) + " '" + std::string(reason) + "'";
+      if (options.kill_jobs) text += " killing jobs";
+      if (options.duration_s) text += " for " + seconds(*options.duration_s);
+      actions_.push_back(text);
+    }
+    std::uint32_t ended = 0;
+    if (options.kill_jobs) {
+      for (NodeIndex n : nodes) ended += end_jobs_on(n);
+    }
     return ended;
   }
+  using World::reboot_node;
   void reset_gpus(NodeIndex n, std::string_view reason) override {
     actions_.push_back("reset gpus " + node_name(n) + " '" + std::string(reason) + "'");
   }
