@@ -287,6 +287,18 @@ TEST(NodeLifecycle, ScenarioErrorsNameThePointer) {
       message(R"({"profile": "llama3", "checkpoint": [{"interval": "weekly"}]})").find("/faults/checkpoint/0/interval"),
       std::string::npos);
   EXPECT_NE(message(R"({"HealthCheckInterval": 120})").find("expected a fault profile"), std::string::npos);
+  // The health controller's limits (two nodes in this cluster).
+  EXPECT_NE(message(R"({"profile": "llama3", "health": {"max_nodes_out": 3}})")
+                .find("/faults/health/max_nodes_out: expected at most the cluster's 2 nodes"),
+            std::string::npos);
+  EXPECT_NE(message(R"({"profile": "llama3", "health": {"max_nodes_out_pct": 0}})")
+                .find("/faults/health/max_nodes_out_pct: expected a percentage above 0 and at most 100"),
+            std::string::npos);
+  EXPECT_NE(message(R"({"profile": "llama3", "health": {"reboots_before_repair": 1}})")
+                .find("/faults/health/reboots_before_repair: expected 0 (off) or at least 2"),
+            std::string::npos);
+  EXPECT_NE(message(R"({"profile": "llama3", "health": {"max_node_out": 1}})").find("/faults/health"),
+            std::string::npos);
 }
 
 // A cluster under random faults: 288 nodes of 8 GPUs in two partitions. "big" (160 nodes) runs one 128-node
