@@ -59,6 +59,9 @@ class ControlPlane {
   void on_job_cancelled(JobIndex job) {
     each([job](Controller& c) { c.on_job_cancelled(job); });
   }
+  void on_job_updated(JobIndex job, const JobUpdate& update) {
+    each([&](Controller& c) { c.on_job_updated(job, update); });
+  }
   void on_node_changed(NodeIndex n, NodeCondition before, NodeCondition after) {
     each([&](Controller& c) { c.on_node_changed(n, before, after); });
   }

@@ -19,6 +19,12 @@ std::string_view action_name(ClusterOperation::Action a) {
       return "maintenance";
     case ClusterOperation::Action::kRestartWorkers:
       return "restart_workers";
+    case ClusterOperation::Action::kHoldJobs:
+      return "hold";
+    case ClusterOperation::Action::kReleaseJobs:
+      return "release";
+    case ClusterOperation::Action::kSetPriority:
+      return "set_priority";
   }
   return "unknown";
 }
@@ -42,7 +48,10 @@ OperationsController::OperationsController(const std::vector<ClusterOperation>& 
     : operations_(operations),
       world_(world),
       pending_(world.state().node_count(), Pending::kNone),
-      pending_op_(world.state().node_count(), 0) {}
+      pending_op_(world.state().node_count(), 0) {
+  const ClusterState& state = world.state();
+  for (JobIndex j = 0; j < state.job_count(); ++j) job_by_id_.emplace(state.spec(j).id, j);
+}
 
 std::vector<NodeIndex> OperationsController::nodes_added_later() const {
   std::vector<NodeIndex> nodes;
@@ -111,6 +120,11 @@ void OperationsController::begin(std::size_t i) {
       // Enroot squashfs on shared storage: running jobs keep theirs, new ones mount the new one; no restart.
       record(i, "start", UINT32_MAX, 0);
       break;
+    case A::kHoldJobs:
+    case A::kReleaseJobs:
+    case A::kSetPriority:
+      act_on_jobs(i);
+      break;
     case A::kAttachVolume:
     case A::kRestartWorkers:
     case A::kMaintenance: {
@@ -140,6 +154,33 @@ void OperationsController::begin(std::size_t i) {
       world_.expect_node_return(back);
       break;
     }
+  }
+}
+
+void OperationsController::act_on_jobs(std::size_t i) {
+  const ClusterOperation& op = operations_[i];
+  using A = ClusterOperation::Action;
+  const ClusterState& state = world_.state();
+  for (std::uint64_t id : op.jobs) {
+    const auto it = job_by_id_.find(id);
+    // Slurm updates pending jobs only: a job not submitted yet (or not in the workload), running or ended is left.
+    const bool pending =
+        it != job_by_id_.end() && state.job(it->second).state == JobState::kPending && state.job(it->second).submitted;
+    if (!pending) {
+      records_.push_back({world_.now(), std::string(action_name(op.action)), "not_pending", UINT32_MAX,
+                          "job " + std::to_string(id), 0});
+      continue;
+    }
+    const JobIndex j = it->second;
+    if (op.action == A::kHoldJobs) {
+      world_.hold_job(j);
+    } else if (op.action == A::kReleaseJobs) {
+      world_.release_job(j);
+    } else {
+      world_.set_job_priority(j, op.priority);
+    }
+    records_.push_back(
+        {world_.now(), std::string(action_name(op.action)), "done", UINT32_MAX, "job " + std::to_string(id), 0});
   }
 }
 

@@ -4,11 +4,13 @@
 // restart (an Enroot squashfs on shared storage: no per-node pulls), a storage volume attached or "restart all
 // workers" with a restart of every node (at once, ending the running jobs NODE_FAIL and requeueing them, or
 // rolling: drain each node and restart it once idle), and maintenance windows that set nodes DOWN and resume them
-// at the window's end. Every step is an OperationRecord.
+// at the window's end. Operators also hold, release and prioritise pending jobs by id (scontrol hold/release/update
+// priority). Every step is an OperationRecord.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "model/cloud_config.hpp"
@@ -39,6 +41,7 @@ class OperationsController final : public Controller {
   // What a node waits for: to be idle (then it is removed or restarted), or an action to end.
   enum class Pending : std::uint8_t { kNone, kRemove, kRestart, kBoot, kRestarting, kWindow };
   void begin(std::size_t op);
+  void act_on_jobs(std::size_t op);
   void when_idle(NodeIndex node);
   void expect(NodeIndex node, Pending what, std::size_t op);
   void record(std::size_t op, std::string step, std::uint32_t node, std::uint32_t killed);
@@ -48,6 +51,7 @@ class OperationsController final : public Controller {
   std::vector<Pending> pending_;           // per node
   std::vector<std::uint32_t> pending_op_;  // per node: the operation it waits for
   std::vector<OperationRecord> records_;
+  std::unordered_map<std::uint64_t, JobIndex> job_by_id_;  // job id -> index (hold, release, set_priority)
 };
 
 }  // namespace gputwin

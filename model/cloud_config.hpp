@@ -52,6 +52,9 @@ struct ClusterOperation {
     kAttachVolume,    ///< A storage volume is attached: every node restarts (now, killing jobs, or rolling).
     kMaintenance,     ///< Nodes go DOWN for a window; their jobs end NODE_FAIL and are requeued.
     kRestartWorkers,  ///< "Restart all workers" (Soperator): every slurmd worker restarts (now, or rolling).
+    kHoldJobs,        ///< Hold pending jobs (scontrol hold): they wait, JobHeldAdmin, until released.
+    kReleaseJobs,     ///< Release jobs an earlier hold held (scontrol release).
+    kSetPriority,     ///< Give pending jobs a fixed priority (scontrol update priority=N).
   };
   double time_s = 0;                     ///< When.
   Action action = Action::kUpdateImage;  ///< What.
@@ -59,6 +62,8 @@ struct ClusterOperation {
   std::string name;                      ///< Image or volume name (for the record).
   double duration_s = 0;  ///< Cold start (add_nodes), restart (attach_volume, restart_workers), window (maintenance).
   bool rolling = false;   ///< attach_volume, restart_workers: drain each node, restart it when idle (no job killed).
+  std::vector<std::uint64_t> jobs;  ///< Job ids (hold, release, set_priority).
+  std::uint32_t priority = 0;       ///< The priority set (set_priority).
 };
 
 /// How a node is paid for.

@@ -57,6 +57,7 @@ std::string_view pending_reason_name(PendingReason reason) {
       "Reservation",
       "InvalidReservation",
       "AssocGrpBillingMinutes",
+      "JobHeldAdmin",
   };
   static_assert(std::size(kNames) == static_cast<std::size_t>(PendingReason::kCount));
   const auto i = static_cast<std::size_t>(reason);

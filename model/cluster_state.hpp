@@ -86,6 +86,7 @@ enum class PendingReason : std::uint8_t {
   kReservation,             ///< Waiting for its advance reservation to start.
   kInvalidReservation,      ///< Submit-time rejection: unknown reservation or access denied.
   kAssocGrpBillingMinutes,  ///< Refused by a spend quota (Slurm's reason for a billing-minutes limit).
+  kJobHeldAdmin,            ///< Held by an operator (scontrol hold): priority 0 until released.
   kCount,                   ///< Number of reasons (not a reason).
 };
 

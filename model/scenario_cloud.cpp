@@ -119,7 +119,8 @@ void read_power_save(const Field& f, const ClusterConfig& cluster, AutoscalerCon
 void read_operations(const Field& f, const ClusterConfig& cluster, std::vector<ClusterOperation>& operations) {
   for (std::size_t i = 0; i < f.array_size(); ++i) {
     const Field o = f.at(i);
-    o.expect_object({"time", "action", "nodes", "image", "volume", "cold_start_s", "restart_s", "rolling", "duration"});
+    o.expect_object({"time", "action", "nodes", "image", "volume", "cold_start_s", "restart_s", "rolling", "duration",
+                     "jobs", "priority"});
     ClusterOperation op;
     op.time_s = non_negative_seconds(o.at("time"));
     const std::string action = o.at("action").string();
@@ -136,9 +137,32 @@ void read_operations(const Field& f, const ClusterConfig& cluster, std::vector<C
       op.action = A::kMaintenance;
     else if (action == "restart_workers")
       op.action = A::kRestartWorkers;
+    else if (action == "hold")
+      op.action = A::kHoldJobs;
+    else if (action == "release")
+      op.action = A::kReleaseJobs;
+    else if (action == "set_priority")
+      op.action = A::kSetPriority;
     else
       o.at("action").fail(
-          "expected add_nodes, remove_nodes, update_image, attach_volume, maintenance or restart_workers");
+          "expected add_nodes, remove_nodes, update_image, attach_volume, maintenance, restart_workers, hold, release "
+          "or set_priority");
+    const bool on_jobs = op.action == A::kHoldJobs || op.action == A::kReleaseJobs || op.action == A::kSetPriority;
+    if (on_jobs) {
+      if (!o.has("jobs")) o.fail("\"" + action + "\" needs \"jobs\" (job ids)");
+      const Field jobs = o.at("jobs");
+      for (std::size_t j = 0; j < jobs.array_size(); ++j) op.jobs.push_back(jobs.at(j).non_negative());
+      if (op.jobs.empty()) jobs.fail("expected at least one job id");
+      if (op.action == A::kSetPriority) {
+        if (!o.has("priority")) o.fail("\"set_priority\" needs \"priority\"");
+        op.priority = o.at("priority").u32();
+        if (op.priority == 0) o.at("priority").fail("expected a priority above 0 (hold a job to stop it)");
+      }
+      if (o.has("nodes")) o.at("nodes").fail("\"" + action + "\" acts on jobs, not nodes");
+      operations.push_back(std::move(op));
+      continue;
+    }
+    if (o.has("jobs")) o.at("jobs").fail("\"" + action + "\" acts on nodes, not jobs");
     const bool needs_nodes = op.action == A::kAddNodes || op.action == A::kRemoveNodes || op.action == A::kMaintenance;
     if (o.has("nodes")) {
       op.nodes = read_node_set(o.at("nodes"), cluster);

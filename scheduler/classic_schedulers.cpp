@@ -100,6 +100,28 @@ class ClassicScheduler final : public Scheduler {
     jobs_.on_end(j);
     dirty_ = true;
   }
+  // An operator held, released or prioritised a pending job: the queue is sorted again.
+  void on_job_updated(JobIndex j, const JobUpdate& update) override {
+    switch (update.kind) {
+      case JobUpdate::Kind::kHold:
+        jobs_.hold(j);
+        world_.annotate_job(j, 0, PendingReason::kJobHeldAdmin);
+        shortcuts_ = false;  // eligibility changes over time: every pass looks at the whole queue
+        break;
+      case JobUpdate::Kind::kRelease:
+        jobs_.release(j, to_seconds(world_.now()));
+        break;
+      case JobUpdate::Kind::kPriority:
+        jobs_.set_priority(j, update.priority);
+        shortcuts_ = false;  // the queue's order no longer follows submission alone
+        break;
+    }
+    JobRuntime& rt = const_cast<ClusterState&>(state_).job_mut(j);
+    rt.priority = jobs_.multifactor() || jobs_.fixed_priority(j) != 0 ? jobs_.priority(j) : 0;
+    queue_.compact();
+    queue_.rebuild([this](QueueKey& key) { key = queue_key(key.job); });
+    dirty_ = true;
+  }
   void on_instant_end() override {
     if (!dirty_) return;
     dirty_ = false;
@@ -118,11 +140,12 @@ class ClassicScheduler final : public Scheduler {
 
   bool may_fit_now(JobIndex j) const { return gputwin::may_fit_now(state_, state_.spec(j), state_.job(j).partition); }
 
-  // Queue order: multifactor priority when asked (PriorityType=priority/multifactor), then the policy's own
-  // order (sjf: requested time), then submit time and job id.
+  // Queue order: multifactor priority when asked (PriorityType=priority/multifactor), or a priority an operator
+  // set (before every other job), then the policy's own order (sjf: requested time), then submit time and job id.
   QueueKey queue_key(JobIndex j) const {
     const JobSpec& spec = state_.spec(j);
-    const std::uint64_t k1 = jobs_.multifactor() ? UINT32_MAX - static_cast<std::uint64_t>(jobs_.priority(j)) : 0;
+    const std::uint64_t priority = jobs_.multifactor() ? jobs_.priority(j) : jobs_.fixed_priority(j);
+    const std::uint64_t k1 = UINT32_MAX - priority;
     const std::uint64_t k2 =
         policy_ == SchedulerPolicy::kSjf ? static_cast<std::uint64_t>(state_.job(j).time_limit_s) : 0;
     return QueueKey{k1, k2, spec.submit_s, spec.id, j};

@@ -267,6 +267,7 @@ DependencyStatus JobPolicy::dependency_status(JobIndex j, std::int64_t now_s) {
 PendingReason JobPolicy::eligibility(JobIndex j, std::int64_t now_s) {
   JobAcct& a = acct_[j];
   if (!a.conditions) return PendingReason::kNone;
+  if (a.admin_held) return PendingReason::kJobHeldAdmin;
   const JobSpec& spec = state_.spec(j);
   if (!a.eligible_once) {
     if (a.held) return PendingReason::kJobHeldUser;
@@ -347,7 +348,7 @@ bool JobPolicy::recalculate(std::int64_t now_s, std::span<const JobIndex> pendin
   bool changed = false;
   for (JobIndex j : pending) {
     JobAcct& a = acct_[j];
-    if (a.held) continue;  // held jobs keep priority 0
+    if (a.held || a.admin_held || a.fixed_priority) continue;  // held jobs keep priority 0, fixed ones theirs
     const std::uint32_t p = engine_->factors(state_.spec(j), inputs(j), now_s).priority;
     changed = changed || p != a.priority;
     a.priority = p;
@@ -369,11 +370,38 @@ bool JobPolicy::release_due(std::int64_t now_s) {
     a.held = false;
     const JobSpec& spec = state_.spec(j);
     if (!priority_.accrue_always && a.dependency < 0) a.accrue_s = std::max(now_s, spec.begin_s);
-    a.priority = engine_ ? engine_->factors(spec, inputs(j), now_s).priority
-                         : (next_basic_priority_ > 1 ? --next_basic_priority_ : 1);
+    if (a.admin_held) continue;  // an operator's hold keeps it at 0
+    a.priority = a.fixed_priority ? a.admin_priority
+                 : engine_        ? engine_->factors(spec, inputs(j), now_s).priority
+                                  : (next_basic_priority_ > 1 ? --next_basic_priority_ : 1);
     any = true;
   }
   return any;
+}
+
+void JobPolicy::hold(JobIndex j) {
+  JobAcct& a = acct_[j];
+  a.admin_held = true;
+  a.conditions = true;
+  a.priority = 0;
+}
+
+void JobPolicy::release(JobIndex j, std::int64_t now_s) {
+  JobAcct& a = acct_[j];
+  if (!a.admin_held) return;
+  a.admin_held = false;
+  if (a.held) return;  // still held by its own --hold until its release time
+  // slurmctld recomputes a released job's priority (_release_job_rec -> set_job_prio).
+  a.priority = a.fixed_priority ? a.admin_priority
+               : engine_        ? engine_->factors(state_.spec(j), inputs(j), now_s).priority
+                                : (next_basic_priority_ > 1 ? --next_basic_priority_ : 1);
+}
+
+void JobPolicy::set_priority(JobIndex j, std::uint32_t priority) {
+  JobAcct& a = acct_[j];
+  a.fixed_priority = true;
+  a.admin_priority = priority;
+  if (!a.admin_held && !a.held) a.priority = priority;
 }
 
 bool JobPolicy::can_preempt(JobIndex a, JobIndex b, std::int64_t now_s) const {

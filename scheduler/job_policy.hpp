@@ -63,6 +63,17 @@ class JobPolicy {
   [[nodiscard]] std::uint32_t preempt_rank(JobIndex b) const;
   /// True if `a`'s QOS may preempt some QOS (preemptors sort first in the queue with preempt/qos).
   [[nodiscard]] bool is_preemptor(JobIndex a) const;
+  /// An operator holds pending job `j` (scontrol hold): priority 0 and not eligible (JobHeldAdmin) until released.
+  void hold(JobIndex j);
+  /// Releases a job `hold` held at `now_s`: eligible again (unless something else holds it), its priority
+  /// recomputed (or the one an operator fixed).
+  void release(JobIndex j, std::int64_t now_s);
+  /// An operator sets job `j`'s priority: fixed from then on (the decay thread leaves it), 0 while held.
+  void set_priority(JobIndex j, std::uint32_t priority);
+  /// The priority an operator fixed for job `j`, 0 if none.
+  [[nodiscard]] std::uint32_t fixed_priority(JobIndex j) const {
+    return acct_[j].fixed_priority ? acct_[j].admin_priority : 0;
+  }
   /// A preempted job was requeued at `now_s`: it pends again, eligible after Slurm's requeue delay (121 s).
   void requeue(JobIndex j, std::int64_t now_s);
 
@@ -100,7 +111,10 @@ class JobPolicy {
     std::int32_t dependency = -1;  // index into dependencies_, -1 none
     bool conditions = false;
     bool held = false;
-    bool eligible_once = false;  // hold/begin/dependency cleared (array throttle is rechecked)
+    bool admin_held = false;           // scontrol hold: priority 0 until released
+    bool fixed_priority = false;       // scontrol update priority=N: the decay thread leaves it
+    std::uint32_t admin_priority = 0;  // with fixed_priority
+    bool eligible_once = false;        // hold/begin/dependency cleared (array throttle is rechecked)
     std::uint32_t priority = 0;
     std::uint32_t running_pos = 0;      // position in running_ while running
     std::int64_t requeue_begin_s = -1;  // after a requeue: not eligible before this time

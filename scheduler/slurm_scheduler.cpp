@@ -268,6 +268,32 @@ class SlurmScheduler final : public Scheduler {
     note_change();
   }
 
+  // scontrol hold/release/update priority: the record changes (priority 0 while held, JobHeldAdmin), the queue is
+  // sorted again, and the job update queues a scheduler run (update_job -> queue_job_scheduler()).
+  void on_job_updated(JobIndex j, const JobUpdate& update) override {
+    const std::int64_t now = to_seconds(world_.now());
+    switch (update.kind) {
+      case JobUpdate::Kind::kHold:
+        if (!policy_.has_conditions(j)) conditional_.push_back(j);
+        policy_.hold(j);
+        blocked_[j] = true;
+        world_.annotate_job(j, 0, PendingReason::kJobHeldAdmin);
+        break;
+      case JobUpdate::Kind::kRelease:
+        policy_.release(j, now);
+        break;
+      case JobUpdate::Kind::kPriority:
+        policy_.set_priority(j, update.priority);
+        break;
+    }
+    state_mut().job_mut(j).priority = policy_.priority(j);
+    resort_queue();
+    state_mut().note_job_update();
+    ++job_sched_count_;
+    arm_batch_tick();
+    note_change();
+  }
+
   // A node drained, went DOWN or came back: node_mgr.c's updates set last_node_update and queue_job_scheduler().
   void on_node_changed(NodeIndex, NodeCondition, NodeCondition) override {
     up_nodes_ = NodeBitmap();

@@ -84,6 +84,24 @@ void SimWorld::cancel_job(JobIndex job, PendingReason reason) {
   }
 }
 
+void SimWorld::hold_job(JobIndex job) {
+  const JobRuntime& rt = state_.job(job);
+  if (rt.state != JobState::kPending || !rt.submitted) return;  // Slurm holds pending jobs only
+  plane_->on_job_updated(job, JobUpdate{JobUpdate::Kind::kHold, 0});
+}
+
+void SimWorld::release_job(JobIndex job) {
+  const JobRuntime& rt = state_.job(job);
+  if (rt.state != JobState::kPending || !rt.submitted) return;
+  plane_->on_job_updated(job, JobUpdate{JobUpdate::Kind::kRelease, 0});
+}
+
+void SimWorld::set_job_priority(JobIndex job, std::uint32_t priority) {
+  const JobRuntime& rt = state_.job(job);
+  if (rt.state != JobState::kPending || !rt.submitted || priority == 0) return;  // 0 is a hold, not a priority
+  plane_->on_job_updated(job, JobUpdate{JobUpdate::Kind::kPriority, priority});
+}
+
 std::uint32_t SimWorld::fail_jobs_on(NodeIndex n, InterruptionCause cause) {
   const auto on_node = jobs_on(n);
   const std::vector<JobIndex> jobs(on_node.begin(), on_node.end());  // ending a job edits the list
@@ -511,11 +529,11 @@ void SimWorld::end_job(JobIndex job, JobState state, bool completed, SimTime pro
   if (slurm_.epilog_s > 0) {
     events_.push(now_ + from_seconds(slurm_.epilog_s), kRelease, job, 0);
   } else {
-    release_job(job);
+    release_resources(job);
   }
 }
 
-void SimWorld::release_job(JobIndex job) {
+void SimWorld::release_resources(JobIndex job) {
   state_.release(job);
   update_node_states(job);
   if (faults_ != nullptr) {
@@ -589,7 +607,7 @@ void SimWorld::dispatch(const Event& event) {
       break;
     }
     case kRelease:
-      release_job(static_cast<JobIndex>(event.target));
+      release_resources(static_cast<JobIndex>(event.target));
       break;
     case kFault:
       faults_->on_event(*this, event.target, event.generation);

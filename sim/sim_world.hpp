@@ -73,6 +73,9 @@ class SimWorld final : public World {
   void reject_job(JobIndex job, PendingReason reason) override;
   void preempt_job(JobIndex job, SimTime at, bool requeue, JobIndex preemptor) override;
   void cancel_job(JobIndex job, PendingReason reason) override;
+  void hold_job(JobIndex job) override;
+  void release_job(JobIndex job) override;
+  void set_job_priority(JobIndex job, std::uint32_t priority) override;
   void drain_node(NodeIndex n, std::string_view reason) override;
   void fail_node(NodeIndex n, std::string_view reason) override;
   std::uint32_t down_nodes(std::span<const NodeIndex> nodes, InterruptionCause cause, std::string_view reason) override;
@@ -159,7 +162,7 @@ class SimWorld final : public World {
   void start_run();
   void dispatch(const Event& event);
   void end_job(JobIndex job, JobState state, bool completed, SimTime progress_until = kNever);
-  void release_job(JobIndex job);
+  void release_resources(JobIndex job);
   void update_node_states(JobIndex job);
   void update_node_state(NodeIndex n);
   double elapsed_reference_s(JobIndex job, SimTime at) const;

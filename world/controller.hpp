@@ -28,6 +28,14 @@ struct HealthEvent {
   FaultEffect needs = FaultEffect::kNone;    ///< The recovery the diagnosis calls for (reset, reboot, repair).
 };
 
+/// An operator's change to a pending job (World::hold_job, release_job, set_job_priority).
+struct JobUpdate {
+  /// What changed.
+  enum class Kind : std::uint8_t { kHold, kRelease, kPriority };
+  Kind kind = Kind::kHold;     ///< What changed.
+  std::uint32_t priority = 0;  ///< The priority set (kPriority).
+};
+
 /// A controller: reacts to observations and its timers by acting on the World it was given.
 class Controller {
  public:
@@ -57,6 +65,11 @@ class Controller {
   virtual void on_job_requeued(JobIndex job) { (void)job; }
   /// A pending job was cancelled (scancel, a quota): it leaves the queue.
   virtual void on_job_cancelled(JobIndex job) { (void)job; }
+  /// A pending job was held, released or given a priority (the scheduler keeps job records, as slurmctld does).
+  virtual void on_job_updated(JobIndex job, const JobUpdate& update) {
+    (void)job;
+    (void)update;
+  }
 
   // ---- Nodes ----
   /// Node `n`'s condition changed from `before` to `after` (ClusterState already shows `after`).

@@ -90,6 +90,16 @@ class World {
   /// Real cluster: DELETE /slurm/v0.0.4x/job/{id} (`scancel ID`).
   virtual void cancel_job(JobIndex job, PendingReason reason) = 0;
 
+  /// Holds pending job `job` (priority 0, reason JobHeldAdmin) until release_job.
+  /// Real cluster: POST /slurm/v0.0.4x/job/{id} {"hold": true} (`scontrol hold ID`).
+  virtual void hold_job(JobIndex job) = 0;
+  /// Releases a job held by hold_job: it may start again, at its recomputed priority.
+  /// Real cluster: POST job/{id} {"hold": false} (`scontrol release ID`).
+  virtual void release_job(JobIndex job) = 0;
+  /// Sets pending job `job`'s priority to `priority` (> 0), fixed from then on (the priority calculation leaves it).
+  /// Real cluster: POST job/{id} {"priority": N} (`scontrol update jobid=ID priority=N`).
+  virtual void set_job_priority(JobIndex job, std::uint32_t priority) = 0;
+
   // ---- Nodes ----
   /// Drains node `n` (no new jobs; running ones finish) with Slurm reason `reason`.
   /// Real cluster: POST /slurm/v0.0.4x/node/{name} {"state": ["DRAIN"], "reason": R}; 22.05: `scontrol update

@@ -300,5 +300,31 @@ TEST(OperationsController, NodesNotInServiceAreSkippedByEveryNodeAction) {
                                     "0 add_nodes start - killed 0"));
 }
 
+TEST(OperationsController, HoldReleaseAndSetPriorityActOnPendingJobsById) {
+  // Jobs 1-3; 1 and 2 submitted and pending, 3 not submitted yet. Hold [1, 3, 7] at 10: job 1 is held; job 3 is
+  // not pending yet and job 7 not in the workload ("not_pending"). Priority 500 for [2] at 20; release [1] at 30.
+  FakeWorld w(1, 8, {job(1), job(2), job(3)});
+  w.submit(0);
+  w.submit(1);
+  ClusterOperation hold = op(10, A::kHoldJobs, {});
+  hold.jobs = {1, 3, 7};
+  ClusterOperation prio = op(20, A::kSetPriority, {});
+  prio.jobs = {2};
+  prio.priority = 500;
+  ClusterOperation release = op(30, A::kReleaseJobs, {});
+  release.jobs = {1};
+  const std::vector<ClusterOperation> ops = {hold, prio, release};
+  OperationsController c(ops, w);
+  start_op_at(w, c, 0, 10);
+  EXPECT_THAT(w.take_actions(), ElementsAre("hold job 1"));
+  start_op_at(w, c, 1, 20);
+  EXPECT_THAT(w.take_actions(), ElementsAre("priority job 2 500"));
+  start_op_at(w, c, 2, 30);
+  EXPECT_THAT(w.take_actions(), ElementsAre("release job 1"));
+  EXPECT_THAT(steps(c), ElementsAre("10 hold done - job 1 killed 0", "10 hold not_pending - job 3 killed 0",
+                                    "10 hold not_pending - job 7 killed 0", "20 set_priority done - job 2 killed 0",
+                                    "30 release done - job 1 killed 0"));
+}
+
 }  // namespace
 }  // namespace gputwin

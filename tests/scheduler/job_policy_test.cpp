@@ -146,6 +146,24 @@ TEST(MultifactorPriority, FairShareLetsTheLightUserGoFirst) {
   EXPECT_EQ(start_times(run(fcfs)), (std::vector<std::int64_t>{0, 3600, 7200}));
 }
 
+TEST(MultifactorPriority, AnOperatorsFixedPriorityOutlastsTheDecayThread) {
+  // The fair-share case above, where job 3 (priority 10000) goes before job 2 (5000): an operator sets job 2's
+  // priority to 20000 at 150 (scontrol update priority=20000, an operation). The decay thread's ticks every minute
+  // leave it, so job 2 starts first at 3603 and job 3 at 7203, and job 2 ran with 20000.
+  const std::string jobs = R"([
+    {"id": 1, "user": "a", "account": "A", "submit": 0, "cpus": 8, "gpus_per_node": 8, "time_limit": 60, "run_time": 3600},
+    {"id": 2, "user": "a", "account": "A", "submit": 100, "cpus": 8, "gpus_per_node": 8, "time_limit": 60, "run_time": 3600},
+    {"id": 3, "user": "b", "account": "B", "submit": 200, "cpus": 8, "gpus_per_node": 8, "time_limit": 60, "run_time": 3600}])";
+  const std::string extra = R"(, "accounting": {"accounts": [{"name": "A"}, {"name": "B"}],
+      "users": [{"user": "a", "account": "A"}, {"user": "b", "account": "B"}]},
+      "operations": [{"time": 150, "action": "set_priority", "jobs": [2], "priority": 20000}])";
+  const Scenario mf = one_node(jobs, extra, R"(, "priority": {"PriorityType": "priority/multifactor",
+      "PriorityWeightFairshare": 10000, "PriorityCalcPeriod": 1})");
+  const RunOutcome o = run(mf);
+  EXPECT_EQ(start_times(o), (std::vector<std::int64_t>{3, 3603, 7203}));
+  EXPECT_EQ(o.state->job(1).priority, 20000u);
+}
+
 TEST(Limits, QosMaxJobsPerUserHoldsTheSecondJobWithItsReason) {
   // QOS normal: MaxJobsPerUser 1. User a's jobs 1 and 2 (1 GPU each) would both fit at 3; job 2 waits with
   // QOSMaxJobsPerUserLimit until job 1 ends at 103 (the epilog's schedule() starts it then). User b's job 3

@@ -204,6 +204,91 @@ TEST(ClusterOperations, AddRemoveImageVolumeAndMaintenanceByHand) {
   EXPECT_EQ(o.state->job(1).state, JobState::kCompleted);
 }
 
+// One 8-GPU node. Job 1 (8 GPUs, 1,000 s) at 0 starts at 3 (batch_sched_delay) and ends at 1,003; jobs 2 and 3
+// (8 GPUs, 100 s) are submitted at 10 and 20 and wait. `ops` is the /operations array.
+RunOutcome one_node_queue(const std::string& ops, const std::string& policy = "slurm") {
+  const std::string text = R"({"name": "jobops", "seed": 1,
+      "cluster": {"nodes": [{"prefix": "n", "count": 1, "cpus": 64, "memory_gb": 512, "gpus": 8, "gpu_type": "h100"}],
+                  "partitions": [{"name": "gpu", "nodes": "ALL", "default": true}]},
+      "workload": {"jobs": [{"id": 1, "nodes": 1, "cpus": 8, "gpus_per_node": 8, "run_time": 1000, "time_limit": 600},
+                            {"id": 2, "submit": 10, "nodes": 1, "cpus": 8, "gpus_per_node": 8, "run_time": 100, "time_limit": 600},
+                            {"id": 3, "submit": 20, "nodes": 1, "cpus": 8, "gpus_per_node": 8, "run_time": 100, "time_limit": 600}]},
+      "scheduler": {"policy": ")" + policy + R"("}, "metrics": {"enabled": false}, "operations": )" + ops + "}";
+  return run_scenario(parse_scenario(text, "jobops.json", "."), RunOptions{});
+}
+
+std::vector<std::string> operation_steps(const RunOutcome& o) {
+  std::vector<std::string> steps;
+  for (const OperationRecord& r : o.cloud.operations)
+    steps.push_back(std::to_string(to_seconds(r.time)) + " " + r.action + " " + r.step + " " + r.name);
+  return steps;
+}
+
+TEST(ClusterOperations, AHeldJobWaitsUntilReleasedAndGoesAfterTheJobsBeforeIt) {
+  // Without operations job 2 runs at 1,003 and job 3 at 1,103. Held at 15 (JobHeldAdmin, priority 0) and released
+  // at 500, job 2 gets a new priority/basic priority below job 3's (submitted before the release): job 3 at 1,003,
+  // job 2 at 1,103. A hold of job 3 at 1,150 finds it ended ("not_pending"); job 9 is not in the workload.
+  const RunOutcome base = one_node_queue("[]");
+  EXPECT_EQ(base.state->job(1).start, from_seconds(1003));
+  EXPECT_EQ(base.state->job(2).start, from_seconds(1103));
+  const RunOutcome o = one_node_queue(R"([{"time": 15, "action": "hold", "jobs": [2]},
+                                          {"time": 500, "action": "release", "jobs": [2]},
+                                          {"time": 1150, "action": "hold", "jobs": [3, 9]}])");
+  EXPECT_EQ(o.state->job(2).start, from_seconds(1003));
+  EXPECT_EQ(o.state->job(1).start, from_seconds(1103));
+  EXPECT_EQ(operation_steps(o), (std::vector<std::string>{"15 hold done job 2", "500 release done job 2",
+                                                          "1150 hold not_pending job 3", "1150 hold not_pending job 9"}));
+  // The hold is in job 2's pending reasons at 15.
+  bool held = false;
+  for (const auto& r : o.recorder->reason_events())
+    held = held || (r.job == 1 && r.reason == PendingReason::kJobHeldAdmin && r.time == from_seconds(15));
+  EXPECT_TRUE(held);
+}
+
+TEST(ClusterOperations, AFixedPriorityPutsAJobFirst) {
+  // priority/basic gives jobs 4294901759, 4294901758, ... by submission (the first from 0xffff0000 down);
+  // set_priority gives job 3 4294967000, above job 2's, at 50: job 3 runs at 1,003 and job 2 at 1,103.
+  const RunOutcome o = one_node_queue(R"([{"time": 50, "action": "set_priority", "jobs": [3], "priority": 4294967000}])");
+  EXPECT_EQ(o.state->job(2).start, from_seconds(1003));
+  EXPECT_EQ(o.state->job(1).start, from_seconds(1103));
+  EXPECT_EQ(o.state->job(2).priority, 4294967000u);
+}
+
+TEST(ClusterOperations, ClassicPoliciesHonourHoldsAndFixedPriorities) {
+  // fcfs starts jobs at the instant they can start: job 1 at 0-1,000, then job 2 at 1,000 and job 3 at 1,100. Held
+  // for good at 15, job 2 never runs; given a fixed priority at 50, job 3 goes first.
+  const RunOutcome held = one_node_queue(R"([{"time": 15, "action": "hold", "jobs": [2]}])", "fcfs");
+  EXPECT_EQ(held.state->job(1).state, JobState::kPending);
+  EXPECT_EQ(held.state->job(2).start, from_seconds(1000));
+  const RunOutcome prio =
+      one_node_queue(R"([{"time": 50, "action": "set_priority", "jobs": [3], "priority": 7}])", "fcfs");
+  EXPECT_EQ(prio.state->job(2).start, from_seconds(1000));
+  EXPECT_EQ(prio.state->job(1).start, from_seconds(1100));
+}
+
+TEST(ClusterOperations, JobActionsNeedJobsAndAPriority) {
+  const auto message = [](const std::string& ops) {
+    try {
+      one_node_queue(ops);
+    } catch (const ScenarioError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message(R"([{"time": 1, "action": "hold"}])").find("/operations/0: \"hold\" needs \"jobs\""),
+            std::string::npos);
+  EXPECT_NE(message(R"([{"time": 1, "action": "set_priority", "jobs": [2]}])").find("needs \"priority\""),
+            std::string::npos);
+  EXPECT_NE(message(R"([{"time": 1, "action": "set_priority", "jobs": [2], "priority": 0}])")
+                .find("/operations/0/priority: expected a priority above 0"),
+            std::string::npos);
+  EXPECT_NE(message(R"([{"time": 1, "action": "release", "jobs": []}])").find("/operations/0/jobs: expected at least"),
+            std::string::npos);
+  EXPECT_NE(message(R"([{"time": 1, "action": "maintenance", "nodes": "n001", "duration": 60, "jobs": [1]}])")
+                .find("/operations/0/jobs: \"maintenance\" acts on nodes"),
+            std::string::npos);
+}
+
 TEST(ClusterOperations, RemovingAnAutoscaledNodeRetiresIt) {
   // n001 static, n002-n003 the autoscaler's pool, both kept up (min_nodes 2); job 1 (at 0, on n001) starts the
   // clock. remove_nodes takes n003 away at 100 (idle: removed at once). It stops counting as up, and job 2 (2 nodes

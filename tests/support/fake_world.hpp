@@ -122,6 +122,11 @@ class FakeWorld final : public World {
     }
     actions_.push_back("cancel " + id(job) + " " + std::string(pending_reason_name(reason)));
   }
+  void hold_job(JobIndex job) override { actions_.push_back("hold " + id(job)); }
+  void release_job(JobIndex job) override { actions_.push_back("release " + id(job)); }
+  void set_job_priority(JobIndex job, std::uint32_t priority) override {
+    actions_.push_back("priority " + id(job) + " " + std::to_string(priority));
+  }
   void drain_node(NodeIndex n, std::string_view reason) override {
     set_condition(n, NodeCondition::kDrain);
     actions_.push_back("drain " + node_name(n) + " '" + std::string(reason) + "'");
