@@ -9,6 +9,7 @@
 
 #include "model/errors.hpp"
 #include "sim/runner.hpp"
+#include "tests/support/test_cluster.hpp"
 
 namespace gputwin {
 namespace {
@@ -213,7 +214,8 @@ RunOutcome one_node_queue(const std::string& ops, const std::string& policy = "s
       "workload": {"jobs": [{"id": 1, "nodes": 1, "cpus": 8, "gpus_per_node": 8, "run_time": 1000, "time_limit": 600},
                             {"id": 2, "submit": 10, "nodes": 1, "cpus": 8, "gpus_per_node": 8, "run_time": 100, "time_limit": 600},
                             {"id": 3, "submit": 20, "nodes": 1, "cpus": 8, "gpus_per_node": 8, "run_time": 100, "time_limit": 600}]},
-      "scheduler": {"policy": ")" + policy + R"("}, "metrics": {"enabled": false}, "operations": )" + ops + "}";
+      "scheduler": {"policy": ")" +
+                           policy + R"("}, "metrics": {"enabled": false}, "operations": )" + ops + "}";
   return run_scenario(parse_scenario(text, "jobops.json", "."), RunOptions{});
 }
 
@@ -236,8 +238,9 @@ TEST(ClusterOperations, AHeldJobWaitsUntilReleasedAndGoesAfterTheJobsBeforeIt) {
                                           {"time": 1150, "action": "hold", "jobs": [3, 9]}])");
   EXPECT_EQ(o.state->job(2).start, from_seconds(1003));
   EXPECT_EQ(o.state->job(1).start, from_seconds(1103));
-  EXPECT_EQ(operation_steps(o), (std::vector<std::string>{"15 hold done job 2", "500 release done job 2",
-                                                          "1150 hold not_pending job 3", "1150 hold not_pending job 9"}));
+  EXPECT_EQ(operation_steps(o),
+            (std::vector<std::string>{"15 hold done job 2", "500 release done job 2", "1150 hold not_pending job 3",
+                                      "1150 hold not_pending job 9"}));
   // The hold is in job 2's pending reasons at 15.
   bool held = false;
   for (const auto& r : o.recorder->reason_events())
@@ -248,7 +251,8 @@ TEST(ClusterOperations, AHeldJobWaitsUntilReleasedAndGoesAfterTheJobsBeforeIt) {
 TEST(ClusterOperations, AFixedPriorityPutsAJobFirst) {
   // priority/basic gives jobs 4294901759, 4294901758, ... by submission (the first from 0xffff0000 down);
   // set_priority gives job 3 4294967000, above job 2's, at 50: job 3 runs at 1,003 and job 2 at 1,103.
-  const RunOutcome o = one_node_queue(R"([{"time": 50, "action": "set_priority", "jobs": [3], "priority": 4294967000}])");
+  const RunOutcome o =
+      one_node_queue(R"([{"time": 50, "action": "set_priority", "jobs": [3], "priority": 4294967000}])");
   EXPECT_EQ(o.state->job(2).start, from_seconds(1003));
   EXPECT_EQ(o.state->job(1).start, from_seconds(1103));
   EXPECT_EQ(o.state->job(2).priority, 4294967000u);
@@ -267,14 +271,7 @@ TEST(ClusterOperations, ClassicPoliciesHonourHoldsAndFixedPriorities) {
 }
 
 TEST(ClusterOperations, JobActionsNeedJobsAndAPriority) {
-  const auto message = [](const std::string& ops) {
-    try {
-      one_node_queue(ops);
-    } catch (const ScenarioError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  const auto message = [](const std::string& ops) { return testing::scenario_error([&] { one_node_queue(ops); }); };
   EXPECT_NE(message(R"([{"time": 1, "action": "hold"}])").find("/operations/0: \"hold\" needs \"jobs\""),
             std::string::npos);
   EXPECT_NE(message(R"([{"time": 1, "action": "set_priority", "jobs": [2]}])").find("needs \"priority\""),
@@ -518,14 +515,7 @@ TEST(PowerSave, AResumeTimeoutShorterThanTheColdStartIsRefused) {
 }
 
 TEST(CostMeter, ScenarioErrorsNameThePointer) {
-  const auto message = [](const std::string& extra) {
-    try {
-      cloud_scenario(extra);
-    } catch (const ScenarioError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  const auto message = [](const std::string& extra) { return testing::scenario_error([&] { cloud_scenario(extra); }); };
   EXPECT_NE(
       message(R"(, "quotas": [{"user": "alice", "limit_usd": 30, "action": "kill"}])").find("/cost/quotas/0/action"),
       std::string::npos);

@@ -11,6 +11,7 @@
 #include "faults/checkpoint.hpp"
 #include "model/errors.hpp"
 #include "sim/runner.hpp"
+#include "tests/support/test_cluster.hpp"
 
 namespace gputwin {
 namespace {
@@ -267,12 +268,7 @@ TEST(NodeLifecycle, ClassicPoliciesRunRequeuedJobsAgain) {
 
 TEST(NodeLifecycle, ScenarioErrorsNameThePointer) {
   const auto message = [](const std::string& faults) {
-    try {
-      two_node_scenario(faults);
-    } catch (const ScenarioError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
+    return testing::scenario_error([&] { two_node_scenario(faults); });
   };
   EXPECT_NE(message(R"({"profile": "llama4"})").find("/faults/profile: unknown fault profile 'llama4'"),
             std::string::npos);

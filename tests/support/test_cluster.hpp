@@ -4,10 +4,22 @@
 #include <string>
 #include <vector>
 
+#include "model/errors.hpp"
 #include "model/scenario.hpp"
 #include "sim/runner.hpp"
 
 namespace gputwin::testing {
+
+/// The message of the ScenarioError `build()` throws, or "no error" (scenario error tests).
+template <typename Build>
+std::string scenario_error(Build&& build) {
+  try {
+    build();
+  } catch (const ScenarioError& e) {
+    return e.what();
+  }
+  return "no error";
+}
 
 /// A scenario with `count` identical nodes named n001.. in one partition "batch" (default), policy `policy`.
 inline Scenario make_scenario(std::uint32_t count, std::uint32_t cpus, std::uint32_t gpus, SchedulerPolicy policy) {
