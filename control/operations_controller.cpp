@@ -110,6 +110,12 @@ void OperationsController::begin(std::size_t i) {
     case A::kRemoveNodes:
       record(i, "start", UINT32_MAX, 0);
       for (NodeIndex n : op.nodes) {
+        if (state.node_condition(n) == NodeCondition::kPoweredDown) {
+          // Not running (a powered-down pool node): deleted at once, so no one powers it up again.
+          world_.delete_node(n, reason);
+          record(i, "node_removed", n, 0);
+          continue;
+        }
         if (state.node_condition(n) != NodeCondition::kNone) continue;
         world_.drain_node(n, reason);  // Slinky drains first and never evicts
         expect(n, Pending::kRemove, i);

@@ -127,6 +127,20 @@ TEST(OperationsController, RemoveNodesDrainsAndDeletesEachNodeOnceIdle) {
                                     "150 remove_nodes node_removed n002 killed 0"));
 }
 
+TEST(OperationsController, RemoveNodesDeletesAPoweredDownNodeAtOnce) {
+  // n002 is POWERED_DOWN (a pool node the autoscaler powered off): deleted at once, so it is never powered up
+  // again; n001 in service drains as usual.
+  FakeWorld w(2, 8, {job(1)});
+  const std::vector<ClusterOperation> ops = {op(100, A::kRemoveNodes, {0, 1})};
+  OperationsController c(ops, w);
+  w.run(0, {0}, 8);
+  w.set_condition(1, NodeCondition::kPoweredDown);
+  start_op_at(w, c, 0, 100);
+  EXPECT_THAT(w.take_actions(), ElementsAre("drain n001 'remove_nodes'", "delete n002 'remove_nodes'"));
+  EXPECT_THAT(steps(c),
+              ElementsAre("100 remove_nodes start - killed 0", "100 remove_nodes node_removed n002 killed 0"));
+}
+
 TEST(OperationsController, UpdateImageIsARecordAndNothingElse) {
   // update_image "img:v2" at 10 with job 1 running on n001: no node action, no timer, no node expected back.
   FakeWorld w(2, 8, {job(1)});
@@ -279,10 +293,11 @@ TEST(OperationsController, MaintenanceSetsNodesDownForTheWindowAndResumesThemAtI
 }
 
 TEST(OperationsController, NodesNotInServiceAreSkippedByEveryNodeAction) {
-  // n001 DOWN, n002 rebooting, n003 POWERED_DOWN: remove_nodes, a restart at once, a rolling restart and a
-  // maintenance on them act on none (each still records its start, 0 killed); add_nodes on in-service n004 too.
+  // n001 DOWN, n002 rebooting, n003 POWERED_DOWN: a restart at once, a rolling restart and a maintenance on them
+  // act on none (each still records its start, 0 killed); add_nodes on in-service n004 neither; remove_nodes skips
+  // n001 and n002 (RemoveNodesDeletesAPoweredDownNodeAtOnce: it deletes the powered-down n003).
   FakeWorld w(4, 8);
-  const std::vector<ClusterOperation> ops = {op(0, A::kRemoveNodes, {0, 1, 2}),
+  const std::vector<ClusterOperation> ops = {op(0, A::kRemoveNodes, {0, 1}),
                                              op(0, A::kRestartWorkers, {0, 1, 2}, 60),
                                              op(0, A::kAttachVolume, {0, 1, 2}, 600, true, "v"),
                                              op(0, A::kMaintenance, {0, 1, 2}, 100), op(0, A::kAddNodes, {3}, 444)};
