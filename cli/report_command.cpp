@@ -745,7 +745,7 @@ Section cost_section(const ReportData& d) {
   return s;
 }
 
-/// What a row of the scaling table means (sim/autoscaler.cpp; Slurm power saving uses the same actions).
+/// What a row of the scaling table means (control/scaling_controller.cpp; Slurm power saving uses the same actions).
 std::string_view scaling_meaning(std::string_view action) {
   if (action == "create") return "node requested (power saving: resumed)";
   if (action == "ready") return "node booted and in service";

@@ -1,7 +1,7 @@
 // Cloud operation as a scenario configures it: the autoscaler that creates and removes cloud GPU nodes from
 // pending demand with a real cold start (/autoscaler, gpu-domain.md 5.1), and the cost model with prices,
-// purchase models and per-user quotas (/cost, gpu-domain.md 5.2). The simulator runs them in sim/autoscaler and
-// sim/cost_meter.
+// purchase models and per-user quotas (/cost, gpu-domain.md 5.2). The scaling, quota and operations controllers
+// (control/) decide; sim/power_mechanics and sim/cost_meter carry it out.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,7 @@
 // What the cloud side of a run reports: scaling actions of the autoscaler, the cost series, and quota actions.
-// The simulator fills it (sim/autoscaler, sim/cost_meter); the results store writes it (tables scaling, costs,
-// quota_events) and the summary reads it.
+// The controllers and the simulator fill it (control/scaling_controller, control/quota_controller,
+// control/operations_controller, sim/cost_meter); the results store writes it (tables scaling, costs, quota_events,
+// operations) and the summary reads it.
 #pragma once
 
 #include <cstdint>
