@@ -9,11 +9,6 @@ namespace gputwin {
 
 namespace {
 
-// How much worse a recovery is (the enum lists them from none to a repair).
-int severity(FaultEffect e) {
-  return static_cast<int>(e);
-}
-
 FaultEffect worse(FaultEffect a, FaultEffect b) {
   return severity(a) >= severity(b) ? a : b;
 }
@@ -174,9 +169,7 @@ void HealthController::on_job_released(JobIndex job) {
 void HealthController::on_node_recovered(NodeIndex n) {
   NodeCare& care = nodes_[n];
   if (care.phase != Phase::kRecovering) return;
-  const NodeCondition c = world_.state().node_condition(n);
-  if (c != NodeCondition::kDrain && c != NodeCondition::kDown && c != NodeCondition::kRebooting &&
-      c != NodeCondition::kFail) {
+  if (!held_out(world_.state().node_condition(n))) {
     release(n);  // powered down or deleted meanwhile: it stays so
     return;
   }

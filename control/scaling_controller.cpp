@@ -296,10 +296,7 @@ void ScalingController::on_job_started(JobIndex job) {
     // Power saving: a job given POWERED_DOWN nodes waits CONFIGURING for them; they resume for it.
     if (config_.slurm_power_save && state_.node_condition(a.node) == NodeCondition::kPoweredDown)
       request_resume(a.node, job);
-  }
-  for (const NodeAllocation& a : state_.allocation(job)) {
-    PoolNode* p = pool_node(a.node);
-    if (p != nullptr) p->idle_since = kNever;
+    p->idle_since = kNever;
   }
 }
 

@@ -44,6 +44,22 @@ std::string_view to_string(ComponentKind kind) {
   return "?";
 }
 
+int severity(FaultEffect effect) {
+  switch (effect) {
+    case FaultEffect::kNone:
+      return 0;
+    case FaultEffect::kRestartApp:
+      return 1;
+    case FaultEffect::kResetGpu:
+      return 2;
+    case FaultEffect::kRebootNode:
+      return 3;
+    case FaultEffect::kRepairNode:
+      return 4;
+  }
+  return 0;
+}
+
 std::string_view to_string(FaultEffect effect) {
   switch (effect) {
     case FaultEffect::kNone:

@@ -53,6 +53,9 @@ enum class JobImpact : std::uint8_t {
   kContinues,          ///< The job keeps running (possibly with wrong results).
 };
 
+/// How much worse an effect is than another (none 0 ... repair 4): a node hit twice recovers by the worse one.
+int severity(FaultEffect effect);
+
 /// The job impact of a symptom (see JobImpact).
 JobImpact job_impact(Symptom symptom);
 

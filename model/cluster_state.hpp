@@ -39,6 +39,13 @@ enum class NodeCondition : std::uint8_t {
   kFail,          ///< FAILING (jobs still running) or FAIL: as DRAIN, for a node an operator expects to fail.
 };
 
+/// True for the conditions of a node held out of service (DRAIN, DOWN, REBOOTING, FAIL), as a recovery or an
+/// operation leaves it; false in service and in the power states (a node powered down or deleted meanwhile).
+inline bool held_out(NodeCondition c) {
+  return c == NodeCondition::kDrain || c == NodeCondition::kDown || c == NodeCondition::kRebooting ||
+         c == NodeCondition::kFail;
+}
+
 /// Why a pending job is pending (a subset of Slurm's job_state_reason).
 enum class PendingReason : std::uint8_t {
   kNone,

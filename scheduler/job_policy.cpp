@@ -154,14 +154,15 @@ PendingReason JobPolicy::submit(JobIndex j, std::int64_t now_s) {
   }
   a.eligible_once = !a.conditions || (!a.held && a.dependency < 0 && spec.begin_s <= now_s);
 
-  if (a.held) {
-    a.priority = 0;
-  } else if (engine_) {
-    a.priority = engine_->factors(spec, inputs(j), now_s).priority;
-  } else {
-    a.priority = next_basic_priority_ > 1 ? --next_basic_priority_ : 1;
-  }
+  a.priority = a.held ? 0 : fresh_priority(j, now_s);
   return PendingReason::kNone;
+}
+
+std::uint32_t JobPolicy::fresh_priority(JobIndex j, std::int64_t now_s) {
+  const JobAcct& a = acct_[j];
+  if (a.fixed_priority) return a.admin_priority;
+  if (engine_) return engine_->factors(state_.spec(j), inputs(j), now_s).priority;
+  return next_basic_priority_ > 1 ? --next_basic_priority_ : 1;  // priority/basic: by submission, or release
 }
 
 std::uint32_t JobPolicy::priority(JobIndex j) const {
@@ -371,9 +372,7 @@ bool JobPolicy::release_due(std::int64_t now_s) {
     const JobSpec& spec = state_.spec(j);
     if (!priority_.accrue_always && a.dependency < 0) a.accrue_s = std::max(now_s, spec.begin_s);
     if (a.admin_held) continue;  // an operator's hold keeps it at 0
-    a.priority = a.fixed_priority ? a.admin_priority
-                 : engine_        ? engine_->factors(spec, inputs(j), now_s).priority
-                                  : (next_basic_priority_ > 1 ? --next_basic_priority_ : 1);
+    a.priority = fresh_priority(j, now_s);
     any = true;
   }
   return any;
@@ -392,9 +391,7 @@ void JobPolicy::release(JobIndex j, std::int64_t now_s) {
   a.admin_held = false;
   if (a.held) return;  // still held by its own --hold until its release time
   // slurmctld recomputes a released job's priority (_release_job_rec -> set_job_prio).
-  a.priority = a.fixed_priority ? a.admin_priority
-               : engine_        ? engine_->factors(state_.spec(j), inputs(j), now_s).priority
-                                : (next_basic_priority_ > 1 ? --next_basic_priority_ : 1);
+  a.priority = fresh_priority(j, now_s);
 }
 
 void JobPolicy::set_priority(JobIndex j, std::uint32_t priority) {

@@ -124,6 +124,9 @@ class JobPolicy {
   DependencyStatus dependency_status(JobIndex j, std::int64_t now_s);
   DependencyStatus target_status(const DependencyTerm& term, std::uint64_t id, std::int64_t now_s);
   LimitSubject subject(JobIndex j) const;
+  // A pending job's priority as slurmctld sets it (set_job_prio): the one an operator fixed, multifactor, or the
+  // next priority/basic value.
+  std::uint32_t fresh_priority(JobIndex j, std::int64_t now_s);
   PriorityInputs inputs(JobIndex j) const;
   static TresCount tres_of(std::span<const NodeAllocation> allocation);
   TresCount requested_tres(JobIndex j) const;

@@ -70,23 +70,6 @@ ClusterShape cluster_shape(const FaultsConfig& config, const ClusterConfig& clus
   return shape;
 }
 
-/// How much worse an effect is (a node hit twice recovers by the worse one).
-int severity(FaultEffect e) {
-  switch (e) {
-    case FaultEffect::kNone:
-      return 0;
-    case FaultEffect::kRestartApp:
-      return 1;
-    case FaultEffect::kResetGpu:
-      return 2;
-    case FaultEffect::kRebootNode:
-      return 3;
-    case FaultEffect::kRepairNode:
-      return 4;
-  }
-  return 0;
-}
-
 }  // namespace
 
 FaultMechanics::FaultMechanics(const FaultsConfig& config, const ClusterState& state, std::uint64_t seed)

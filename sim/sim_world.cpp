@@ -45,14 +45,17 @@ void SimWorld::set_power_mechanics(PowerMechanics* power) {
   if (power_save_) track_jobs_on_nodes();
 }
 
-void SimWorld::push_fault(SimTime at, std::uint64_t target, std::uint32_t generation) {
+void SimWorld::push_component(SimTime at, EventKind kind, std::uint64_t target, std::uint32_t generation) {
   assert(at >= now_);
-  events_.push(at, kFault, target, generation);
+  events_.push(at, kind, target, generation);
+}
+
+void SimWorld::push_fault(SimTime at, std::uint64_t target, std::uint32_t generation) {
+  push_component(at, kFault, target, generation);
 }
 
 void SimWorld::push_cost(SimTime at, std::uint64_t target, std::uint32_t generation) {
-  assert(at >= now_);
-  events_.push(at, kCost, target, generation);
+  push_component(at, kCost, target, generation);
 }
 
 Spend SimWorld::user_spend(std::string_view user) const {
@@ -63,8 +66,7 @@ void SimWorld::set_timer(ControllerId controller, TimerId timer, SimTime at) {
   assert(at >= now_);
   std::vector<std::uint32_t>& generations = timer_generation_[static_cast<std::size_t>(controller)];
   if (timer >= generations.size()) generations.resize(static_cast<std::size_t>(timer) + 1, 0);
-  const std::uint64_t target = (static_cast<std::uint64_t>(controller) << 32) | timer;
-  events_.push(at, kTimer, target, ++generations[timer]);
+  push_component(at, kTimer, (static_cast<std::uint64_t>(controller) << 32) | timer, ++generations[timer]);
 }
 
 // ---- Jobs ----
@@ -84,22 +86,23 @@ void SimWorld::cancel_job(JobIndex job, PendingReason reason) {
   }
 }
 
-void SimWorld::hold_job(JobIndex job) {
+void SimWorld::update_pending_job(JobIndex job, const JobUpdate& update) {
   const JobRuntime& rt = state_.job(job);
-  if (rt.state != JobState::kPending || !rt.submitted) return;  // Slurm holds pending jobs only
-  plane_->on_job_updated(job, JobUpdate{JobUpdate::Kind::kHold, 0});
+  if (rt.state != JobState::kPending || !rt.submitted) return;  // Slurm updates pending jobs only
+  plane_->on_job_updated(job, update);
+}
+
+void SimWorld::hold_job(JobIndex job) {
+  update_pending_job(job, JobUpdate{JobUpdate::Kind::kHold, 0});
 }
 
 void SimWorld::release_job(JobIndex job) {
-  const JobRuntime& rt = state_.job(job);
-  if (rt.state != JobState::kPending || !rt.submitted) return;
-  plane_->on_job_updated(job, JobUpdate{JobUpdate::Kind::kRelease, 0});
+  update_pending_job(job, JobUpdate{JobUpdate::Kind::kRelease, 0});
 }
 
 void SimWorld::set_job_priority(JobIndex job, std::uint32_t priority) {
-  const JobRuntime& rt = state_.job(job);
-  if (rt.state != JobState::kPending || !rt.submitted || priority == 0) return;  // 0 is a hold, not a priority
-  plane_->on_job_updated(job, JobUpdate{JobUpdate::Kind::kPriority, priority});
+  if (priority == 0) return;  // 0 is a hold, not a priority
+  update_pending_job(job, JobUpdate{JobUpdate::Kind::kPriority, priority});
 }
 
 std::uint32_t SimWorld::fail_jobs_on(NodeIndex n, InterruptionCause cause) {
@@ -191,13 +194,7 @@ std::uint32_t SimWorld::reboot_nodes(std::span<const NodeIndex> nodes, std::stri
   std::vector<double> seconds;
   seconds.reserve(nodes.size());
   for (NodeIndex n : nodes) {
-    if (options.duration_s) {
-      seconds.push_back(*options.duration_s);
-    } else if (faults_ != nullptr && faults_->reported(n)) {
-      seconds.push_back(faults_->begin_recovery(n, FaultEffect::kRebootNode));
-    } else {
-      seconds.push_back(RepairTimes{}.reboot_s);
-    }
+    seconds.push_back(options.duration_s ? *options.duration_s : recovery_seconds(n, FaultEffect::kRebootNode));
     set_node_condition(n, NodeCondition::kRebooting, reason);
   }
   // A restart of the slurmd workers ends the jobs running there once every node shows REBOOTING.
@@ -209,28 +206,31 @@ std::uint32_t SimWorld::reboot_nodes(std::span<const NodeIndex> nodes, std::stri
   return ended;
 }
 
+double SimWorld::recovery_seconds(NodeIndex n, FaultEffect action) {
+  // A node with a reported fault recovers in the fault mechanics' time (a repair drawn once per fault); another
+  // node (no /faults) in the default times.
+  if (faults_ != nullptr && faults_->reported(n)) return faults_->begin_recovery(n, action);
+  const RepairTimes defaults;
+  return action == FaultEffect::kRebootNode ? defaults.reboot_s
+         : action == FaultEffect::kResetGpu ? defaults.gpu_reset_s
+                                            : defaults.auto_repair_s;
+}
+
 void SimWorld::reset_gpus(NodeIndex n, std::string_view reason) {
   (void)reason;
-  const double seconds = faults_ != nullptr && faults_->reported(n) ? faults_->begin_recovery(n, FaultEffect::kResetGpu)
-                                                                    : RepairTimes{}.gpu_reset_s;
-  begin_recovery(n, seconds);
+  begin_recovery(n, recovery_seconds(n, FaultEffect::kResetGpu));
 }
 
 void SimWorld::send_to_repair(NodeIndex n, std::string_view reason) {
   (void)reason;
-  const double seconds = faults_ != nullptr && faults_->reported(n)
-                             ? faults_->begin_recovery(n, FaultEffect::kRepairNode)
-                             : RepairTimes{}.auto_repair_s;
-  begin_recovery(n, seconds);
+  begin_recovery(n, recovery_seconds(n, FaultEffect::kRepairNode));
 }
 
 void SimWorld::on_recovered(NodeIndex n, std::uint32_t generation) {
   if (generation != recovery_generation_[n]) return;  // a later recovery replaced it
   if (faults_ != nullptr) faults_->end_recovery(n);
-  const NodeCondition c = state_.node_condition(n);
-  const bool removed = c != NodeCondition::kDrain && c != NodeCondition::kDown && c != NodeCondition::kRebooting &&
-                       c != NodeCondition::kFail;                    // powered down or deleted meanwhile: it stays so
-  if (removed && faults_ != nullptr) faults_->on_resumed(*this, n);  // the fault went with the node
+  // Powered down or deleted meanwhile: it stays so, and the fault went with the node.
+  if (!held_out(state_.node_condition(n)) && faults_ != nullptr) faults_->on_resumed(*this, n);
   plane_->on_node_recovered(n);
 }
 
@@ -277,17 +277,15 @@ void SimWorld::on_power_event(NodeIndex n, std::uint32_t generation) {
 
 void SimWorld::reclaim_node(NodeIndex n) {
   fail_jobs_on(n, InterruptionCause::kSpotReclaim);
-  if (power_ != nullptr && power_->in_pool(n)) {
-    power_->cancel(n);                                   // a boot or power-down of it in progress is void
-    set_node_condition(n, NodeCondition::kPoweredDown);  // it may be powered up again
-    plane_->on_node_reclaimed(n);
-  } else {
-    set_node_condition(n, NodeCondition::kPoweredDown);
+  const bool pool = power_ != nullptr && power_->in_pool(n);
+  if (pool) power_->cancel(n);  // a boot or power-down of it in progress is void; it may be powered up again
+  set_node_condition(n, NodeCondition::kPoweredDown);
+  if (!pool) {  // a static node: the provider replaces it after a cold start
     const SimTime back = now_ + from_seconds_f(PowerMechanics::replacement_s());
     events_.push(back, kReplaced, n, 0);
     expect_node_return(back);
-    plane_->on_node_reclaimed(n);
   }
+  plane_->on_node_reclaimed(n);
 }
 
 InterruptionRecord SimWorld::interrupt_job(JobIndex job, JobState state, bool requeue, SimTime progress_until) {

@@ -144,7 +144,12 @@ class SimWorld final : public World {
   };
   // Weight bit of a POWERED_DOWN node under power saving: above every configured Weight, so it is used last.
   static constexpr std::uint32_t kPoweredDownWeight = 1U << 31;
+  void push_component(SimTime at, EventKind kind, std::uint64_t target, std::uint32_t generation);
   void set_node_condition(NodeIndex n, NodeCondition condition, std::string_view reason = {});
+  // Tells the scheduler of an operator's change to `job`, if it is pending (Slurm updates pending jobs only).
+  void update_pending_job(JobIndex job, const JobUpdate& update);
+  // Seconds the recovery `action` of node `n` takes, from the fault mechanics for a node with a reported fault.
+  double recovery_seconds(NodeIndex n, FaultEffect action);
   // Ends the jobs on node `n` for `cause`: a fault of the node (through the fault mechanics, as detected `by`)
   // or something else (fail_jobs_on).
   std::uint32_t end_jobs_on(NodeIndex n, InterruptionCause cause, bool node_down);
