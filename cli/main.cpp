@@ -12,6 +12,7 @@
 
 #include "cli/compare.hpp"
 #include "cli/import_command.hpp"
+#include "cli/twin_command.hpp"
 #include "cli/metrics_command.hpp"
 #include "cli/report_command.hpp"
 #include "cli/topology_command.hpp"
@@ -304,8 +305,12 @@ int main(int argc, char** argv) {
   compare->add_option("a", compare_a, "Results folder A")->required();
   compare->add_option("b", compare_b, "Results folder B")->required();
 
+  gputwin::TwinCommands twin_commands;
+  gputwin::add_twin_commands(app, twin_commands);
+
   CLI11_PARSE(app, argc, argv);
   try {
+    if (const int status = gputwin::run_twin_commands(twin_commands); status >= 0) return status;
     if (*run) {
       return run_command(scenario_path, out, seed_opt->count() ? std::optional<std::uint64_t>(seed) : std::nullopt,
                          policy, quiet, no_results, no_node_history, overrides, run_until);

@@ -47,6 +47,9 @@ class ControlPlane {
   void on_job_submitted(JobIndex job) {
     each([job](Controller& c) { c.on_job_submitted(job); });
   }
+  void on_job_adopted(JobIndex job) {
+    each([job](Controller& c) { c.on_job_adopted(job); });
+  }
   void on_job_started(JobIndex job) {
     each([job](Controller& c) { c.on_job_started(job); });
   }

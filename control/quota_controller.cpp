@@ -16,11 +16,15 @@ QuotaController::QuotaController(const CostConfig& config, World& world) : confi
     quotas_.push_back(QuotaState{&q, it->second, false, false});
   }
   user_blocked_.assign(users_.size(), 0);
-  const ClusterState& state = world.state();
-  job_user_.assign(state.job_count(), -1);
-  for (JobIndex j = 0; j < state.job_count(); ++j) {
-    const auto it = index.find(state.spec(j).user);
-    if (it != index.end()) job_user_[j] = static_cast<std::int32_t>(it->second);
+  index_ = std::move(index);
+  note_jobs();
+}
+
+void QuotaController::note_jobs() {
+  const ClusterState& state = world_.state();
+  for (auto j = static_cast<JobIndex>(job_user_.size()); j < state.job_count(); ++j) {
+    const auto it = index_.find(state.spec(j).user);
+    job_user_.push_back(it != index_.end() ? static_cast<std::int32_t>(it->second) : -1);
   }
 }
 
@@ -35,6 +39,7 @@ void QuotaController::on_timer(TimerId timer) {
 }
 
 PendingReason QuotaController::admit(JobIndex job) {
+  if (job >= job_user_.size()) note_jobs();
   const std::int32_t u = job_user_[job];
   if (u < 0 || user_blocked_[static_cast<std::size_t>(u)] == 0) return PendingReason::kNone;
   const std::string& user = users_[static_cast<std::size_t>(u)];
@@ -45,6 +50,7 @@ PendingReason QuotaController::admit(JobIndex job) {
 }
 
 void QuotaController::check() {
+  note_jobs();
   const SimTime now = world_.now();
   const ClusterState& state = world_.state();
   for (QuotaState& q : quotas_) {

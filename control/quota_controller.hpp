@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "model/cloud_config.hpp"
@@ -41,13 +42,16 @@ class QuotaController final : public Controller {
     bool blocked = false;
   };
   void check();
+  // Learns the users of jobs the world added since (a live cluster's job table grows).
+  void note_jobs();
 
   const CostConfig& config_;
   World& world_;
-  std::vector<std::string> users_;          // the quota users
-  std::vector<QuotaState> quotas_;          // in configuration order
-  std::vector<std::int32_t> job_user_;      // per job: index in users_, -1 for users without a quota
-  std::vector<std::uint8_t> user_blocked_;  // per quota user
+  std::vector<std::string> users_;                        // the quota users
+  std::vector<QuotaState> quotas_;                        // in configuration order
+  std::unordered_map<std::string, std::uint32_t> index_;  // quota user -> index in users_
+  std::vector<std::int32_t> job_user_;                    // per job: index in users_, -1 for users without a quota
+  std::vector<std::uint8_t> user_blocked_;                // per quota user
   std::vector<QuotaEvent> events_;
 };
 

@@ -59,6 +59,7 @@ struct JobSpec {
   std::uint32_t switches = 0;                ///< --switches=count: most leaf switches wanted; 0 for any.
   std::int64_t switch_wait_s = -1;           ///< --switches=...@max-time in seconds; -1 = max_switch_wait.
   std::int64_t observed_start_s = -1;        ///< Start time in the source trace (for fidelity comparisons); -1 unknown.
+  std::uint32_t priority = 0;                ///< --priority at submit (operators): fixed from then on; 0 = computed.
 };
 
 /// Parses an --array spec ("0-99%10", "1,3,5-7", "0-15:4%2") into sorted task ids and the %N throttle

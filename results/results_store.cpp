@@ -26,6 +26,7 @@ class Database {
     }
   }
   ~Database() { sqlite3_close(db_); }
+  sqlite3* handle() { return db_; }
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
 
@@ -506,7 +507,8 @@ void write_cloud_tables(Database& db, const ClusterState& state, const CloudLog&
 std::optional<MetricsTotals> write_sqlite(const std::filesystem::path& path, const RunInfo& info,
                                           const ClusterState& state, const RunSummary& summary,
                                           const RunRecorder& recorder, const MetricsInput* metrics,
-                                          const FaultLog* faults, const CloudLog* cloud) {
+                                          const FaultLog* faults, const CloudLog* cloud,
+                                          const ExtraTablesWriter* extra) {
   std::error_code ec;
   std::filesystem::remove(path, ec);  // a leftover temporary from a crashed run; absence is fine
   Database db(path);
@@ -663,6 +665,7 @@ std::optional<MetricsTotals> write_sqlite(const std::filesystem::path& path, con
       db.step(st.stmt);
     }
   }
+  if (extra != nullptr && *extra) (*extra)(db.handle());
   db.exec(
       "CREATE INDEX jobs_by_id ON jobs(job_id); CREATE INDEX node_events_by_time ON node_events(time); "
       "CREATE INDEX job_reasons_by_job ON job_reasons(job_id, time);");
@@ -742,7 +745,7 @@ std::string summary_json(const RunInfo& info, const RunSummary& summary, const M
 
 void write_results(const std::filesystem::path& out_dir, const RunInfo& info, const ClusterState& state,
                    const RunSummary& summary, const RunRecorder& recorder, const MetricsInput* metrics,
-                   const FaultLog* faults, const CloudLog* cloud) {
+                   const FaultLog* faults, const CloudLog* cloud, const ExtraTablesWriter* extra) {
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
   if (ec) throw ResultsError(out_dir.string() + ": cannot create: " + ec.message());
@@ -751,7 +754,7 @@ void write_results(const std::filesystem::path& out_dir, const RunInfo& info, co
   const auto json_tmp = out_dir / ".summary.json.tmp";
   try {
     const std::optional<MetricsTotals> totals =
-        write_sqlite(db_tmp, info, state, summary, recorder, metrics, faults, cloud);
+        write_sqlite(db_tmp, info, state, summary, recorder, metrics, faults, cloud, extra);
     write_csv(csv_tmp, state);
     write_text(json_tmp, summary_json(info, summary, totals ? &*totals : nullptr));
   } catch (...) {

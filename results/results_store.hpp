@@ -6,12 +6,15 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include "model/cluster_state.hpp"
 #include "results/gpu_metrics.hpp"
 #include "results/recorder.hpp"
 #include "results/summary.hpp"
+
+struct sqlite3;
 
 namespace gputwin {
 
@@ -42,13 +45,18 @@ struct MetricsInput {
   std::vector<NodeConditionEvent> node_conditions;  ///< Node condition changes, in time order.
 };
 
+/// Writes further tables into results.sqlite inside the same transaction (a twin's forecasts, actions and polls);
+/// throws ResultsError on failure, which leaves no result at all.
+using ExtraTablesWriter = std::function<void(sqlite3* db)>;
+
 /// Writes results.sqlite, summary.json and jobs.csv into `out_dir` (created if missing). With `metrics`, also
 /// the tables gpu_metrics, cluster_metrics, job_gpus and metrics_info, and the energy and fragmentation figures.
 /// With `faults`, also the node lifecycle's tables faults, job_interruptions and job_checkpoints; with `cloud`, the
 /// tables scaling, costs and quota_events.
 void write_results(const std::filesystem::path& out_dir, const RunInfo& info, const ClusterState& state,
                    const RunSummary& summary, const RunRecorder& recorder, const MetricsInput* metrics = nullptr,
-                   const FaultLog* faults = nullptr, const CloudLog* cloud = nullptr);
+                   const FaultLog* faults = nullptr, const CloudLog* cloud = nullptr,
+                   const ExtraTablesWriter* extra = nullptr);
 
 /// summary.json's content (with the metrics figures when `totals` is given).
 std::string summary_json(const RunInfo& info, const RunSummary& summary, const MetricsTotals* totals = nullptr);

@@ -56,6 +56,16 @@ class ClassicScheduler final : public Scheduler {
     jobs_.start_clock(to_seconds(world_.now()));
     world_.set_timer(ControllerId::kScheduler, kPriorityCalc, world_.now() + from_seconds(jobs_.calc_period_s()));
   }
+  void on_job_adopted(JobIndex j) override {
+    JobRuntime& rt = const_cast<ClusterState&>(state_).job_mut(j);
+    rt.time_limit_s = effective_time_limit_s(state_.spec(j), state_.config().partitions[rt.partition]);
+    (void)jobs_.submit(j, to_seconds(rt.start));  // association, QOS, limits: admitted long ago
+    jobs_.on_start(j, state_.allocation(j), to_seconds(rt.start));
+    running_.push_back(j);
+    ++resource_version_;
+    dirty_ = true;
+  }
+
   void on_job_released(JobIndex j) override {
     jobs_.on_end(j);
     dirty_ = true;
@@ -82,7 +92,12 @@ class ClassicScheduler final : public Scheduler {
     dirty_ = true;
   }
   [[nodiscard]] const JobPolicy* job_policy() const override { return &jobs_; }
-  void on_node_changed(NodeIndex, NodeCondition, NodeCondition) override { dirty_ = true; }
+  // A node entering or leaving service changes what fits: the next pass looks at the whole queue again (a node back
+  // from a reboot may start the blocked head).
+  void on_node_changed(NodeIndex, NodeCondition, NodeCondition) override {
+    dirty_ = true;
+    ++resource_version_;
+  }
   // A requeued job (preemption, node failure): back in the queue, eligible 121 s later (job_requeue_internal).
   void on_job_requeued(JobIndex j) override {
     const std::int64_t now = to_seconds(world_.now());

@@ -154,6 +154,10 @@ PendingReason JobPolicy::submit(JobIndex j, std::int64_t now_s) {
   }
   a.eligible_once = !a.conditions || (!a.held && a.dependency < 0 && spec.begin_s <= now_s);
 
+  if (spec.priority > 0) {
+    a.fixed_priority = true;  // sbatch --priority=N (an operator's): the decay thread leaves it
+    a.admin_priority = spec.priority;
+  }
   a.priority = a.held ? 0 : fresh_priority(j, now_s);
   return PendingReason::kNone;
 }

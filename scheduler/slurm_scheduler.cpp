@@ -199,6 +199,16 @@ class SlurmScheduler final : public Scheduler {
     note_change();
   }
 
+  void on_job_adopted(JobIndex j) override {
+    JobRuntime& rt = state_mut().job_mut(j);
+    rt.time_limit_s = effective_time_limit_s(state_.spec(j), state_.config().partitions[rt.partition]);
+    (void)policy_.submit(j, to_seconds(rt.start));  // association, QOS, limits: slurmctld admitted it long ago
+    rt.priority = policy_.priority(j);
+    policy_.on_start(j, state_.allocation(j), to_seconds(rt.start));
+    running_list_.push_back(j);
+    note_change();
+  }
+
   void on_job_released(JobIndex j) override {
     policy_.on_end(j);
     // Epilog complete: _slurm_rpc_epilog_complete calls schedule() at once.

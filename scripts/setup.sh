@@ -9,6 +9,8 @@ packages=(
   libboost-graph-dev libeigen3-dev libsimgrid-dev libyaml-cpp-dev
   prometheus
   librsvg2-bin  # rsvg-convert: `gputwin report --format png`
+  libcurl4-openssl-dev libsimdjson-dev  # twin mode: the slurmrestd client and its parsers
+  libcivetweb-dev  # HTTP server: the fake slurmrestd of the twin tests (and the web dashboard)
 )
 
 missing=()

@@ -5,6 +5,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <tuple>
+#include <unordered_map>
 
 #include "model/errors.hpp"
 #include "scheduler/node_selection.hpp"
@@ -50,6 +51,25 @@ RunOutcome run_scenario(Scenario scenario, const RunOptions& options) {
   outcome.load_wall_s += load_s;
   return outcome;
 }
+
+namespace {
+
+// Hands a live start to the world, its jobs by index (jobs the run dropped as never fitting are left out).
+void set_live_start(SimWorld& world, const ClusterState& state, const LiveStart& live) {
+  std::unordered_map<std::uint64_t, JobIndex> index;
+  index.reserve(state.job_count());
+  for (JobIndex j = 0; j < state.job_count(); ++j) index.emplace(state.spec(j).id, j);
+  std::vector<RunningAtStart> running;
+  running.reserve(live.running.size());
+  for (const LiveRunningJob& job : live.running) {
+    const auto it = index.find(job.job_id);
+    if (it == index.end()) continue;
+    running.push_back(RunningAtStart{it->second, job.allocation, job.start, job.end, job.kill_at});
+  }
+  world.set_initial_state(std::move(running), live.nodes_out);
+}
+
+}  // namespace
 
 RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> all, const RunOptions& options) {
   RunOutcome outcome;
@@ -147,6 +167,7 @@ RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> all, const RunOption
     plane.add(ControllerId::kHealth, outcome.health.get());
   }
   if (options.stop_at) world.set_stop_at(*options.stop_at);
+  if (options.live_start != nullptr) set_live_start(world, state, *options.live_start);
   const auto sim_start = Clock::now();
   std::function<void(const SimWorld&)> progress;
   if (options.progress) {

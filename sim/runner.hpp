@@ -32,6 +32,21 @@ struct RunProgress {
   double wall_s = 0;            ///< Wall-clock seconds since the simulation started.
 };
 
+/// A job running when a live start begins, by Slurm job id (RunningAtStart before job indices are known).
+struct LiveRunningJob {
+  std::uint64_t job_id = 0;                ///< The job's id in the job list.
+  std::vector<NodeAllocation> allocation;  ///< Where it runs.
+  SimTime start = 0;                       ///< When its run began (<= 0).
+  SimTime end = 0;                         ///< When it is expected to end by itself (> 0).
+  SimTime kill_at = kNever;                ///< When its time limit kills it.
+};
+
+/// The state a run starts from instead of an empty cluster (a twin's forecast from a live cluster).
+struct LiveStart {
+  std::vector<LiveRunningJob> running;    ///< Jobs already running (in start order).
+  std::vector<NodeOutAtStart> nodes_out;  ///< Nodes out of service at the start.
+};
+
 /// Overrides and hooks for one run.
 struct RunOptions {
   std::optional<std::uint64_t> seed;                 ///< Replaces the scenario's seed.
@@ -41,6 +56,7 @@ struct RunOptions {
   std::optional<SimTime> stop_at;                    ///< Stop after the last event at or before this time.
   std::function<void(const RunProgress&)> progress;  ///< Called now and then during the run (may be empty).
   JobSpeedModel* speed_model = nullptr;              ///< Replaces the scenario's speed model (tests); not owned.
+  const LiveStart* live_start = nullptr;             ///< Start from this live state (jobs by id); not owned.
 };
 
 /// Everything a finished run produced.

@@ -581,6 +581,34 @@ void SimWorld::start_run() {
   plane_->start(ControllerId::kHealth);
 }
 
+void SimWorld::apply_initial_state() {
+  for (const NodeOutAtStart& out : nodes_out_at_start_) {
+    set_node_condition(out.node, out.condition, out.reason);
+    if (out.back_at != kNever) {
+      events_.push(std::max(out.back_at, now_), kReturned, out.node, 0);
+      expect_node_return(out.back_at);
+    }
+  }
+  for (const RunningAtStart& run : running_at_start_) {
+    const JobIndex job = run.job;
+    JobRuntime& rt = state_.job_mut(job);
+    rt.submitted = true;
+    state_.allocate(job, run.allocation, run.start);
+    ++started_;
+    rt.reason = PendingReason::kNone;
+    rt.run_length_s = to_seconds_f(run.end - run.start);
+    rt.planned_end = std::max(now_, std::min(run.end, run.kill_at));
+    if (!node_job_list_.empty()) {
+      for (const NodeAllocation& a : run.allocation) node_job_list_[a.node].push_back(job);
+    }
+    events_.push(rt.planned_end, kJobEnd, job, 0);
+    update_node_states(job);
+    if (observer_) observer_->on_job_started(job, run.start);
+    plane_->on_job_adopted(job);
+  }
+  last_activity_ = now_;
+}
+
 void SimWorld::dispatch(const Event& event) {
   ++counters_.events;
   switch (event.kind) {
@@ -619,6 +647,11 @@ void SimWorld::dispatch(const Event& event) {
     case kRecovered:
       on_recovered(static_cast<NodeIndex>(event.target), event.generation);
       break;
+    case kReturned:
+      if (held_out(state_.node_condition(static_cast<NodeIndex>(event.target))) ||
+          state_.node_condition(static_cast<NodeIndex>(event.target)) == NodeCondition::kPoweredDown)
+        set_node_condition(static_cast<NodeIndex>(event.target), NodeCondition::kNone);
+      break;
     case kReplaced:
       if (state_.node_condition(static_cast<NodeIndex>(event.target)) == NodeCondition::kPoweredDown)
         set_node_condition(static_cast<NodeIndex>(event.target), NodeCondition::kNone);
@@ -641,6 +674,7 @@ void SimWorld::run(const std::function<void(const SimWorld&)>& progress, std::ui
   const std::uint64_t job_count = specs.size();
   now_ = job_count > 0 ? from_seconds(specs.front().submit_s) : 0;
   start_run();
+  if (!running_at_start_.empty() || !nodes_out_at_start_.empty()) apply_initial_state();
   std::uint64_t next_progress = progress_every;
   while (true) {
     const bool have_submit = next_submit_ < job_count;
@@ -667,6 +701,7 @@ void SimWorld::run(const std::function<void(const SimWorld&)>& progress, std::ui
       }
       if (next_submit_ < job_count && from_seconds(specs[next_submit_].submit_s) == t) {
         const auto job = static_cast<JobIndex>(next_submit_++);
+        if (state_.job(job).submitted) continue;  // running at the start (set_initial_state)
         state_.job_mut(job).submitted = true;
         ++counters_.events;
         ++pending_;

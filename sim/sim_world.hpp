@@ -38,6 +38,23 @@ struct SimCounters {
   std::uint64_t instants = 0;  ///< Distinct instants at which something happened.
 };
 
+/// A job already running when a run begins (a twin's forecast starts from a live cluster's state).
+struct RunningAtStart {
+  JobIndex job = 0;                        ///< The job (its spec's submit time is at or before the start).
+  std::vector<NodeAllocation> allocation;  ///< Where it runs.
+  SimTime start = 0;                       ///< When its run began (<= the first instant).
+  SimTime end = 0;                         ///< When it is expected to end by itself (> the first instant).
+  SimTime kill_at = kNever;                ///< When it is killed for its time limit.
+};
+
+/// A node out of service when a run begins, and when it is expected back.
+struct NodeOutAtStart {
+  NodeIndex node = 0;                               ///< The node.
+  NodeCondition condition = NodeCondition::kDrain;  ///< DRAIN, DOWN, FAIL, REBOOTING, POWERED_DOWN.
+  std::string reason;                               ///< Slurm's reason.
+  SimTime back_at = kNever;                         ///< When it returns to service by itself (kNever: not in the run).
+};
+
 /// The simulated world.
 class SimWorld final : public World {
  public:
@@ -56,6 +73,12 @@ class SimWorld final : public World {
   void set_power_mechanics(PowerMechanics* power);
   /// Nodes an operation adds later: absent (POWERED_DOWN, deleted) until then.
   void set_absent_nodes(std::vector<NodeIndex> nodes) { absent_at_start_ = std::move(nodes); }
+  /// Starts the run from a live state: these jobs are running (in start order) and these nodes out of service
+  /// before the first submit; the controllers hear of the jobs through on_job_adopted.
+  void set_initial_state(std::vector<RunningAtStart> running, std::vector<NodeOutAtStart> nodes_out) {
+    running_at_start_ = std::move(running);
+    nodes_out_at_start_ = std::move(nodes_out);
+  }
   /// Keeps the list of running jobs per node (the operations controller ends them; faults and costs need it too).
   void track_jobs_on_nodes();
   /// Runs until no event is left. `progress` (may be empty) is called every `progress_every` events.
@@ -141,7 +164,10 @@ class SimWorld final : public World {
     kCost = 6,
     kReplaced = 7,
     kRecovered = 8,
+    kReturned = 9,
   };
+  // Starts the run's initial running jobs and takes its initial nodes out (set_initial_state).
+  void apply_initial_state();
   // Weight bit of a POWERED_DOWN node under power saving: above every configured Weight, so it is used last.
   static constexpr std::uint32_t kPoweredDownWeight = 1U << 31;
   void push_component(SimTime at, EventKind kind, std::uint64_t target, std::uint32_t generation);
@@ -214,6 +240,8 @@ class SimWorld final : public World {
   std::vector<double> run_lost_s_;                    // with track_jobs_on_nodes: per job, wall s its last run lost
   std::vector<std::uint32_t> recovery_generation_;    // per node: a recovery's end is stale once this moved on
   std::vector<NodeIndex> absent_at_start_;
+  std::vector<RunningAtStart> running_at_start_;
+  std::vector<NodeOutAtStart> nodes_out_at_start_;
   std::vector<XidEvent> xids_;
   std::vector<InterruptionRecord> interruptions_;      // runs ended by fail_jobs_on
   std::vector<NodeConditionEvent> condition_changes_;  // every set_node_condition change (a few per fault)

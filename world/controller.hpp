@@ -59,6 +59,9 @@ class Controller {
   virtual void on_job_submitted(JobIndex job) { (void)job; }
   /// A job started on its allocation (possibly CONFIGURING while powered-down nodes resume).
   virtual void on_job_started(JobIndex job) { (void)job; }
+  /// A job was already running on its allocation when the world began (a twin's forecast starts from a live
+  /// cluster): it was never submitted to this controller. By default, as a start.
+  virtual void on_job_adopted(JobIndex job) { on_job_started(job); }
   /// A job's resources were released (its epilog completed).
   virtual void on_job_released(JobIndex job) { (void)job; }
   /// A job was requeued: it is PENDING again (after on_job_released for its run).

@@ -1,0 +1,183 @@
+#include "cli/twin_command.hpp"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/import_command.hpp"
+#include "model/errors.hpp"
+#include "results/results_store.hpp"
+#include "twin/twin_score.hpp"
+
+namespace gputwin {
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+void on_signal(int) {
+  g_stop = true;
+}
+
+constexpr std::uintmax_t kMaxTokenBytes = 64 * 1024;
+
+// The token of --token-file, which must be a regular file of mode 0600 (or stricter) owned by us.
+std::string read_token_file(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) throw ConfigError(path, 0, "cannot read the token file");
+  if (!S_ISREG(st.st_mode)) throw ConfigError(path, 0, "the token file is not a regular file");
+  if ((st.st_mode & 077) != 0)
+    throw ConfigError(path, 0,
+                      fmt::format("the token file is readable by others (mode {:o}); chmod 600 it", st.st_mode & 0777));
+  if (static_cast<std::uintmax_t>(st.st_size) > kMaxTokenBytes)
+    throw ConfigError(path, 0, "the token file is larger than 64 KiB");
+  std::ifstream in(path, std::ios::binary);
+  std::string token((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
+  if (token.rfind("SLURM_JWT=", 0) == 0) token.erase(0, 10);  // the line `scontrol token` prints
+  if (token.empty()) throw ConfigError(path, 0, "the token file is empty");
+  return token;
+}
+
+// The user a JWT was minted for (Slurm's "sun" claim), empty if it cannot be read.
+std::string token_user(const std::string& token) {
+  const std::size_t a = token.find('.');
+  const std::size_t b = token.find('.', a + 1);
+  if (a == std::string::npos || b == std::string::npos) return {};
+  std::string payload = token.substr(a + 1, b - a - 1);
+  for (char& c : payload) c = c == '-' ? '+' : c == '_' ? '/' : c;
+  static const std::string kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string decoded;
+  std::uint32_t bits = 0;
+  int count = 0;
+  for (char c : payload) {
+    const std::size_t v = kAlphabet.find(c);
+    if (v == std::string::npos) break;
+    bits = (bits << 6) | static_cast<std::uint32_t>(v);
+    count += 6;
+    if (count >= 8) {
+      count -= 8;
+      decoded += static_cast<char>((bits >> count) & 0xff);
+    }
+  }
+  const nlohmann::json claims = nlohmann::json::parse(decoded, nullptr, false);
+  if (!claims.is_object() || !claims.contains("sun") || !claims["sun"].is_string()) return {};
+  return claims["sun"].get<std::string>();
+}
+
+// The site policy: a scenario file, slurm.conf through `gputwin import`, or Slurm's defaults.
+Scenario load_policy(const TwinCommands& c) {
+  if (!c.scenario.empty()) return load_scenario(c.scenario);
+  Scenario policy;
+  policy.name = "twin";
+  if (c.slurm_conf.empty()) return policy;
+  ImportRequest request;
+  request.slurm_conf = c.slurm_conf;
+  std::ostringstream text;
+  std::ostringstream notes;
+  if (run_import(request, text, notes) != 0) throw ConfigError(c.slurm_conf, 0, "cannot import: " + notes.str());
+  const Scenario imported = parse_scenario(text.str(), c.slurm_conf, std::filesystem::path(c.slurm_conf).parent_path());
+  policy.scheduler = imported.scheduler;
+  policy.accounting = imported.accounting;
+  std::cerr << "twin: site policy imported from " << c.slurm_conf << " (" << policy_name(policy.scheduler.policy)
+            << ", PriorityType " << (policy.scheduler.priority.multifactor ? "multifactor" : "basic") << ")\n";
+  return policy;
+}
+
+int run_twin_command(TwinCommands& c) {
+  TwinOptions& o = c.options;
+  if (!c.token_file.empty()) {
+    o.client.token = read_token_file(c.token_file);
+  } else if (const char* env = std::getenv("SLURM_JWT")) {
+    o.client.token = env;
+  }
+  if (o.client.user.empty()) {
+    if (const char* env = std::getenv("SLURMRESTD_USER")) o.client.user = env;
+  }
+  if (o.client.user.empty() && !o.client.token.empty()) o.client.user = token_user(o.client.token);
+  if (o.client.token.empty()) {
+    std::cerr << "gputwin twin: no token: set SLURM_JWT (what `scontrol token` prints) or give --token-file\n";
+    return 2;
+  }
+  if (o.client.user.empty()) {
+    std::cerr << "gputwin twin: no user: give --user or set SLURMRESTD_USER\n";
+    return 2;
+  }
+  const auto predictor = parse_runtime_predictor(c.predictor);
+  if (!predictor) {
+    std::cerr << "gputwin twin: --predictor: unknown '" << c.predictor << "' (limit, recent, ratio)\n";
+    return 2;
+  }
+  o.forecast.predictor = *predictor;
+  std::stringstream names(c.controllers);
+  for (std::string name; std::getline(names, name, ',');) {
+    if (!name.empty()) o.controllers.push_back(name);
+  }
+  o.policy = load_policy(c);
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  return run_twin(o, std::cerr, g_stop);
+}
+
+}  // namespace
+
+void add_twin_commands(CLI::App& app, TwinCommands& c) {
+  TwinOptions& o = c.options;
+  c.twin = app.add_subcommand("twin",
+                              "Mirror a real Slurm cluster through slurmrestd, forecast its pending jobs' starts and "
+                              "run controllers on it (dry-run unless --act)");
+  c.twin->add_option("--slurmrestd", o.client.url, "slurmrestd URL, e.g. http://127.0.0.1:6820")->required();
+  c.twin->add_option("--out", o.out, "Results folder (updated at every poll)")->required();
+  c.twin->add_option("--user", o.client.user, "X-SLURM-USER-NAME (default: $SLURMRESTD_USER, else the token's user)");
+  c.twin->add_option("--token-file", c.token_file, "File holding the JWT, mode 0600 (default: $SLURM_JWT)");
+  c.twin->add_option("--cacert", o.client.cacert, "CA bundle for an https slurmrestd");
+  c.twin->add_option("--timeout", o.client.timeout_s, "Seconds a request may take (default 30)");
+  c.twin->add_option("--interval", o.interval_s, "Seconds between polls (default 30)")->check(CLI::Range(0.5, 86400.0));
+  c.twin->add_flag("--once", o.once, "One mirror and forecast, then exit");
+  c.twin->add_option("--duration", o.duration_s, "Stop after this many seconds")->check(CLI::Range(0.0, 1e9));
+  c.twin->add_option("--scenario", c.scenario,
+                     "Site policy as a scenario (scheduler, priority, faults, cost, "
+                     "operations)");
+  c.twin->add_option("--slurm-conf", c.slurm_conf, "slurm.conf to import the site policy from");
+  c.twin->add_option("--predictor", c.predictor, "Run time predictor: limit, recent (default) or ratio");
+  c.twin->add_option("--horizon", o.forecast.horizon_s, "Seconds a forecast looks ahead (default 604800)")
+      ->check(CLI::Range(60, 366 * 86400));
+  c.twin->add_flag("--no-forecast", o.no_forecast, "Mirror only");
+  c.twin->add_option("--history-days", o.history_days, "Days of slurmdb job history that seed the predictor");
+  c.twin->add_option("--controllers", c.controllers, "Controllers to run: health,scaling,quota,priority");
+  CLI::Option* act = c.twin->add_flag("--act", o.act, "Carry the controllers' actions out (default: dry-run)");
+  c.twin->add_flag("--dry-run", c.dry_run, "Only record what the controllers would do (the default)")->excludes(act);
+  c.twin
+      ->add_option("--max-nodes-out-pct", o.limits.max_nodes_out_pct,
+                   "Most nodes held out of service at once, percent (default 10)")
+      ->check(CLI::Range(0.0, 100.0));
+  c.twin->add_option("--max-actions-per-minute", o.limits.max_actions_per_minute,
+                     "Most actions in any minute (default 10)");
+  c.twin->add_option("--scontrol", o.scontrol, "Slurm's scontrol for what the API cannot do (\"\" never)");
+
+  c.score = app.add_subcommand("twin-score", "Score a twin's start-time forecasts against the actual starts");
+  c.score->add_option("results", c.score_path, "A twin's results folder")->required();
+}
+
+int run_twin_commands(TwinCommands& c) {
+  if (c.twin != nullptr && *c.twin) return run_twin_command(c);
+  if (c.score != nullptr && *c.score) {
+    try {
+      print_twin_score(score_twin(c.score_path), std::cout);
+    } catch (const ResultsError& e) {
+      std::cerr << "gputwin twin-score: " << e.what() << "\n";
+      return 2;
+    }
+    return 0;
+  }
+  return -1;
+}
+
+}  // namespace gputwin

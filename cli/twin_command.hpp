@@ -1,0 +1,32 @@
+// `gputwin twin` (mirror, forecast and act beside a real cluster through slurmrestd) and `gputwin twin-score`
+// (how good its forecasts were): their options and how they run.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "twin/twin_runner.hpp"
+
+namespace gputwin {
+
+/// The parsed options of the twin commands.
+struct TwinCommands {
+  CLI::App* twin = nullptr;          ///< `gputwin twin`.
+  CLI::App* score = nullptr;         ///< `gputwin twin-score`.
+  TwinOptions options;               ///< Options of `twin`.
+  std::string token_file;            ///< --token-file.
+  std::string scenario;              ///< --scenario (site policy).
+  std::string slurm_conf;            ///< --slurm-conf (site policy through import).
+  std::string controllers;           ///< --controllers, comma separated.
+  std::string predictor = "recent";  ///< --predictor.
+  bool dry_run = false;              ///< --dry-run (the default; conflicts with --act).
+  std::string score_path;            ///< twin-score's folder.
+};
+
+/// Adds the twin commands to `app`; the returned object receives their options.
+void add_twin_commands(CLI::App& app, TwinCommands& commands);
+/// Runs whichever twin command was given; returns the exit status (2 for bad options or input).
+int run_twin_commands(TwinCommands& commands);
+
+}  // namespace gputwin

@@ -1,0 +1,217 @@
+#include "twin/twin_runner.hpp"
+
+#include <chrono>
+#include <ctime>
+#include <memory>
+#include <ostream>
+#include <sstream>
+#include <thread>
+
+#include "control/control_plane.hpp"
+#include "control/health_controller.hpp"
+#include "control/operations_controller.hpp"
+#include "control/quota_controller.hpp"
+#include "control/scaling_controller.hpp"
+#include "model/errors.hpp"
+#include "results/results_store.hpp"
+#include "twin/mirror.hpp"
+#include "twin/twin_results.hpp"
+
+namespace gputwin {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+std::int64_t unix_now() {
+  return static_cast<std::int64_t>(std::time(nullptr));
+}
+
+// The controllers the options name, added to `plane`; throws std::invalid_argument for one the policy cannot run.
+struct Controllers {
+  std::unique_ptr<HealthController> health;
+  std::unique_ptr<ScalingController> scaling;
+  std::unique_ptr<QuotaController> quota;
+  std::unique_ptr<OperationsController> priority;
+  std::vector<ClusterOperation> job_operations;
+};
+
+void add_controllers(const TwinOptions& options, const Scenario& policy, SlurmWorld& world, ControlPlane& plane,
+                     Controllers& c) {
+  for (const std::string& name : options.controllers) {
+    if (name == "health") {
+      c.health = std::make_unique<HealthController>(policy.faults, world);
+      plane.add(ControllerId::kHealth, c.health.get());
+    } else if (name == "scaling") {
+      if (!policy.autoscaler.enabled)
+        throw std::invalid_argument("--controllers scaling needs /autoscaler in the --scenario");
+      c.scaling = std::make_unique<ScalingController>(policy.autoscaler, world);
+      plane.add(ControllerId::kScaling, c.scaling.get());
+    } else if (name == "quota") {
+      if (policy.cost.quotas.empty())
+        throw std::invalid_argument("--controllers quota needs /cost/quotas in the --scenario");
+      c.quota = std::make_unique<QuotaController>(policy.cost, world);
+      plane.add(ControllerId::kQuota, c.quota.get());
+    } else if (name == "priority") {
+      for (const ClusterOperation& op : policy.operations) {
+        if (op.action == ClusterOperation::Action::kHoldJobs || op.action == ClusterOperation::Action::kReleaseJobs ||
+            op.action == ClusterOperation::Action::kSetPriority)
+          c.job_operations.push_back(op);
+      }
+      c.priority = std::make_unique<OperationsController>(c.job_operations, world);
+      plane.add(ControllerId::kOperations, c.priority.get());
+    } else {
+      throw std::invalid_argument("--controllers: unknown controller '" + name +
+                                  "' (health, scaling, quota, priority)");
+    }
+  }
+}
+
+// Seeds the run time predictors with the finished jobs of the last `days` days (slurmdb); failures are noted.
+void seed_history(SlurmrestdClient& client, std::int64_t days, RuntimeHistory& history, std::ostream& err) {
+  if (days <= 0) return;
+  try {
+    const std::int64_t now = unix_now();
+    const std::vector<RestJob> jobs = client.finished_jobs(now - days * 86400, now);
+    for (const RestJob& job : jobs) {
+      if (job.start_time <= 0 || job.end_time < job.start_time || !job_ended(job.state)) continue;
+      history.add(job.user, job.account, job.name, job.end_time - job.start_time, job.time_limit_s.value_or(-1));
+    }
+    err << "twin: " << history.size() << " finished jobs of the last " << days << " days seed the predictor\n";
+  } catch (const std::exception& e) {
+    err << "twin: no job history (" << e.what() << "); predictions start from time limits\n";
+  }
+}
+
+}  // namespace
+
+int run_twin(const TwinOptions& options, std::ostream& err, const std::atomic<bool>& stop) {
+  const auto started = Clock::now();
+  const Scenario& policy = options.policy;
+  SlurmrestdClient client(options.client);
+  try {
+    client.connect();
+  } catch (const SlurmrestdError& e) {
+    err << "gputwin twin: cannot reach slurmrestd: " << e.what() << "\n";
+    return 1;
+  }
+  SlurmrestdActions actions(client, options.scontrol);
+  const std::string api = api_version_name(client.version());
+  err << "twin: " << options.client.url << " speaks " << api << "; node updates through "
+      << (client.can_update_nodes()  ? "slurmrestd"
+          : options.scontrol.empty() ? "nothing (no scontrol)"
+                                     : "scontrol")
+      << "; " << (options.act ? "acting" : "dry-run") << "\n";
+
+  Mirror mirror;
+  TwinLog log;
+  RuntimeHistory history;
+  seed_history(client, options.history_days, history, err);
+  std::string controller_names;
+  for (const std::string& c : options.controllers) controller_names += (controller_names.empty() ? "" : ",") + c;
+  TwinInfo info{options.client.url, api,         std::string(runtime_predictor_name(options.forecast.predictor)),
+                controller_names,   options.act, 0};
+
+  std::unique_ptr<SlurmWorld> world;
+  ControlPlane plane;
+  Controllers controllers;
+  double last_write_s = 0;
+  int status = 0;
+  while (!stop) {
+    const auto poll_start = Clock::now();
+    PollRecord poll;
+    poll.time = unix_now();
+    Snapshot snapshot;
+    try {
+      const RestDiag diag = client.diag();
+      snapshot.time = diag.server_time > 0 ? diag.server_time : poll.time;
+      snapshot.nodes = client.nodes();
+      snapshot.partitions = client.partitions();
+      snapshot.jobs = client.jobs();
+    } catch (const std::exception& e) {
+      poll.error = e.what();
+      err << "twin: poll failed: " << poll.error << "\n";
+    }
+    poll.fetch_s = since(poll_start);
+    if (poll.error.empty()) {
+      poll.time = snapshot.time;
+      const auto mirror_start = Clock::now();
+      const PollChanges changes = mirror.apply(std::move(snapshot));
+      for (std::uint64_t id : changes.started) {
+        if (const MirrorJob* mj = mirror.job(id)) log.job_started(id, mj->record.start_time);
+      }
+      for (std::uint64_t id : changes.ended) {
+        const MirrorJob* mj = mirror.job(id);
+        if (mj == nullptr || mj->record.start_time <= 0 || mj->first_seen == mirror.now()) continue;
+        history.add(mj->record.user, mj->record.account, mj->record.name, mj->record.end_time - mj->record.start_time,
+                    mj->record.time_limit_s.value_or(-1));
+      }
+      poll.mirror_s = since(mirror_start);
+      for (const MirrorJob& mj : mirror.jobs()) {
+        if (!mj.listed) continue;
+        poll.jobs += 1;
+        poll.pending += mj.record.state == "PENDING" ? 1 : 0;
+        poll.running += mj.record.state == "RUNNING" ? 1 : 0;
+      }
+      for (NodeIndex n = 0; n < mirror.nodes().size(); ++n) poll.nodes += mirror.node_listed(n) ? 1 : 0;
+      if (!options.no_forecast && poll.pending > 0) {
+        try {
+          const Forecast f = forecast(mirror, history, policy, options.forecast);
+          poll.forecast_s = f.wall_s;
+          log.add(f);
+        } catch (const std::exception& e) {
+          err << "twin: forecast failed: " << e.what() << "\n";
+        }
+      }
+      if (!options.controllers.empty()) {
+        if (!world) {
+          world = std::make_unique<SlurmWorld>(mirror, &actions, options.act, options.limits, log);
+          world->set_prices(&policy.cost);
+          try {
+            add_controllers(options, policy, *world, plane, controllers);
+          } catch (const std::invalid_argument& e) {
+            err << "gputwin twin: " << e.what() << "\n";
+            return 2;
+          }
+          world->set_control_plane(&plane);
+          plane.start(ControllerId::kOperations);
+          plane.start(ControllerId::kQuota);
+          plane.start(ControllerId::kScaling);
+          plane.start(ControllerId::kHealth);
+        }
+        world->observe(changes);
+      }
+    }
+    poll.write_s = last_write_s;
+    log.polls.push_back(poll);
+    info.wall_time_s = since(started);
+    const auto write_start = Clock::now();
+    if (mirror.polls() > 0) {
+      try {
+        write_twin_results(options.out, mirror, log, info);
+      } catch (const ResultsError& e) {
+        err << "gputwin twin: " << e.what() << "\n";
+        return 1;
+      }
+    }
+    last_write_s = since(write_start);
+    if (options.once) {
+      status = poll.error.empty() ? 0 : 1;
+      break;
+    }
+    if (options.duration_s > 0 && since(started) >= options.duration_s) break;
+    const auto next = poll_start + std::chrono::duration<double>(options.interval_s);
+    while (!stop && Clock::now() < next) {
+      if (options.duration_s > 0 && since(started) >= options.duration_s) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (options.duration_s > 0 && since(started) >= options.duration_s) break;
+  }
+  return status;
+}
+
+}  // namespace gputwin

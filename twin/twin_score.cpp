@@ -1,0 +1,155 @@
+#include "twin/twin_score.hpp"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cmath>
+#include <ostream>
+#include <unordered_set>
+
+#include "results/results_store.hpp"
+
+namespace gputwin {
+
+namespace {
+
+// A read-only results database.
+class Reader {
+ public:
+  explicit Reader(const std::filesystem::path& file) : file_(file.string()) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(file, ec)) throw ResultsError(file_ + ": not a results database");
+    if (sqlite3_open_v2(file_.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+      const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
+      sqlite3_close(db_);
+      db_ = nullptr;
+      throw ResultsError(file_ + ": cannot open: " + msg);
+    }
+  }
+  ~Reader() { sqlite3_close(db_); }
+  Reader(const Reader&) = delete;
+  Reader& operator=(const Reader&) = delete;
+
+  // Runs `sql`, calling `row` with each result row's statement.
+  template <typename Row>
+  void each(const char* sql, Row row) {
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db_, sql, -1, &stmt, nullptr) != SQLITE_OK) {
+      const std::string msg = sqlite3_errmsg(db_);
+      throw ResultsError(
+          file_ + ": " + msg +
+          (msg.find("no such table") != std::string::npos ? " (not a twin's results: run `gputwin twin` first)" : ""));
+    }
+    int rc = 0;
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) row(stmt);
+    sqlite3_finalize(stmt);
+    if (rc != SQLITE_DONE) throw ResultsError(file_ + ": " + sqlite3_errmsg(db_));
+  }
+
+ private:
+  std::string file_;
+  sqlite3* db_ = nullptr;
+};
+
+std::size_t bucket_of(std::int64_t lead_s) {
+  if (lead_s < 600) return 0;
+  if (lead_s < 3600) return 1;
+  if (lead_s < 6 * 3600) return 2;
+  return 3;
+}
+
+ScoreCell cell_of(std::vector<double>& errors) {
+  ScoreCell c;
+  c.n = errors.size();
+  if (errors.empty()) return c;
+  std::sort(errors.begin(), errors.end());
+  double sum = 0;
+  std::uint64_t one = 0;
+  std::uint64_t ten = 0;
+  for (double e : errors) {
+    sum += e;
+    one += e <= 60 ? 1 : 0;
+    ten += e <= 600 ? 1 : 0;
+  }
+  const auto rank = [&](double q) {
+    const auto k = static_cast<std::size_t>(std::ceil(q * static_cast<double>(errors.size())));
+    return errors[std::clamp<std::size_t>(k, 1, errors.size()) - 1];
+  };
+  c.mean_s = sum / static_cast<double>(errors.size());
+  c.median_s = rank(0.5);
+  c.p90_s = rank(0.9);
+  c.within_1min = static_cast<double>(one) / static_cast<double>(errors.size());
+  c.within_10min = static_cast<double>(ten) / static_cast<double>(errors.size());
+  return c;
+}
+
+}  // namespace
+
+TwinScore score_twin(const std::filesystem::path& path) {
+  const std::filesystem::path file =
+      std::filesystem::is_directory(path) ? path / "results.sqlite" : std::filesystem::path(path);
+  Reader db(file);
+  // Started jobs by start time, with prefix sums of their waits: the mean wait of the jobs started before t.
+  std::vector<std::pair<std::int64_t, std::int64_t>> starts;  // (start, wait)
+  db.each("SELECT start_time, start_time - submit_time FROM jobs WHERE start_time IS NOT NULL ORDER BY start_time",
+          [&](sqlite3_stmt* s) { starts.emplace_back(sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1)); });
+  std::vector<double> wait_prefix(starts.size() + 1, 0);
+  for (std::size_t i = 0; i < starts.size(); ++i)
+    wait_prefix[i + 1] = wait_prefix[i] + static_cast<double>(std::max<std::int64_t>(0, starts[i].second));
+  const auto mean_wait_before = [&](std::int64_t t) {
+    const auto it = std::upper_bound(starts.begin(), starts.end(), std::make_pair(t, INT64_MAX));
+    const auto k = static_cast<std::size_t>(it - starts.begin());
+    return k == 0 ? 0.0 : wait_prefix[k] / static_cast<double>(k);
+  };
+
+  TwinScore score;
+  std::array<std::array<std::vector<double>, kLeadBuckets.size()>, kForecasters.size()> errors;
+  std::unordered_set<std::int64_t> jobs;
+  db.each("SELECT made_at, job_id, predicted_start, slurm_estimate, actual_start FROM forecasts", [&](sqlite3_stmt* s) {
+    ++score.forecasts;
+    if (sqlite3_column_type(s, 4) == SQLITE_NULL) return;
+    ++score.scored;
+    const std::int64_t made = sqlite3_column_int64(s, 0);
+    const std::int64_t actual = sqlite3_column_int64(s, 4);
+    jobs.insert(sqlite3_column_int64(s, 1));
+    const std::size_t bucket = bucket_of(actual - made);
+    const auto add = [&](std::size_t forecaster, double predicted) {
+      const double e = std::abs(predicted - static_cast<double>(actual));
+      errors[forecaster][bucket].push_back(e);
+      errors[forecaster][kLeadBuckets.size() - 1].push_back(e);
+    };
+    if (sqlite3_column_type(s, 2) != SQLITE_NULL) add(0, static_cast<double>(sqlite3_column_int64(s, 2)));
+    if (sqlite3_column_type(s, 3) != SQLITE_NULL) add(1, static_cast<double>(sqlite3_column_int64(s, 3)));
+    add(2, static_cast<double>(made));
+    add(3, static_cast<double>(made) + mean_wait_before(made));
+  });
+  score.jobs = jobs.size();
+  for (std::size_t f = 0; f < kForecasters.size(); ++f) {
+    for (std::size_t b = 0; b < kLeadBuckets.size(); ++b) score.cells[f][b] = cell_of(errors[f][b]);
+  }
+  return score;
+}
+
+void print_twin_score(const TwinScore& score, std::ostream& out) {
+  out << fmt::format("Start-time forecasts: {} rows, {} of jobs that started ({} jobs)\n", score.forecasts,
+                     score.scored, score.jobs);
+  out << "Absolute error |predicted - actual start| by lead time (actual start - forecast time):\n";
+  out << fmt::format("{:<10} {:<14} {:>6} {:>9} {:>9} {:>9} {:>7} {:>7}\n", "lead", "forecaster", "n", "mean_s",
+                     "median_s", "p90_s", "<=1min", "<=10min");
+  for (std::size_t b = 0; b < kLeadBuckets.size(); ++b) {
+    for (std::size_t f = 0; f < kForecasters.size(); ++f) {
+      const ScoreCell& c = score.cells[f][b];
+      if (c.n == 0) {
+        out << fmt::format("{:<10} {:<14} {:>6} {:>9} {:>9} {:>9} {:>7} {:>7}\n", kLeadBuckets[b], kForecasters[f], 0,
+                           "-", "-", "-", "-", "-");
+        continue;
+      }
+      out << fmt::format("{:<10} {:<14} {:>6} {:>9.0f} {:>9.0f} {:>9.0f} {:>6.0f}% {:>6.0f}%\n", kLeadBuckets[b],
+                         kForecasters[f], c.n, c.mean_s, c.median_s, c.p90_s, 100 * c.within_1min,
+                         100 * c.within_10min);
+    }
+  }
+}
+
+}  // namespace gputwin
