@@ -164,13 +164,13 @@ void Mirror::apply_nodes(std::vector<RestNode>& nodes, PollChanges& changes) {
       node_listed_.push_back(1);
       node_state_.push_back(state);
       config_.nodes.push_back(NodeConfig{});
-      node_history_.push_back(NodeChange{now_, n, state, node.reason});
+      node_history_.push_back(NodeChange{now_, n, state, node_condition_of(node), node.reason});
     } else {
       node_listed_[n] = 1;
       if (node_state_[n] != state || nodes_[n].reason != node.reason) {
         ++changes.nodes_changed;
         node_state_[n] = state;
-        node_history_.push_back(NodeChange{now_, n, state, node.reason});
+        node_history_.push_back(NodeChange{now_, n, state, node_condition_of(node), node.reason});
       }
     }
     NodeConfig& config = config_.nodes[n];

@@ -41,10 +41,11 @@ struct MirrorJob {
 
 /// A node's state changed (or the first poll saw it).
 struct NodeChange {
-  std::int64_t time = 0;               ///< Poll time (epoch seconds).
-  NodeIndex node = 0;                  ///< Node index in the mirror's configuration.
-  NodeState state = NodeState::kIdle;  ///< sinfo-style state.
-  std::string reason;                  ///< Slurm's reason (empty when none).
+  std::int64_t time = 0;                           ///< Poll time (epoch seconds).
+  NodeIndex node = 0;                              ///< Node index in the mirror's configuration.
+  NodeState state = NodeState::kIdle;              ///< sinfo-style state.
+  NodeCondition condition = NodeCondition::kNone;  ///< The condition behind it (DRAIN, DOWN, power states).
+  std::string reason;                              ///< Slurm's reason (empty when none).
 };
 
 /// A job's state or pending reason changed (or the first poll saw it).

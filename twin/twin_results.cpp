@@ -234,8 +234,20 @@ void write_twin_results(const std::filesystem::path& out_dir, const Mirror& mirr
                                        {"controllers", info.controllers},
                                        {"mode", info.act ? "act" : "dry-run"}}
                             .dump();
+  // Cluster metrics (node states, allocation, modelled GPU power) from the mirrored allocations, as a run's are;
+  // per-GPU series are left out: a poll rewrites the folder, and a twin has DCGM for real per-GPU figures.
+  MetricsInput metrics;
+  metrics.config.per_gpu = false;
+  metrics.config.epoch_unix_s = mirror.epoch();
+  metrics.horizon = from_seconds(mirror.now() - mirror.epoch());
+  std::vector<NodeCondition> last(mirror.config().nodes.size(), NodeCondition::kNone);
+  for (const NodeChange& c : mirror.node_history()) {
+    if (c.condition == last[c.node]) continue;
+    last[c.node] = c.condition;
+    metrics.node_conditions.push_back(NodeConditionEvent{from_seconds(c.time - mirror.epoch()), c.node, c.condition});
+  }
   const ExtraTablesWriter extra = [&](sqlite3* db) { write_twin_tables(db, mirror, log, info); };
-  write_results(out_dir, run, state, summary, recorder, nullptr, nullptr, nullptr, &extra);
+  write_results(out_dir, run, state, summary, recorder, &metrics, nullptr, nullptr, &extra);
 }
 
 }  // namespace gputwin
