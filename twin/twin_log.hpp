@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "twin/forecast.hpp"
+#include "twin/rest/rest_types.hpp"
 
 namespace gputwin {
 
@@ -45,10 +46,12 @@ struct ForecastRow {
 
 /// Everything a twin recorded.
 struct TwinLog {
-  std::vector<PollRecord> polls;             ///< Every poll, in order.
-  std::vector<ForecastRow> forecasts;        ///< Every pending job's forecast at every poll.
-  std::vector<NodeForecast> node_forecasts;  ///< Every node out of service at every poll.
-  std::vector<ActionRecord> actions;         ///< Every action, in order.
+  std::vector<PollRecord> polls;              ///< Every poll, in order.
+  std::vector<ForecastRow> forecasts;         ///< Every pending job's forecast at every poll.
+  std::vector<NodeForecast> node_forecasts;   ///< Every node out of service at every poll.
+  std::vector<ActionRecord> actions;          ///< Every action, in order.
+  std::vector<RestAssociation> associations;  ///< slurmdbd's associations (read at start; empty without slurmdbd).
+  std::vector<RestQos> qos;                   ///< slurmdbd's QOS (read at start).
   /// Fills in the actual start of `job_id` in its forecasts.
   void job_started(std::uint64_t job_id, std::int64_t start) {
     const auto it = forecast_rows_.find(job_id);

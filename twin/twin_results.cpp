@@ -25,6 +25,13 @@ CREATE TABLE node_forecasts (made_at INTEGER NOT NULL, node TEXT NOT NULL, state
 CREATE TABLE actions (time INTEGER NOT NULL, controller TEXT NOT NULL, action TEXT NOT NULL, target TEXT NOT NULL,
   reason TEXT, outcome TEXT NOT NULL, call TEXT);
 CREATE TABLE job_states (time INTEGER NOT NULL, job_id INTEGER NOT NULL, state TEXT NOT NULL, reason TEXT);
+CREATE TABLE partitions (name TEXT NOT NULL, nodes TEXT, is_default INTEGER NOT NULL, default_time INTEGER,
+  max_time INTEGER, state TEXT, priority_tier INTEGER, priority_job_factor INTEGER, total_nodes INTEGER,
+  total_cpus INTEGER);
+CREATE TABLE associations (account TEXT, user TEXT, partition TEXT, parent_account TEXT, shares_raw INTEGER,
+  default_qos TEXT, qos TEXT, max_jobs INTEGER, max_submit_jobs INTEGER, grp_jobs INTEGER);
+CREATE TABLE qos (name TEXT NOT NULL, priority INTEGER, max_wall_pj INTEGER, max_jobs_pu INTEGER,
+  max_submit_pu INTEGER, preempt TEXT, usage_factor REAL);
 CREATE INDEX forecasts_by_job ON forecasts(job_id, made_at);
 )sql";
 
@@ -81,6 +88,8 @@ void exec(sqlite3* db, const char* sql) {
   }
 }
 
+void write_configuration(sqlite3* db, const Mirror& mirror, const TwinLog& log);
+
 void write_twin_tables(sqlite3* db, const Mirror& mirror, const TwinLog& log, const TwinInfo& info) {
   exec(db, kTwinSchema);
   const std::int64_t epoch = mirror.epoch();
@@ -135,11 +144,57 @@ void write_twin_tables(sqlite3* db, const Mirror& mirror, const TwinLog& log, co
       st.text(6, a.outcome).text(7, a.call).step();
     }
   }
+  write_configuration(db, mirror, log);
   {
     Insert st(db, "INSERT INTO job_states VALUES (?,?,?,?)");
     for (const JobChange& c : mirror.job_history()) {
       st.integer(1, c.time - epoch).integer(2, static_cast<std::int64_t>(c.job_id)).text(3, c.state);
       st.text(4, c.reason).step();
+    }
+  }
+}
+
+// A comma-separated list.
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& s : items) out += (out.empty() ? "" : ",") + s;
+  return out;
+}
+
+// The configuration tables: partitions as the last poll saw them, associations and QOS as read at start.
+void write_configuration(sqlite3* db, const Mirror& mirror, const TwinLog& log) {
+  const auto optional = [](Insert& st, int i, const std::optional<std::int64_t>& v) -> Insert& {
+    return v ? st.integer(i, *v) : st.null(i);
+  };
+  {
+    Insert st(db, "INSERT INTO partitions VALUES (?,?,?,?,?,?,?,?,?,?)");
+    for (const RestPartition& p : mirror.partitions()) {
+      st.text(1, p.name).text(2, p.nodes).integer(3, p.is_default ? 1 : 0);
+      optional(st, 4, p.default_time_s);
+      optional(st, 5, p.max_time_s);
+      st.text(6, p.state).integer(7, p.priority_tier).integer(8, p.priority_job_factor);
+      st.integer(9, p.total_nodes).integer(10, p.total_cpus).step();
+    }
+  }
+  {
+    Insert st(db, "INSERT INTO associations VALUES (?,?,?,?,?,?,?,?,?,?)");
+    for (const RestAssociation& a : log.associations) {
+      st.text(1, a.account).text(2, a.user).text(3, a.partition).text(4, a.parent_account).integer(5, a.shares_raw);
+      st.text(6, a.default_qos).text(7, joined(a.qos));
+      optional(st, 8, a.max_jobs);
+      optional(st, 9, a.max_submit_jobs);
+      optional(st, 10, a.grp_jobs);
+      st.step();
+    }
+  }
+  {
+    Insert st(db, "INSERT INTO qos VALUES (?,?,?,?,?,?,?)");
+    for (const RestQos& q : log.qos) {
+      st.text(1, q.name).integer(2, q.priority);
+      optional(st, 3, q.max_wall_pj_s);
+      optional(st, 4, q.max_jobs_pu);
+      optional(st, 5, q.max_submit_pu);
+      st.text(6, joined(q.preempt)).real(7, q.usage_factor).step();
     }
   }
 }

@@ -111,6 +111,12 @@ int run_twin(const TwinOptions& options, std::ostream& err, const std::atomic<bo
   TwinLog log;
   RuntimeHistory history;
   seed_history(client, options.history_days, history, err);
+  try {
+    log.associations = client.associations();
+    log.qos = client.qos();
+  } catch (const SlurmrestdError& e) {
+    err << "twin: no associations or QOS (" << e.what() << ")\n";
+  }
   std::string controller_names;
   for (const std::string& c : options.controllers) controller_names += (controller_names.empty() ? "" : ",") + c;
   TwinInfo info{options.client.url, api,         std::string(runtime_predictor_name(options.forecast.predictor)),

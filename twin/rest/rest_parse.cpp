@@ -146,6 +146,12 @@ class Where {
   bool has_index_ = false;
 };
 
+/// A value found in the reply, with its place.
+struct Found {
+  element value;  ///< The value.
+  Where where;    ///< Its path.
+};
+
 // ---- Scalars in every shape --------------------------------------------------------------------------------------
 
 /// "an object", "a string", ... for messages.
@@ -233,10 +239,9 @@ std::optional<std::int64_t> read_plain_integer(element e, const Where& w) {
   return v;
 }
 
-/// An integer in any of slurmrestd's shapes: 5, "5", null, {"set": bool, "infinite": bool, "number": 5}. nullopt
-/// when unset or infinite.
-std::optional<std::int64_t> read_integer(element e, const Where& w) {
-  if (!e.is_object()) return read_plain_integer(e, w);
+/// The "number" of a {"set": bool, "infinite": bool, "number": N} object, or nullopt when it is unset, infinite,
+/// or has no number.
+std::optional<Found> set_number(element e, const Where& w) {
   const auto infinite = member(e, "infinite");
   const auto set = member(e, "set");
   if (infinite && read_bool(*infinite, w.key("infinite"), false)) return std::nullopt;
@@ -244,20 +249,22 @@ std::optional<std::int64_t> read_integer(element e, const Where& w) {
   const auto number = member(e, "number");
   if (!number) return std::nullopt;
   if (number->is_object()) w.key("number").fail("expected a number, got an object");
-  return read_plain_integer(*number, w.key("number"));
+  return Found{*number, w.key("number")};
+}
+
+/// An integer in any of slurmrestd's shapes: 5, "5", null, {"set": bool, "infinite": bool, "number": 5}. nullopt
+/// when unset or infinite.
+std::optional<std::int64_t> read_integer(element e, const Where& w) {
+  if (!e.is_object()) return read_plain_integer(e, w);
+  const auto number = set_number(e, w);
+  return number ? read_plain_integer(number->value, number->where) : std::nullopt;
 }
 
 /// A float in any shape (1.0, 1, {"set": true, "number": 1.0}, null); nullopt when unset or infinite.
 std::optional<double> read_float(element e, const Where& w) {
   if (e.is_object()) {
-    const auto infinite = member(e, "infinite");
-    const auto set = member(e, "set");
-    if (infinite && read_bool(*infinite, w.key("infinite"), false)) return std::nullopt;
-    if (set && !read_bool(*set, w.key("set"), true)) return std::nullopt;
-    const auto number = member(e, "number");
-    if (!number) return std::nullopt;
-    if (number->is_object()) w.key("number").fail("expected a number, got an object");
-    return read_float(*number, w.key("number"));
+    const auto number = set_number(e, w);
+    return number ? read_float(number->value, number->where) : std::nullopt;
   }
   if (e.is_null()) return std::nullopt;
   if (e.is_double()) return e.get_double().value_unsafe();
@@ -358,12 +365,6 @@ std::string join(const std::vector<std::string>& parts, char sep) {
 
 // ---- Finding members ---------------------------------------------------------------------------------------------
 
-/// A value found in the reply, with its place.
-struct Found {
-  element value;  ///< Never null.
-  Where where;    ///< Its path.
-};
-
 /// The non-null value of member `key` of `e` (nullopt when `e` is null, or the member is absent or null); throws if
 /// `e` is not an object.
 std::optional<Found> find(element e, std::string_view key, const Where& w) {
@@ -395,7 +396,7 @@ class KeyIndex {
   /// One wanted member.
   struct Entry {
     std::string_view key;  ///< Member name.
-    int id;                ///< The reader's id for it (< 64).
+    int id;                ///< The reader's id for it (below its Members<N> count).
   };
   KeyIndex(std::initializer_list<Entry> entries) {
     for (const Entry& e : entries) {
@@ -646,8 +647,8 @@ std::string implied_job_base(const std::vector<std::string>& names) {
 /// parser's padded buffer (a string_view gives no guarantee that the 64 bytes after it are readable). The parser is
 /// kept between calls: its buffers (input copy, structural index, tape, strings: a few times the largest reply)
 /// stay allocated, so polling a large cluster does not fault in gigabytes of fresh pages on every call (a 790 MB
-/// jobs reply: 22 s on a fresh parser on the development VM, 0.9 s with its buffers warm). The element is valid
-/// until the thread's next parse.
+/// jobs reply: 23 s in parse_jobs on a fresh parser on the 2-core development VM, whose first-touch page faults are
+/// slow, and 1.6 s with the buffers warm). The element is valid until the thread's next parse.
 element parse_root(std::string_view body, const Where& top) {
   thread_local simdjson::dom::parser parser;
   auto result = parser.parse(body.data(), body.size(), true);
@@ -755,6 +756,7 @@ void read_node_state(const Members<node_key::kCount>& f, const Where& w, RestNod
   node.flags = std::move(flags);
 }
 
+/// gres and gres_used as given, and their GPUs.
 void read_node_gres(const Members<node_key::kCount>& f, const Where& w, RestNode& node) {
   using namespace node_key;
   if (const auto gres = f.get(kGres, w)) {
@@ -784,8 +786,9 @@ RestNode read_node(element e, const Where& w) {
   node.alloc_memory_mb = f.count<std::uint64_t>(kAllocMemory, w);
   read_node_gres(f, w, node);
   if (const auto parts = f.get(kPartitions, w)) node.partitions = read_string_list(parts->value, parts->where);
-  if (const auto features = f.get(kFeatures, w))
+  if (const auto features = f.get(kFeatures, w)) {
     node.features = join(read_string_list(features->value, features->where), ',');
+  }
   if (const auto weight = f.get(kWeight, w)) {
     const auto v = read_integer(weight->value, weight->where);
     if (v) node.weight = to_unsigned<std::uint32_t>(v, weight->where);
