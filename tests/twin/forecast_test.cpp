@@ -173,3 +173,41 @@ TEST(RuntimePredictor, NamesRoundTrip) {
 
 }  // namespace
 }  // namespace gputwin
+
+namespace gputwin {
+namespace {
+
+TEST(Forecast, AShortJobIsBackfilledBeforeABlockedWideJobsReservation) {
+  // gpu01 busy until 1300 by its limit, gpu02 and gpu04 until 1900; gpu03 idle. Job 10 (2 nodes, priority 1000)
+  // waits for two nodes: its reservation is gpu03 and gpu01 at 1300. Job 11 (8 GPUs, limit 600) would delay it; job
+  // 12 (2 GPUs, limit 120) ends before 1300, so backfill starts it at once, as slurmctld does. Job 11 then starts
+  // when gpu02 or gpu04 frees, at 1900.
+  Mirror m;
+  RestJob wide = pending_job(10, "root", 900, 600, 1000);
+  wide.node_count = 2;
+  wide.tres_req = "cpu=2,mem=0,node=2,billing=2,gres/gpu=16";
+  wide.cpus = 2;
+  RestJob long_job = pending_job(11, "nobody", 910, 600, 500);
+  RestJob short_job = pending_job(12, "root", 920, 120, 100);
+  short_job.gpus_per_node = 2;
+  short_job.tres_req = "cpu=1,mem=0,node=1,billing=1,gres/gpu=2";
+  m.apply(Snapshot{1000,
+                   {gpu_node("gpu01", "ALLOCATED"), gpu_node("gpu02", "ALLOCATED"), gpu_node("gpu03"),
+                    gpu_node("gpu04", "ALLOCATED")},
+                   {gpu_partition("gpu[01-04]")},
+                   {running_job(1, "a", "gpu01", 700, 600), running_job(2, "a", "gpu02", 700, 1200),
+                    running_job(4, "a", "gpu04", 700, 1200), wide, long_job, short_job}});
+  ForecastOptions o;
+  o.predictor = RuntimePredictor::kTimeLimit;
+  Scenario p = policy(SchedulerPolicy::kSlurm);
+  p.scheduler.slurm.bf_interval_s = 5;
+  const Forecast f = forecast(m, RuntimeHistory{}, p, o);
+  EXPECT_LE(find(f, 12).predicted_start, 1000 + 10);
+  EXPECT_GE(find(f, 10).predicted_start, 1300);
+  EXPECT_LE(find(f, 10).predicted_start, 1300 + 10);
+  EXPECT_GE(find(f, 11).predicted_start, 1900);
+  EXPECT_LE(find(f, 11).predicted_start, 1900 + 10);
+}
+
+}  // namespace
+}  // namespace gputwin
