@@ -93,6 +93,16 @@ Scenario load_policy(const TwinCommands& c) {
 
 int run_twin_command(TwinCommands& c) {
   TwinOptions& o = c.options;
+  if (!o.replay.empty()) {
+    o.act = false;
+    o.history_days = 0;
+    o.policy = load_policy(c);
+    return run_twin(o, std::cerr, g_stop);
+  }
+  if (o.client.url.empty()) {
+    std::cerr << "gputwin twin: --slurmrestd is required (or --replay DIR)\n";
+    return 2;
+  }
   if (!c.token_file.empty()) {
     o.client.token = read_token_file(c.token_file);
   } else if (const char* env = std::getenv("SLURM_JWT")) {
@@ -133,7 +143,8 @@ void add_twin_commands(CLI::App& app, TwinCommands& c) {
   c.twin = app.add_subcommand("twin",
                               "Mirror a real Slurm cluster through slurmrestd, forecast its pending jobs' starts and "
                               "run controllers on it (dry-run unless --act)");
-  c.twin->add_option("--slurmrestd", o.client.url, "slurmrestd URL, e.g. http://127.0.0.1:6820")->required();
+  c.twin->add_option("--slurmrestd", o.client.url,
+                     "slurmrestd URL, e.g. http://127.0.0.1:6820 (required unless --replay)");
   c.twin->add_option("--out", o.out, "Results folder (updated at every poll)")->required();
   c.twin->add_option("--user", o.client.user, "X-SLURM-USER-NAME (default: $SLURMRESTD_USER, else the token's user)");
   c.twin->add_option("--token-file", c.token_file, "File holding the JWT, mode 0600 (default: $SLURM_JWT)");
@@ -160,6 +171,9 @@ void add_twin_commands(CLI::App& app, TwinCommands& c) {
       ->check(CLI::Range(0.0, 100.0));
   c.twin->add_option("--max-actions-per-minute", o.limits.max_actions_per_minute,
                      "Most actions in any minute (default 10)");
+  c.twin->add_option("--save-replies", o.save_replies,
+                     "Keep every poll's raw replies in this folder (to replay or report a problem)");
+  c.twin->add_option("--replay", o.replay, "Replay replies kept by --save-replies instead of polling (dry-run)");
   c.twin->add_option("--scontrol", o.scontrol, "Slurm's scontrol for what the API cannot do (\"\" never)");
 
   c.score = app.add_subcommand("twin-score", "Score a twin's start-time forecasts against the actual starts");

@@ -1,7 +1,11 @@
 #include "twin/twin_runner.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <ctime>
+#include <fstream>
 #include <memory>
 #include <ostream>
 #include <sstream>
@@ -71,16 +75,64 @@ void add_controllers(const TwinOptions& options, const Scenario& policy, SlurmWo
   }
 }
 
+// The saved polls of `dir`: "DIR/NNNNNN" for every NNNNNN-jobs.json, in order.
+std::vector<std::string> saved_polls(const std::filesystem::path& dir) {
+  std::vector<std::string> polls;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() == 16 && name.compare(6, 10, "-jobs.json") == 0)
+      polls.push_back((dir / name.substr(0, 6)).string());
+  }
+  std::sort(polls.begin(), polls.end());
+  return polls;
+}
+
+// Writes one reply of poll `poll` as DIR/NNNNNN-what.json.
+void save_reply(const std::filesystem::path& dir, std::uint64_t poll, const char* what, const std::string& body) {
+  char name[64];
+  std::snprintf(name, sizeof name, "%06llu-%s.json", static_cast<unsigned long long>(poll), what);
+  std::ofstream out(dir / name, std::ios::binary | std::ios::trunc);
+  out << body;
+}
+
+// Reads a file whole (bounded: a saved reply larger than 16 GiB is refused).
+std::string read_whole(const std::string& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) throw std::runtime_error(path + ": cannot read: " + ec.message());
+  if (size > (16ULL << 30)) throw std::runtime_error(path + ": larger than 16 GiB");
+  std::ifstream in(path, std::ios::binary);
+  std::string text(size, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(size));
+  if (!in) throw std::runtime_error(path + ": cannot read");
+  return text;
+}
+
+// Fills `snapshot` from the saved poll `prefix` (its diag gives the time).
+void read_saved_poll(const std::string& prefix, Snapshot& snapshot) {
+  const std::string diag = read_whole(prefix + "-diag.json");
+  snapshot.time = parse_diag(diag, prefix + "-diag.json").server_time;
+  snapshot.nodes = parse_nodes(read_whole(prefix + "-nodes.json"), prefix + "-nodes.json");
+  snapshot.partitions = parse_partitions(read_whole(prefix + "-partitions.json"), prefix + "-partitions.json");
+  snapshot.jobs = parse_jobs(read_whole(prefix + "-jobs.json"), prefix + "-jobs.json");
+  if (snapshot.time <= 0) throw std::runtime_error(prefix + "-diag.json: no req_time: cannot place the poll in time");
+}
+
+// Adds the run times of finished jobs to the predictors' history.
+void add_finished(const std::vector<RestJob>& jobs, RuntimeHistory& history) {
+  for (const RestJob& job : jobs) {
+    if (job.start_time <= 0 || job.end_time < job.start_time || !job_ended(job.state)) continue;
+    history.add(job.user, job.account, job.name, job.end_time - job.start_time, job.time_limit_s.value_or(-1));
+  }
+}
+
 // Seeds the run time predictors with the finished jobs of the last `days` days (slurmdb); failures are noted.
 void seed_history(SlurmrestdClient& client, std::int64_t days, RuntimeHistory& history, std::ostream& err) {
   if (days <= 0) return;
   try {
     const std::int64_t now = unix_now();
-    const std::vector<RestJob> jobs = client.finished_jobs(now - days * 86400, now);
-    for (const RestJob& job : jobs) {
-      if (job.start_time <= 0 || job.end_time < job.start_time || !job_ended(job.state)) continue;
-      history.add(job.user, job.account, job.name, job.end_time - job.start_time, job.time_limit_s.value_or(-1));
-    }
+    add_finished(client.finished_jobs(now - days * 86400, now), history);
     err << "twin: " << history.size() << " finished jobs of the last " << days << " days seed the predictor\n";
   } catch (const std::exception& e) {
     err << "twin: no job history (" << e.what() << "); predictions start from time limits\n";
@@ -92,30 +144,79 @@ void seed_history(SlurmrestdClient& client, std::int64_t days, RuntimeHistory& h
 int run_twin(const TwinOptions& options, std::ostream& err, const std::atomic<bool>& stop) {
   const auto started = Clock::now();
   const Scenario& policy = options.policy;
-  SlurmrestdClient client(options.client);
-  try {
-    client.connect();
-  } catch (const SlurmrestdError& e) {
-    err << "gputwin twin: cannot reach slurmrestd: " << e.what() << "\n";
-    return 1;
+  const bool replaying = !options.replay.empty();
+  std::vector<std::string> replay_polls;  // prefixes "DIR/000001" of saved polls, in order
+  if (replaying) {
+    replay_polls = saved_polls(options.replay);
+    if (replay_polls.empty()) {
+      err << "gputwin twin: " << options.replay.string() << ": no saved polls (NNNNNN-jobs.json)\n";
+      return 2;
+    }
+  }
+  ClientOptions client_options = options.client;
+  std::uint64_t poll_number = 0;
+  if (!options.save_replies.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(options.save_replies, ec);
+    if (ec) {
+      err << "gputwin twin: " << options.save_replies.string() << ": cannot create: " << ec.message() << "\n";
+      return 2;
+    }
+    client_options.on_reply = [&options, &poll_number](const RestResponse& reply) {
+      if (poll_number == 0 && reply.endpoint.rfind("GET /slurmdb/", 0) == 0 &&
+          reply.endpoint.find("/jobs") != std::string::npos) {
+        save_reply(options.save_replies, 0, "history", reply.body);  // the predictors' seed
+        return;
+      }
+      for (const char* what : {"diag", "nodes", "partitions", "jobs"}) {
+        if (reply.endpoint.size() > std::strlen(what) &&
+            reply.endpoint.compare(reply.endpoint.size() - std::strlen(what), std::string::npos, what) == 0 &&
+            reply.endpoint.rfind("GET /slurm/", 0) == 0) {
+          save_reply(options.save_replies, poll_number, what, reply.body);
+        }
+      }
+    };
+  }
+  SlurmrestdClient client(client_options);
+  std::string api = "replay";
+  if (!replaying) {
+    try {
+      client.connect();
+    } catch (const SlurmrestdError& e) {
+      err << "gputwin twin: cannot reach slurmrestd: " << e.what() << "\n";
+      return 1;
+    }
+    api = api_version_name(client.version());
+    err << "twin: " << options.client.url << " speaks " << api << "; node updates through "
+        << (client.can_update_nodes()  ? "slurmrestd"
+            : options.scontrol.empty() ? "nothing (no scontrol)"
+                                       : "scontrol")
+        << "; " << (options.act ? "acting" : "dry-run") << "\n";
+  } else {
+    err << "twin: replaying " << replay_polls.size() << " polls from " << options.replay.string() << " (dry-run)\n";
   }
   SlurmrestdActions actions(client, options.scontrol);
-  const std::string api = api_version_name(client.version());
-  err << "twin: " << options.client.url << " speaks " << api << "; node updates through "
-      << (client.can_update_nodes()  ? "slurmrestd"
-          : options.scontrol.empty() ? "nothing (no scontrol)"
-                                     : "scontrol")
-      << "; " << (options.act ? "acting" : "dry-run") << "\n";
 
   Mirror mirror;
   TwinLog log;
   RuntimeHistory history;
-  seed_history(client, options.history_days, history, err);
-  try {
-    log.associations = client.associations();
-    log.qos = client.qos();
-  } catch (const SlurmrestdError& e) {
-    err << "twin: no associations or QOS (" << e.what() << ")\n";
+  if (replaying) {
+    const std::string seed = (options.replay / "000000-history.json").string();
+    if (std::filesystem::exists(seed)) {
+      try {
+        add_finished(parse_jobs(read_whole(seed), seed), history);
+      } catch (const std::exception& e) {
+        err << "twin: " << e.what() << "\n";
+      }
+    }
+  } else {
+    seed_history(client, options.history_days, history, err);
+    try {
+      log.associations = client.associations();
+      log.qos = client.qos();
+    } catch (const SlurmrestdError& e) {
+      err << "twin: no associations or QOS (" << e.what() << ")\n";
+    }
   }
   std::string controller_names;
   for (const std::string& c : options.controllers) controller_names += (controller_names.empty() ? "" : ",") + c;
@@ -132,12 +233,17 @@ int run_twin(const TwinOptions& options, std::ostream& err, const std::atomic<bo
     PollRecord poll;
     poll.time = unix_now();
     Snapshot snapshot;
+    ++poll_number;
     try {
-      const RestDiag diag = client.diag();
-      snapshot.time = diag.server_time > 0 ? diag.server_time : poll.time;
-      snapshot.nodes = client.nodes();
-      snapshot.partitions = client.partitions();
-      snapshot.jobs = client.jobs();
+      if (replaying) {
+        read_saved_poll(replay_polls[poll_number - 1], snapshot);
+      } else {
+        const RestDiag diag = client.diag();
+        snapshot.time = diag.server_time > 0 ? diag.server_time : poll.time;
+        snapshot.nodes = client.nodes();
+        snapshot.partitions = client.partitions();
+        snapshot.jobs = client.jobs();
+      }
     } catch (const std::exception& e) {
       poll.error = e.what();
       err << "twin: poll failed: " << poll.error << "\n";
@@ -175,7 +281,8 @@ int run_twin(const TwinOptions& options, std::ostream& err, const std::atomic<bo
       }
       if (!options.controllers.empty()) {
         if (!world) {
-          world = std::make_unique<SlurmWorld>(mirror, &actions, options.act, options.limits, log);
+          world = std::make_unique<SlurmWorld>(mirror, replaying ? nullptr : &actions, options.act && !replaying,
+                                               options.limits, log);
           world->set_prices(&policy.cost);
           try {
             add_controllers(options, policy, *world, plane, controllers);
@@ -208,6 +315,10 @@ int run_twin(const TwinOptions& options, std::ostream& err, const std::atomic<bo
     if (options.once) {
       status = poll.error.empty() ? 0 : 1;
       break;
+    }
+    if (replaying) {
+      if (poll_number >= replay_polls.size()) break;
+      continue;
     }
     if (options.duration_s > 0 && since(started) >= options.duration_s) break;
     const auto next = poll_start + std::chrono::duration<double>(options.interval_s);

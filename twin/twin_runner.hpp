@@ -34,6 +34,8 @@ struct TwinOptions {
   ActionLimits limits;                   ///< Bounds on actions.
   std::string scontrol = "scontrol";     ///< Slurm's client for what the API cannot do ("" to never use it).
   std::int64_t history_days = 7;         ///< Days of slurmdb history that seed the run time predictors (0: none).
+  std::filesystem::path save_replies;  ///< Keep every poll's raw replies here (NNNNNN-diag/nodes/partitions/jobs.json).
+  std::filesystem::path replay;        ///< Replay replies saved by save_replies instead of polling (dry-run, no waits).
 };
 
 /// Runs the twin until done (`once`, `duration_s`) or `stop` becomes true; returns the exit status (0, 1 when the

@@ -456,6 +456,7 @@ RestResponse SlurmrestdClient::request(const std::string& method, const std::str
   RestMessages messages;
   RestResponse response = exchange(method, path, body, method == "GET", &messages);
   throw_on_errors(response, messages);
+  if (options_.on_reply) options_.on_reply(response);
   return response;
 }
 
@@ -567,6 +568,7 @@ std::vector<RestJob> SlurmrestdClient::finished_jobs(std::int64_t start_time, st
   if (!nothing_found) throw_on_errors(r, messages);
   std::vector<RestJob> jobs;
   if (!nothing_found) jobs = parsed(r, [&] { return parse_jobs(r.body, r.endpoint); });
+  if (!nothing_found && options_.on_reply) options_.on_reply(r);
   if (!jobs.empty()) return jobs;
   // An expired token on slurmdb can answer 200 with an empty list: "no jobs" must still look like a real reply.
   if (any_auth(messages.warnings)) {

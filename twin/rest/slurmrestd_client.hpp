@@ -53,6 +53,14 @@ class SlurmrestdError : public std::runtime_error {
   long status_;
 };
 
+/// One HTTP reply.
+struct RestResponse {
+  long status = 0;           ///< HTTP status.
+  std::string body;          ///< Body (padded for simdjson is not required: parsers copy when needed).
+  std::string endpoint;      ///< "GET /slurm/v0.0.44/jobs".
+  std::string content_type;  ///< Content-Type header ("application/json"), empty when absent.
+};
+
 /// How to reach slurmrestd.
 struct ClientOptions {
   std::string url;                             ///< Base URL, "http://127.0.0.1:6820" (a trailing '/' is ignored).
@@ -66,14 +74,7 @@ struct ClientOptions {
   double backoff_s = 0.5;                      ///< First retry delay; doubles each retry.
   std::uint64_t max_reply_bytes = 4ull << 30;  ///< Larger replies fail with kReply (no unbounded read).
   std::function<void(const std::string&)> on_warning;  ///< Receives warnings (empty: written to stderr).
-};
-
-/// One HTTP reply.
-struct RestResponse {
-  long status = 0;           ///< HTTP status.
-  std::string body;          ///< Body (padded for simdjson is not required: parsers copy when needed).
-  std::string endpoint;      ///< "GET /slurm/v0.0.44/jobs".
-  std::string content_type;  ///< Content-Type header ("application/json"), empty when absent.
+  std::function<void(const RestResponse&)> on_reply;   ///< Sees every reply that passed the checks (may be empty).
 };
 
 /// A connection to one slurmrestd. Not thread-safe: one client per thread (it reuses one connection).
