@@ -1395,15 +1395,25 @@ RestDiag parse_diag(std::string_view body, const std::string& endpoint) {
   return d;
 }
 
-std::vector<RestNode> parse_nodes(std::string_view body, const std::string& endpoint) {
+std::vector<RestNode> parse_nodes(std::string_view body, const std::string& endpoint, RestMessages* messages) {
   const Where top(endpoint);
   const element root = parse_root(body, top);
+  if (messages != nullptr) {
+    messages->errors = read_messages(root, "errors", top);
+    messages->warnings = read_messages(root, "warnings", top);
+    if (!messages->errors.empty() && !find(root, "nodes", top)) return {};  // the caller reports the errors
+  }
   return read_records<RestNode>(required_array(root, "nodes", top), read_node);
 }
 
-std::vector<RestJob> parse_jobs(std::string_view body, const std::string& endpoint) {
+std::vector<RestJob> parse_jobs(std::string_view body, const std::string& endpoint, RestMessages* messages) {
   const Where top(endpoint);
   const element root = parse_root(body, top);
+  if (messages != nullptr) {
+    messages->errors = read_messages(root, "errors", top);
+    messages->warnings = read_messages(root, "warnings", top);
+    if (!messages->errors.empty() && !find(root, "jobs", top)) return {};  // the caller reports the errors
+  }
   return read_records<RestJob>(required_array(root, "jobs", top), read_job);
 }
 

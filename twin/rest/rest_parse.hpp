@@ -34,10 +34,11 @@ RestMessages parse_messages(std::string_view body, const std::string& endpoint);
 RestPing parse_ping(std::string_view body, const std::string& endpoint);
 /// GET diag.
 RestDiag parse_diag(std::string_view body, const std::string& endpoint);
-/// GET nodes or node/{name} (the "nodes" array).
-std::vector<RestNode> parse_nodes(std::string_view body, const std::string& endpoint);
-/// GET jobs or job/{id} (the "jobs" array).
-std::vector<RestJob> parse_jobs(std::string_view body, const std::string& endpoint);
+/// GET nodes or node/{name} (the "nodes" array); with `messages`, also its errors[] and warnings[] (one parse of a
+/// large reply instead of two).
+std::vector<RestNode> parse_nodes(std::string_view body, const std::string& endpoint, RestMessages* messages = nullptr);
+/// GET jobs or job/{id} (the "jobs" array); with `messages`, also its errors[] and warnings[].
+std::vector<RestJob> parse_jobs(std::string_view body, const std::string& endpoint, RestMessages* messages = nullptr);
 /// GET partitions or partition/{name} (the "partitions" array).
 std::vector<RestPartition> parse_partitions(std::string_view body, const std::string& endpoint);
 /// GET slurmdb associations (the "associations" array).

@@ -520,14 +520,40 @@ RestDiag SlurmrestdClient::diag() {
   return parsed(r, [&] { return parse_diag(r.body, r.endpoint); });
 }
 
+template <typename Parse>
+auto SlurmrestdClient::get_records(const std::string& path, Parse&& parse)
+    -> decltype(parse(std::string_view(), std::string(), nullptr)) {
+  for (int attempt = 0;; ++attempt) {
+    try {
+      RestResponse response = perform("GET", path, {});
+      if (response.status < 200 || response.status >= 300) check_reply(response, nullptr);  // throws
+      RestMessages messages;
+      try {
+        auto records = parsed(response, [&] { return parse(response.body, response.endpoint, &messages); });
+        throw_on_errors(response, messages);
+        if (options_.on_reply) options_.on_reply(response);
+        return records;
+      } catch (const SlurmrestdError& error) {
+        if (error.kind() != RestFailure::kReply) throw;
+        check_reply(response, &messages);     // not JSON at all: the message says what it is instead
+        throw_on_errors(response, messages);  // errors[] in a reply without records
+        throw;
+      }
+    } catch (const SlurmrestdError& error) {
+      if (attempt >= options_.retries || !is_retryable(error)) throw;
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(options_.backoff_s * (1 << std::min(attempt, 20))));
+  }
+}
+
 std::vector<RestNode> SlurmrestdClient::nodes() {
-  RestResponse r = request("GET", slurm_path("nodes"));
-  return parsed(r, [&] { return parse_nodes(r.body, r.endpoint); });
+  return get_records(slurm_path("nodes"), [](std::string_view body, const std::string& endpoint,
+                                             RestMessages* messages) { return parse_nodes(body, endpoint, messages); });
 }
 
 std::vector<RestJob> SlurmrestdClient::jobs() {
-  RestResponse r = request("GET", slurm_path("jobs"));
-  return parsed(r, [&] { return parse_jobs(r.body, r.endpoint); });
+  return get_records(slurm_path("jobs"), [](std::string_view body, const std::string& endpoint,
+                                            RestMessages* messages) { return parse_jobs(body, endpoint, messages); });
 }
 
 std::vector<RestPartition> SlurmrestdClient::partitions() {

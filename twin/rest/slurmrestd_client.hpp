@@ -135,6 +135,10 @@ class SlurmrestdClient {
 
  private:
   RestResponse perform(const std::string& method, const std::string& path, const std::string& body);
+  // GET `path` and parse its records and messages in one pass (large replies: nodes, jobs); retried as GETs are.
+  template <typename Parse>
+  auto get_records(const std::string& path, Parse&& parse)
+      -> decltype(parse(std::string_view(), std::string(), nullptr));
   RestResponse exchange(const std::string& method, const std::string& path, const std::string& body, bool retry,
                         RestMessages* messages);
   void check_reply(const RestResponse& response, RestMessages* messages) const;
