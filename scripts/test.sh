@@ -1,8 +1,35 @@
 #!/usr/bin/env bash
-# The README's second command (and CI's): set up, build, and run every test.
+# The README's second command (and CI's): set up, build, and run every test. The twin's live tests run against a
+# real local Slurm (../shared/slurmrestd/local-slurm.sh, started in the background while the build runs, as root
+# only); without it they skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+slurm_script="$(pwd)/../shared/slurmrestd/local-slurm.sh"
+slurm_state=/tmp/slurm-twin
+slurm_log="$(mktemp)"
+slurm_pid=
+if [ "$(id -u)" -eq 0 ] && [ -f "$slurm_script" ]; then
+  bash "$slurm_script" start "$slurm_state" >"$slurm_log" 2>&1 &
+  slurm_pid=$!
+fi
 bash scripts/build.sh -DGPUTWIN_BUILD_TESTS=ON
 cd build
-ctest --output-on-failure -j"$(nproc)"
+status=0
+ctest --output-on-failure -j"$(nproc)" -LE slurm-live || status=$?
+if [ -n "$slurm_pid" ]; then
+  if wait "$slurm_pid"; then
+    set -a
+    # shellcheck disable=SC1091
+    . "$slurm_state/env"
+    set +a
+    ctest --output-on-failure -L slurm-live || status=$?
+    # Live gtest cases (LiveSlurmrestd.*) read the same environment.
+    ctest --output-on-failure -R '^LiveSlurmrestd' || status=$?
+  else
+    echo "test: the local Slurm did not start; live tests skipped:" >&2
+    tail -20 "$slurm_log" >&2
+  fi
+  bash "$slurm_script" stop "$slurm_state" >/dev/null 2>&1 || true
+fi
+exit "$status"

@@ -708,6 +708,7 @@ enum : int {
   kReason,
   kReasonChangedAt,
   kReasonSetByUser,
+  kComment,
   kCpus,
   kAllocCpus,
   kRealMemory,
@@ -731,6 +732,7 @@ const KeyIndex& node_keys() {
                               {"reason", kReason},
                               {"reason_changed_at", kReasonChangedAt},
                               {"reason_set_by_user", kReasonSetByUser},
+                              {"comment", kComment},
                               {"cpus", kCpus},
                               {"alloc_cpus", kAllocCpus},
                               {"real_memory", kRealMemory},
@@ -780,6 +782,7 @@ RestNode read_node(element e, const Where& w) {
   node.reason = f.string(kReason, w);
   node.reason_time = f.time(kReasonChangedAt, w);
   node.reason_user = f.string(kReasonSetByUser, w);
+  node.comment = f.string(kComment, w);
   node.cpus = f.count<std::uint32_t>(kCpus, w);
   node.alloc_cpus = f.count<std::uint32_t>(kAllocCpus, w);
   node.memory_mb = f.count<std::uint64_t>(kRealMemory, w);
