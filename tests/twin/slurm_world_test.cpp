@@ -118,6 +118,21 @@ constexpr ActionLimits kRoomy{50, 10};
 
 // ---- Carrying actions out ----
 
+// A dry-run world over a mirror of a first poll, with a RecordingController as controller `id`.
+struct Observed {
+  Observed(const Snapshot& first, ControllerId id)
+      : changes(mirror.apply(first)), world(mirror, nullptr, false, kRoomy, log), rec(world) {
+    plane.add(id, &rec);
+    world.set_control_plane(&plane);
+  }
+  Mirror mirror;
+  PollChanges changes;
+  TwinLog log;
+  SlurmWorld world;
+  RecordingController rec;
+  ControlPlane plane;
+};
+
 TEST(SlurmWorldActions, DryRunRecordsTheActionAndMakesNoCall) {
   Mirror mirror;
   const PollChanges c = mirror.apply(poll(1000));
@@ -340,14 +355,11 @@ TEST(SlurmWorldActions, JobUpdatesThatChangeNothingAreSkipped) {
 // ---- What the controllers are told ----
 
 TEST(SlurmWorldObserve, AnXidInANodesCommentIsReportedOnceAsAHealthEvent) {
-  Mirror mirror;
-  PollChanges c = mirror.apply(poll(1000));
-  TwinLog log;
-  SlurmWorld world(mirror, nullptr, false, kRoomy, log);
-  RecordingController rec(world);
-  ControlPlane plane;
-  plane.add(ControllerId::kHealth, &rec);
-  world.set_control_plane(&plane);
+  Observed o(poll(1000), ControllerId::kHealth);
+  Mirror& mirror = o.mirror;
+  PollChanges c = o.changes;
+  SlurmWorld& world = o.world;
+  RecordingController& rec = o.rec;
   world.observe(c);
   EXPECT_THAT(rec.seen, IsEmpty());
   const auto xid79 = [](auto& nodes) { nodes[1].comment = "XID 79 GPU 3"; };
@@ -370,14 +382,11 @@ TEST(SlurmWorldObserve, AnXidInANodesCommentIsReportedOnceAsAHealthEvent) {
 }
 
 TEST(SlurmWorldObserve, AnXidInANodesReasonIsReportedToo) {
-  Mirror mirror;
-  PollChanges c = mirror.apply(poll(1000));
-  TwinLog log;
-  SlurmWorld world(mirror, nullptr, false, kRoomy, log);
-  RecordingController rec(world);
-  ControlPlane plane;
-  plane.add(ControllerId::kHealth, &rec);
-  world.set_control_plane(&plane);
+  Observed o(poll(1000), ControllerId::kHealth);
+  Mirror& mirror = o.mirror;
+  PollChanges c = o.changes;
+  SlurmWorld& world = o.world;
+  RecordingController& rec = o.rec;
   world.observe(c);
   c = mirror.apply(poll(1030, [](auto& nodes) { nodes[2] = drained(nodes[2], "nhc: Xid: 48"); }));
   world.observe(c);
@@ -385,14 +394,11 @@ TEST(SlurmWorldObserve, AnXidInANodesReasonIsReportedToo) {
 }
 
 TEST(SlurmWorldObserve, ANodeNewlyDownAndNotRespondingIsReportedOnce) {
-  Mirror mirror;
-  PollChanges c = mirror.apply(poll(1000));
-  TwinLog log;
-  SlurmWorld world(mirror, nullptr, false, kRoomy, log);
-  RecordingController rec(world);
-  ControlPlane plane;
-  plane.add(ControllerId::kHealth, &rec);
-  world.set_control_plane(&plane);
+  Observed o(poll(1000), ControllerId::kHealth);
+  Mirror& mirror = o.mirror;
+  PollChanges c = o.changes;
+  SlurmWorld& world = o.world;
+  RecordingController& rec = o.rec;
   world.observe(c);
   const auto gpu04_down = [](auto& nodes) {
     nodes[3].state = "DOWN";
@@ -412,14 +418,11 @@ TEST(SlurmWorldObserve, ANodeNewlyDownAndNotRespondingIsReportedOnce) {
 TEST(SlurmWorldObserve, TimersFireAtTheFirstPollAtOrAfterTheirTime) {
   // Polls 60 s apart from t=1000 (0 s). Timer 1 is due at 60 s: it fires at the poll at 60 s exactly. Timer 2 is
   // due at 90 s: not at 60 s, at 120 s. Nothing fires again at 180 s.
-  Mirror mirror;
-  PollChanges c = mirror.apply(poll(1000));
-  TwinLog log;
-  SlurmWorld world(mirror, nullptr, false, kRoomy, log);
-  RecordingController rec(world);
-  ControlPlane plane;
-  plane.add(ControllerId::kQuota, &rec);
-  world.set_control_plane(&plane);
+  Observed o(poll(1000), ControllerId::kQuota);
+  Mirror& mirror = o.mirror;
+  PollChanges c = o.changes;
+  SlurmWorld& world = o.world;
+  RecordingController& rec = o.rec;
   world.set_timer(ControllerId::kQuota, 1, from_seconds(60));
   world.set_timer(ControllerId::kQuota, 2, from_seconds(90));
   world.observe(c);
@@ -438,14 +441,11 @@ TEST(SlurmWorldObserve, TimersFireAtTheFirstPollAtOrAfterTheirTime) {
 TEST(SlurmWorldObserve, DueTimersFireInTheOrderOfTheirTimes) {
   // Timer 5 due at 90 s and timer 6 at 30 s, both due at the poll at 120 s: 6 first. A timer set again replaces
   // its earlier time (timer 7: 20 s, then 200 s, so not due yet).
-  Mirror mirror;
-  PollChanges c = mirror.apply(poll(1000));
-  TwinLog log;
-  SlurmWorld world(mirror, nullptr, false, kRoomy, log);
-  RecordingController rec(world);
-  ControlPlane plane;
-  plane.add(ControllerId::kQuota, &rec);
-  world.set_control_plane(&plane);
+  Observed o(poll(1000), ControllerId::kQuota);
+  Mirror& mirror = o.mirror;
+  PollChanges c = o.changes;
+  SlurmWorld& world = o.world;
+  RecordingController& rec = o.rec;
   world.observe(c);
   world.set_timer(ControllerId::kQuota, 5, from_seconds(90));
   world.set_timer(ControllerId::kQuota, 6, from_seconds(30));
