@@ -229,7 +229,8 @@ void Mirror::apply_jobs(std::vector<RestJob>& jobs, PollChanges& changes) {
     const RestJob& before = job.record;
     if (before.state != record.state || before.reason != record.reason) {
       ++changes.jobs_changed;
-      if (before.state == "PENDING" && record.state != "PENDING" && record.start_time > 0)
+      // A job cancelled while pending gets a start time (its end) but no nodes: it never started.
+      if (before.state == "PENDING" && record.state != "PENDING" && record.start_time > 0 && !record.nodes.empty())
         changes.started.push_back(record.job_id);
       if (!job_ended(before.state) && job_ended(record.state)) changes.ended.push_back(record.job_id);
       job_history_.push_back(JobChange{now_, record.job_id, record.state, record.reason});
