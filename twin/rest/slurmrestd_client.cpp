@@ -356,8 +356,13 @@ std::string SlurmrestdClient::slurmdb_path(std::string_view rest) const {
   return std::string("/slurmdb/") + api_version_name(version_) + "/" + std::string(rest);
 }
 
-RestResponse SlurmrestdClient::perform(const std::string& method, const std::string& path, const std::string& body) {
+RestResponse SlurmrestdClient::perform(const std::string& method, const std::string& path, const std::string& body,
+                                       bool reuse_buffer) {
   RestResponse response;
+  if (reuse_buffer) {  // the previous large reply's memory, already touched
+    response.body.swap(spare_body_);
+    response.body.clear();
+  }
   response.endpoint = method + " " + path;
   CURL* easy = curl_->easy;
   const std::string url = options_.url + path;
@@ -525,13 +530,14 @@ auto SlurmrestdClient::get_records(const std::string& path, Parse&& parse)
     -> decltype(parse(std::string_view(), std::string(), nullptr)) {
   for (int attempt = 0;; ++attempt) {
     try {
-      RestResponse response = perform("GET", path, {});
+      RestResponse response = perform("GET", path, {}, /*reuse_buffer=*/true);
       if (response.status < 200 || response.status >= 300) check_reply(response, nullptr);  // throws
       RestMessages messages;
       try {
         auto records = parsed(response, [&] { return parse(response.body, response.endpoint, &messages); });
         throw_on_errors(response, messages);
         if (options_.on_reply) options_.on_reply(response);
+        spare_body_ = std::move(response.body);  // keeps its capacity for the next reply
         return records;
       } catch (const SlurmrestdError& error) {
         if (error.kind() != RestFailure::kReply) throw;

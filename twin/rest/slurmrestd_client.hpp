@@ -134,7 +134,9 @@ class SlurmrestdClient {
   [[nodiscard]] std::string slurmdb_path(std::string_view rest) const;
 
  private:
-  RestResponse perform(const std::string& method, const std::string& path, const std::string& body);
+  /// One HTTP exchange; with `reuse_buffer` the reply is read into the spare buffer of the last large reply.
+  RestResponse perform(const std::string& method, const std::string& path, const std::string& body,
+                       bool reuse_buffer = false);
   // GET `path` and parse its records and messages in one pass (large replies: nodes, jobs); retried as GETs are.
   template <typename Parse>
   auto get_records(const std::string& path, Parse&& parse)
@@ -155,6 +157,9 @@ class SlurmrestdClient {
   bool node_update_ = false;
   struct Curl;
   std::unique_ptr<Curl> curl_;
+  // The memory of the last large reply (nodes, jobs), reused for the next one: on these machines first-touching
+  // a fresh GiB costs 4-7 s, far more than reading it.
+  std::string spare_body_;
 };
 
 }  // namespace gputwin
