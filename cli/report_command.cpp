@@ -17,7 +17,7 @@
 #include <numeric>
 #include <string_view>
 
-#include "cli/report_data.hpp"
+#include "results/report_data.hpp"
 #include "faults/checkpoint.hpp"
 #include "results/svg_chart.hpp"
 

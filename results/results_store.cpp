@@ -77,6 +77,9 @@ CREATE TABLE jobs (job_id INTEGER NOT NULL, name TEXT, user TEXT, account TEXT, 
 CREATE TABLE nodes (node_index INTEGER PRIMARY KEY, name TEXT NOT NULL, cpus INTEGER NOT NULL,
   memory_mb INTEGER NOT NULL, gpus INTEGER NOT NULL, gpu_type TEXT, weight INTEGER NOT NULL);
 CREATE TABLE node_events (time INTEGER NOT NULL, node_index INTEGER NOT NULL, state TEXT NOT NULL);
+CREATE TABLE partitions (name TEXT NOT NULL, nodes TEXT, is_default INTEGER NOT NULL, default_time INTEGER,
+  max_time INTEGER, state TEXT, priority_tier INTEGER, priority_job_factor INTEGER, total_nodes INTEGER,
+  total_cpus INTEGER);
 CREATE TABLE job_reasons (time INTEGER NOT NULL, job_id INTEGER NOT NULL, reason TEXT NOT NULL);
 CREATE TABLE preemptions (time INTEGER NOT NULL, job_id INTEGER NOT NULL, preemptor_id INTEGER NOT NULL,
   end_time INTEGER NOT NULL, mode TEXT NOT NULL);
@@ -541,6 +544,31 @@ std::optional<MetricsTotals> write_sqlite(const std::filesystem::path& path, con
       else
         bind_text(st.stmt, 6, nodes[i].gpu_type);
       sqlite3_bind_int64(st.stmt, 7, nodes[i].weight);
+      db.step(st.stmt);
+    }
+  }
+  {
+    // The partitions as configured (a twin replaces these rows with what slurmrestd reports).
+    static constexpr const char* kStateNames[] = {"UP", "DOWN", "DRAIN", "INACTIVE"};
+    Statement st{db.prepare("INSERT INTO partitions VALUES (?,?,?,?,?,?,?,?,?,?)")};
+    const auto& config = state.config();
+    for (const PartitionConfig& p : config.partitions) {
+      std::vector<std::string> names;
+      std::int64_t cpus = 0;
+      for (NodeIndex n : p.nodes) {
+        names.push_back(config.nodes[n].name);
+        cpus += config.nodes[n].cpus;
+      }
+      bind_text(st.stmt, 1, p.name);
+      bind_text(st.stmt, 2, format_hostlist(names));
+      sqlite3_bind_int64(st.stmt, 3, p.is_default ? 1 : 0);
+      if (p.default_time_s >= 0) sqlite3_bind_int64(st.stmt, 4, p.default_time_s); else sqlite3_bind_null(st.stmt, 4);
+      if (p.max_time_s >= 0) sqlite3_bind_int64(st.stmt, 5, p.max_time_s); else sqlite3_bind_null(st.stmt, 5);
+      bind_text(st.stmt, 6, kStateNames[static_cast<int>(p.state)]);
+      sqlite3_bind_int64(st.stmt, 7, p.priority_tier);
+      sqlite3_bind_int64(st.stmt, 8, p.priority_job_factor);
+      sqlite3_bind_int64(st.stmt, 9, static_cast<sqlite3_int64>(p.nodes.size()));
+      sqlite3_bind_int64(st.stmt, 10, cpus);
       db.step(st.stmt);
     }
   }

@@ -10,8 +10,12 @@ packages=(
   prometheus
   librsvg2-bin  # rsvg-convert: `gputwin report --format png`
   libcurl4-openssl-dev libsimdjson-dev  # twin mode: the slurmrestd client and its parsers
-  libcivetweb-dev  # HTTP server: the fake slurmrestd of the twin tests (and the web dashboard)
+  libcivetweb-dev  # HTTP server: the web dashboard and the fake slurmrestd of the twin tests
+  chromium  # the dashboard's end-to-end tests (headless, driven by playwright-core)
 )
+# Node.js and npm bundle the dashboard's pages at build time. A machine with its own Node.js (NodeSource's bundles
+# npm, and Debian's npm package would conflict with it) keeps it.
+if ! command -v npm >/dev/null 2>&1; then packages+=(nodejs npm); fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -25,9 +25,6 @@ CREATE TABLE node_forecasts (made_at INTEGER NOT NULL, node TEXT NOT NULL, state
 CREATE TABLE actions (time INTEGER NOT NULL, controller TEXT NOT NULL, action TEXT NOT NULL, target TEXT NOT NULL,
   reason TEXT, outcome TEXT NOT NULL, call TEXT);
 CREATE TABLE job_states (time INTEGER NOT NULL, job_id INTEGER NOT NULL, state TEXT NOT NULL, reason TEXT);
-CREATE TABLE partitions (name TEXT NOT NULL, nodes TEXT, is_default INTEGER NOT NULL, default_time INTEGER,
-  max_time INTEGER, state TEXT, priority_tier INTEGER, priority_job_factor INTEGER, total_nodes INTEGER,
-  total_cpus INTEGER);
 CREATE TABLE associations (account TEXT, user TEXT, partition TEXT, parent_account TEXT, shares_raw INTEGER,
   default_qos TEXT, qos TEXT, max_jobs INTEGER, max_submit_jobs INTEGER, grp_jobs INTEGER);
 CREATE TABLE qos (name TEXT NOT NULL, priority INTEGER, max_wall_pj INTEGER, max_jobs_pu INTEGER,
@@ -167,6 +164,7 @@ void write_configuration(sqlite3* db, const Mirror& mirror, const TwinLog& log) 
     return v ? st.integer(i, *v) : st.null(i);
   };
   {
+    exec(db, "DELETE FROM partitions");  // the configured rows of the base writer: slurmrestd's view replaces them
     Insert st(db, "INSERT INTO partitions VALUES (?,?,?,?,?,?,?,?,?,?)");
     for (const RestPartition& p : mirror.partitions()) {
       st.text(1, p.name).text(2, p.nodes).integer(3, p.is_default ? 1 : 0);

@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "cli/report_command.hpp"
-#include "cli/report_data.hpp"
+#include "results/report_data.hpp"
 #include "model/errors.hpp"
 
 namespace gputwin {

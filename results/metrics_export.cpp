@@ -1,4 +1,4 @@
-#include "cli/metrics_command.hpp"
+#include "results/metrics_export.hpp"
 
 #include <fmt/format.h>
 #include <sqlite3.h>
@@ -9,7 +9,7 @@
 #include <numeric>
 #include <vector>
 
-#include "cli/results_db.hpp"
+#include "results/results_db.hpp"
 #include "gpu/gpu_catalogue.hpp"
 #include "model/errors.hpp"
 #include "engine/rng.hpp"

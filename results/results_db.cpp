@@ -1,4 +1,4 @@
-#include "cli/results_db.hpp"
+#include "results/results_db.hpp"
 
 #include <algorithm>
 #include <string>

@@ -1,4 +1,4 @@
-#include "cli/report_data.hpp"
+#include "results/report_data.hpp"
 
 #include <fmt/core.h>
 
@@ -10,7 +10,7 @@
 #include <string_view>
 #include <tuple>
 
-#include "cli/results_db.hpp"
+#include "results/results_db.hpp"
 #include "faults/checkpoint.hpp"
 #include "model/errors.hpp"
 #include "results/summary.hpp"

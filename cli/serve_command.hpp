@@ -1,0 +1,24 @@
+// `gputwin serve RESULTS`: the web dashboard, its JSON API and /metrics over a results folder (a finished run or a
+// twin's folder), until interrupted.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+namespace gputwin {
+
+/// The parsed options of `gputwin serve`.
+struct ServeCommand {
+  CLI::App* app = nullptr;                ///< The subcommand.
+  std::string results;                    ///< The results folder.
+  std::string listen = "127.0.0.1:8080";  ///< --listen ADDR:PORT.
+  std::string assets;                     ///< --assets: the built pages (default: this build's ui/web/dist).
+  double duration_s = 0;                  ///< --duration: stop after this many seconds (0: until SIGINT/SIGTERM).
+};
+
+/// Adds `serve` to `app`; `command` receives its options.
+void add_serve_command(CLI::App& app, ServeCommand& command);
+/// Runs `serve` if it was given: the exit status, or -1 when it was not.
+int run_serve_command(const ServeCommand& command);
+
+}  // namespace gputwin

@@ -1,0 +1,795 @@
+#include "results/run_view.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <numeric>
+#include <set>
+
+#include "gpu/gpu_catalogue.hpp"
+#include "model/errors.hpp"
+#include "model/hostlist.hpp"
+
+namespace gputwin {
+
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+/// Case-insensitive: does `hay` contain `needle_lower` (already lower case)?
+bool contains_lower(std::string_view hay, std::string_view needle_lower) {
+  if (needle_lower.empty()) return true;
+  if (hay.size() < needle_lower.size()) return false;
+  for (std::size_t i = 0; i + needle_lower.size() <= hay.size(); ++i) {
+    std::size_t k = 0;
+    while (k < needle_lower.size() &&
+           std::tolower(static_cast<unsigned char>(hay[i + k])) == static_cast<unsigned char>(needle_lower[k])) {
+      ++k;
+    }
+    if (k == needle_lower.size()) return true;
+  }
+  return false;
+}
+
+std::int64_t column_int(sqlite3_stmt* row, int i, std::int64_t null_value) {
+  return sqlite3_column_type(row, i) == SQLITE_NULL ? null_value : sqlite3_column_int64(row, i);
+}
+
+std::size_t group_index(std::string_view group) {
+  for (std::size_t g = 0; g < kNodeGroups.size(); ++g) {
+    if (kNodeGroups[g] == group) return g;
+  }
+  return kNodeGroups.size() - 1;
+}
+
+}  // namespace
+
+std::optional<JobFilter> parse_job_filter(std::string_view text) {
+  const std::string t = lower(text);
+  if (t == "all" || t.empty()) return JobFilter::kAll;
+  if (t == "running") return JobFilter::kRunning;
+  if (t == "pending") return JobFilter::kPending;
+  if (t == "completed") return JobFilter::kCompleted;
+  if (t == "failed") return JobFilter::kFailed;
+  if (t == "unknown") return JobFilter::kUnknown;
+  return std::nullopt;
+}
+
+std::optional<JobSort> parse_job_sort(std::string_view text) {
+  static constexpr std::pair<std::string_view, JobSort> kNames[] = {
+      {"job_id", JobSort::kJobId},       {"name", JobSort::kName},
+      {"user", JobSort::kUser},          {"partition", JobSort::kPartition},
+      {"nodes", JobSort::kNodes},        {"gpus", JobSort::kGpus},
+      {"run_time", JobSort::kRunTime},   {"time_limit", JobSort::kTimeLimit},
+      {"state", JobSort::kState},        {"priority", JobSort::kPriority},
+      {"submit_time", JobSort::kSubmit}, {"start_time", JobSort::kStart}};
+  for (const auto& [name, sort] : kNames) {
+    if (name == text) return sort;
+  }
+  return std::nullopt;
+}
+
+JobFilter job_state_group(std::string_view state) {
+  if (state == "RUNNING" || state == "COMPLETING" || state == "CONFIGURING" || state == "SUSPENDED") {
+    return JobFilter::kRunning;
+  }
+  if (state == "PENDING" || state == "REQUEUED") return JobFilter::kPending;
+  if (state == "COMPLETED") return JobFilter::kCompleted;
+  static constexpr std::string_view kFailed[] = {"FAILED",    "TIMEOUT",  "NODE_FAIL", "OUT_OF_MEMORY",
+                                                 "BOOT_FAIL", "DEADLINE", "CANCELLED", "PREEMPTED"};
+  for (std::string_view f : kFailed) {
+    if (state == f) return JobFilter::kFailed;
+  }
+  return JobFilter::kUnknown;
+}
+
+std::string_view node_state_group(std::string_view state) {
+  if (state == "IDLE" || state == "POWERED_DOWN" || state == "POWERING_UP" || state == "POWERING_DOWN") return "IDLE";
+  if (state == "MIXED") return "MIXED";
+  if (state == "ALLOCATED" || state == "COMPLETING") return "ALLOCATED";
+  if (state == "DRAINING" || state == "DRAINED" || state == "DRAIN" || state == "FAILING" || state == "FAIL") {
+    return "DRAIN";
+  }
+  if (state == "DOWN" || state == "REBOOTING") return "DOWN";
+  return "UNKNOWN";
+}
+
+struct RunView::Job {
+  std::int64_t job_id = 0, submit = 0, start = -1, end = -1, time_limit = 0, priority = 0;
+  std::uint32_t name_off = 0, name_len = 0, nodes_off = 0, nodes_len = 0;
+  std::uint32_t user = 0, account = 0, partition = 0, qos = 0, final_state = 0, reason = 0;
+  std::int32_t nodes = 0, cpus = 0, gpus = 0;
+};
+
+struct RunView::NodeInfo {
+  std::string name, gpu_type;
+  std::int32_t cpus = 0, gpus = 0;
+  std::int64_t memory_mb = 0;
+  double fb_total_mib = 0;
+};
+
+RunView::RunView(const std::filesystem::path& results_dir) : dir_(results_dir) {
+  const auto file = results_dir / "results.sqlite";
+  if (!std::filesystem::is_regular_file(file)) {
+    throw InputError(file.string(), "", "no results database (is this a results folder?)");
+  }
+  db_ = std::make_unique<ResultsDb>(file);
+  db_->require_columns(
+      "jobs", {"job_id", "name", "user", "account", "partition", "qos", "submit_time", "start_time", "end_time",
+               "state", "nodes", "cpus", "gpus", "time_limit", "node_list", "priority", "reason"});
+  db_->require_columns("nodes", {"node_index", "name", "cpus", "memory_mb", "gpus", "gpu_type"});
+  db_->require_columns("node_events", {"time", "node_index", "state"});
+  strings_.reserve(64);
+  intern("");
+  pending_id_ = intern("PENDING");
+  running_id_ = intern("RUNNING");
+
+  if (db_->has_table("runs")) {
+    db_->query("SELECT scenario, policy, seed FROM runs ORDER BY run_id LIMIT 1", {}, [&](sqlite3_stmt* row) {
+      info_.scenario = column_text(row, 0);
+      info_.policy = column_text(row, 1);
+      info_.seed = static_cast<std::uint64_t>(sqlite3_column_int64(row, 2));
+    });
+  }
+  info_.kind = db_->has_table("twin_info") ? "twin" : "run";
+  std::int64_t horizon = -1;
+  if (db_->has_table("metrics_info")) {
+    db_->query("SELECT key, value FROM metrics_info", {}, [&](sqlite3_stmt* row) {
+      const std::string key = column_text(row, 0);
+      const double v = sqlite3_column_double(row, 1);
+      if (!std::isfinite(v)) return;
+      if (key == "horizon_s") horizon = static_cast<std::int64_t>(v);
+      if (key == "epoch_unix_s") info_.epoch_unix_s = static_cast<std::int64_t>(v);
+      if (key == "cluster_step_s") info_.cluster_step_s = static_cast<std::int64_t>(v);
+      if (key == "gpu_step_s") info_.gpu_step_s = static_cast<std::int64_t>(v);
+    });
+  }
+  if (!db_->has_table("gpu_metrics")) info_.gpu_step_s = 0;
+  if (!db_->has_table("cluster_metrics")) info_.cluster_step_s = 0;
+  load_nodes();
+  load_jobs();
+  std::int64_t last = 0;
+  for (const Job& j : jobs_) last = std::max({last, j.submit, j.start, j.end});
+  if (!node_event_time_.empty())
+    last = std::max(last, *std::max_element(node_event_time_.begin(), node_event_time_.end()));
+  info_.end_s = horizon >= 0 ? std::max(horizon, last) : last;
+  info_.jobs = jobs_.size();
+  info_.nodes = nodes_.size();
+}
+
+RunView::~RunView() = default;
+
+std::uint32_t RunView::intern(std::string_view s) {
+  auto it = string_ids_.find(std::string(s));
+  if (it != string_ids_.end()) return it->second;
+  const auto id = static_cast<std::uint32_t>(strings_.size());
+  strings_.emplace_back(s);
+  string_ids_.emplace(std::string(s), id);
+  return id;
+}
+
+void RunView::load_nodes() {
+  db_->query("SELECT node_index, name, cpus, memory_mb, gpus, gpu_type FROM nodes ORDER BY node_index", {},
+             [&](sqlite3_stmt* row) {
+               NodeInfo n;
+               n.name = column_text(row, 1);
+               n.cpus = static_cast<std::int32_t>(sqlite3_column_int64(row, 2));
+               n.memory_mb = sqlite3_column_int64(row, 3);
+               n.gpus = static_cast<std::int32_t>(sqlite3_column_int64(row, 4));
+               n.gpu_type = column_text(row, 5);
+               if (const auto model = find_gpu_model(n.gpu_type)) n.fb_total_mib = model->memory_gb * 1024.0;
+               node_by_name_.emplace(n.name, static_cast<std::int32_t>(nodes_.size()));
+               info_.total_gpus += static_cast<std::size_t>(std::max(0, n.gpus));
+               nodes_.push_back(std::move(n));
+             });
+  // Node events, grouped per node (a counting sort keeps each node's events in table order, which is time order).
+  std::vector<std::int64_t> times;
+  std::vector<std::uint32_t> node_of, states;
+  db_->query("SELECT time, node_index, state FROM node_events ORDER BY rowid", {}, [&](sqlite3_stmt* row) {
+    const std::int64_t node = sqlite3_column_int64(row, 1);
+    if (node < 0 || static_cast<std::size_t>(node) >= nodes_.size()) return;
+    times.push_back(sqlite3_column_int64(row, 0));
+    node_of.push_back(static_cast<std::uint32_t>(node));
+    states.push_back(intern(column_text(row, 2)));
+  });
+  node_event_begin_.assign(nodes_.size() + 1, 0);
+  for (std::uint32_t n : node_of) ++node_event_begin_[n + 1];
+  std::partial_sum(node_event_begin_.begin(), node_event_begin_.end(), node_event_begin_.begin());
+  std::vector<std::uint32_t> fill(node_event_begin_.begin(), node_event_begin_.end() - 1);
+  node_event_time_.resize(times.size());
+  node_event_state_.resize(times.size());
+  for (std::size_t i = 0; i < times.size(); ++i) {
+    const std::uint32_t at = fill[node_of[i]]++;
+    node_event_time_[at] = times[i];
+    node_event_state_[at] = states[i];
+  }
+  for (std::size_t n = 0; n < nodes_.size(); ++n) {  // table order is time order; make sure of it per node
+    const std::uint32_t b = node_event_begin_[n], e = node_event_begin_[n + 1];
+    if (std::is_sorted(node_event_time_.begin() + b, node_event_time_.begin() + e)) continue;
+    std::vector<std::uint32_t> idx(e - b);
+    std::iota(idx.begin(), idx.end(), b);
+    std::stable_sort(idx.begin(), idx.end(), [&](auto x, auto y) { return node_event_time_[x] < node_event_time_[y]; });
+    std::vector<std::int64_t> t2;
+    std::vector<std::uint32_t> s2;
+    for (auto i : idx) {
+      t2.push_back(node_event_time_[i]);
+      s2.push_back(node_event_state_[i]);
+    }
+    std::copy(t2.begin(), t2.end(), node_event_time_.begin() + b);
+    std::copy(s2.begin(), s2.end(), node_event_state_.begin() + b);
+  }
+}
+
+void RunView::load_jobs() {
+  const auto append_text = [&](const std::string& s, std::uint32_t& off, std::uint32_t& len) {
+    off = static_cast<std::uint32_t>(text_arena_.size());
+    len = static_cast<std::uint32_t>(s.size());
+    text_arena_.insert(text_arena_.end(), s.begin(), s.end());
+  };
+  db_->query(
+      "SELECT job_id, name, user, account, partition, qos, submit_time, start_time, end_time, state, nodes, cpus, "
+      "gpus, time_limit, node_list, priority, reason FROM jobs ORDER BY job_id",
+      {}, [&](sqlite3_stmt* row) {
+        Job j;
+        j.job_id = sqlite3_column_int64(row, 0);
+        append_text(column_text(row, 1), j.name_off, j.name_len);
+        j.user = intern(column_text(row, 2));
+        j.account = intern(column_text(row, 3));
+        j.partition = intern(column_text(row, 4));
+        j.qos = intern(column_text(row, 5));
+        j.submit = sqlite3_column_int64(row, 6);
+        j.start = column_int(row, 7, -1);
+        j.end = column_int(row, 8, -1);
+        j.final_state = intern(column_text(row, 9));
+        j.nodes = static_cast<std::int32_t>(sqlite3_column_int64(row, 10));
+        j.cpus = static_cast<std::int32_t>(sqlite3_column_int64(row, 11));
+        j.gpus = static_cast<std::int32_t>(sqlite3_column_int64(row, 12));
+        j.time_limit = sqlite3_column_int64(row, 13);
+        append_text(column_text(row, 14), j.nodes_off, j.nodes_len);
+        j.priority = column_int(row, 15, 0);
+        j.reason = intern(column_text(row, 16));
+        jobs_.push_back(j);
+      });
+}
+
+std::int32_t RunView::state_at(const Job& j, std::int64_t at_s) const {
+  if (at_s < j.submit) return -1;
+  if (j.start >= 0 && at_s >= j.start) {
+    if (j.end >= 0 && at_s >= j.end) return static_cast<std::int32_t>(j.final_state);
+    return static_cast<std::int32_t>(running_id_);
+  }
+  if (j.start < 0 && (j.end < 0 || at_s >= j.end)) return static_cast<std::int32_t>(j.final_state);
+  return static_cast<std::int32_t>(pending_id_);
+}
+
+JobRow RunView::row(const Job& j, std::int64_t at_s) const {
+  JobRow r;
+  r.job_id = j.job_id;
+  r.name.assign(text_arena_.data() + j.name_off, j.name_len);
+  r.user = text(j.user);
+  r.account = text(j.account);
+  r.partition = text(j.partition);
+  r.qos = text(j.qos);
+  const std::int32_t state = state_at(j, at_s);
+  r.state = state >= 0 ? std::string(text(static_cast<std::uint32_t>(state))) : "";
+  r.submit_s = j.submit;
+  const bool started = j.start >= 0 && at_s >= j.start;
+  r.start_s = started ? j.start : -1;
+  r.end_s = j.end >= 0 && at_s >= j.end ? j.end : -1;
+  r.run_time_s = started ? (r.end_s >= 0 ? j.end : at_s) - j.start : 0;
+  r.time_limit_s = j.time_limit;
+  r.priority = j.priority;
+  r.nodes = j.nodes;
+  r.cpus = j.cpus;
+  r.gpus = j.gpus;
+  if (started) r.node_list.assign(text_arena_.data() + j.nodes_off, j.nodes_len);
+  if (state == static_cast<std::int32_t>(pending_id_)) {
+    // The reason in force at `at_s`: the last one recorded before it, else the final one if it never started.
+    std::lock_guard lock(db_mutex_);
+    if (db_->has_table("job_reasons")) {
+      db_->query("SELECT reason FROM job_reasons WHERE job_id = ? AND time <= ? ORDER BY time DESC LIMIT 1",
+                 {j.job_id, at_s}, [&](sqlite3_stmt* q) { r.reason = column_text(q, 0); });
+    }
+    if (r.reason.empty() && j.start < 0) r.reason = text(j.reason);
+  } else if (state >= 0 && j.end >= 0 && at_s >= j.end) {
+    r.reason = text(j.reason);
+  }
+  return r;
+}
+
+const std::vector<std::uint32_t>& RunView::order_by(JobSort sort) const {
+  std::lock_guard lock(cache_mutex_);
+  auto& order = orders_[static_cast<int>(sort)];
+  if (!order.empty() || jobs_.empty()) return order;
+  order.resize(jobs_.size());
+  std::iota(order.begin(), order.end(), 0u);
+  const auto by = [&](auto key) {
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::uint32_t a, std::uint32_t b) { return key(jobs_[a]) < key(jobs_[b]); });
+  };
+  const auto name = [&](const Job& j) { return std::string_view(text_arena_.data() + j.name_off, j.name_len); };
+  switch (sort) {
+    case JobSort::kName:
+      by(name);
+      break;
+    case JobSort::kUser:
+      by([&](const Job& j) { return text(j.user); });
+      break;
+    case JobSort::kPartition:
+      by([&](const Job& j) { return text(j.partition); });
+      break;
+    case JobSort::kNodes:
+      by([](const Job& j) { return j.nodes; });
+      break;
+    case JobSort::kGpus:
+      by([](const Job& j) { return j.gpus; });
+      break;
+    case JobSort::kTimeLimit:
+      by([](const Job& j) { return j.time_limit; });
+      break;
+    case JobSort::kPriority:
+      by([](const Job& j) { return j.priority; });
+      break;
+    case JobSort::kSubmit:
+      by([](const Job& j) { return j.submit; });
+      break;
+    case JobSort::kStart:
+      by([](const Job& j) { return j.start < 0 ? INT64_MAX : j.start; });
+      break;
+    default:
+      break;  // kJobId: jobs_ is in job id order already
+  }
+  return order;
+}
+
+JobPage RunView::jobs(const JobQuery& query) const {
+  JobPage page;
+  const std::string needle = lower(query.search);
+  std::int64_t needle_id = -1;
+  if (!needle.empty() &&
+      std::all_of(needle.begin(), needle.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }) &&
+      needle.size() < 18) {
+    needle_id = std::stoll(needle);
+  }
+  std::uint32_t user_id = UINT32_MAX;
+  if (!query.user.empty()) {
+    auto it = string_ids_.find(query.user);
+    if (it == string_ids_.end()) return page;  // no such user: nothing matches
+    user_id = it->second;
+  }
+  // Each job's state group at the time, computed once per distinct state id.
+  std::vector<std::int8_t> group_of(strings_.size(), -1);
+  const auto group = [&](std::int32_t state) {
+    std::int8_t& g = group_of[static_cast<std::size_t>(state)];
+    if (g < 0) g = static_cast<std::int8_t>(job_state_group(text(static_cast<std::uint32_t>(state))));
+    return static_cast<JobFilter>(g);
+  };
+  const auto matches_text = [&](const Job& j) {
+    if (needle.empty()) return true;
+    if (needle_id >= 0 && j.job_id == needle_id) return true;
+    return contains_lower(std::string_view(text_arena_.data() + j.name_off, j.name_len), needle) ||
+           contains_lower(text(j.user), needle) || contains_lower(text(j.account), needle) ||
+           contains_lower(text(j.partition), needle);
+  };
+  // Which jobs match, in job id order, and the counts per tab.
+  std::vector<std::uint32_t> hits;
+  std::vector<std::int32_t> state_of(jobs_.size(), -1);
+  for (std::size_t i = 0; i < jobs_.size(); ++i) {
+    const Job& j = jobs_[i];
+    if (user_id != UINT32_MAX && j.user != user_id) continue;
+    const std::int32_t s = state_at(j, query.at_s);
+    if (s < 0 || !matches_text(j)) continue;
+    state_of[i] = s;
+    const JobFilter g = group(s);
+    ++page.counts[static_cast<std::size_t>(JobFilter::kAll)];
+    ++page.counts[static_cast<std::size_t>(g)];
+    if (query.filter == JobFilter::kAll || query.filter == g) hits.push_back(static_cast<std::uint32_t>(i));
+  }
+  page.total = hits.size();
+  const std::size_t from = std::min(query.offset, hits.size());
+  const std::size_t to = std::min(hits.size(), from + std::min<std::size_t>(query.limit, 10000));
+  if (from >= to) return page;
+
+  std::vector<std::uint32_t> chosen;
+  const bool by_time = query.sort == JobSort::kRunTime || query.sort == JobSort::kState;
+  if (query.sort == JobSort::kJobId) {
+    if (query.descending) {
+      for (std::size_t k = from; k < to; ++k) chosen.push_back(hits[hits.size() - 1 - k]);
+    } else {
+      chosen.assign(hits.begin() + static_cast<std::ptrdiff_t>(from), hits.begin() + static_cast<std::ptrdiff_t>(to));
+    }
+  } else if (!by_time) {
+    // Walk the column's order, keeping the hits, up to the page's end.
+    const auto& order = order_by(query.sort);
+    std::vector<char> hit(jobs_.size(), 0);
+    for (std::uint32_t h : hits) hit[h] = 1;
+    std::vector<std::uint32_t> ordered;
+    ordered.reserve(hits.size());
+    // Ties keep job id order in both directions: walk runs of equal keys forwards.
+    for (std::uint32_t i : order) {
+      if (hit[i]) ordered.push_back(i);
+    }
+    if (query.descending) {
+      // Reverse the order of the key runs, not of the jobs within a run.
+      std::vector<std::uint32_t> rev;
+      rev.reserve(ordered.size());
+      std::size_t end = ordered.size();
+      while (end > 0) {
+        std::size_t begin = end - 1;
+        const auto same = [&](std::uint32_t a, std::uint32_t b) {
+          const Job &x = jobs_[a], &y = jobs_[b];
+          switch (query.sort) {
+            case JobSort::kName:
+              return std::string_view(text_arena_.data() + x.name_off, x.name_len) ==
+                     std::string_view(text_arena_.data() + y.name_off, y.name_len);
+            case JobSort::kUser:
+              return x.user == y.user;
+            case JobSort::kPartition:
+              return x.partition == y.partition;
+            case JobSort::kNodes:
+              return x.nodes == y.nodes;
+            case JobSort::kGpus:
+              return x.gpus == y.gpus;
+            case JobSort::kTimeLimit:
+              return x.time_limit == y.time_limit;
+            case JobSort::kPriority:
+              return x.priority == y.priority;
+            case JobSort::kSubmit:
+              return x.submit == y.submit;
+            case JobSort::kStart:
+              return x.start == y.start;
+            default:
+              return false;
+          }
+        };
+        while (begin > 0 && same(ordered[begin - 1], ordered[end - 1])) --begin;
+        rev.insert(rev.end(), ordered.begin() + static_cast<std::ptrdiff_t>(begin),
+                   ordered.begin() + static_cast<std::ptrdiff_t>(end));
+        end = begin;
+      }
+      ordered.swap(rev);
+    }
+    chosen.assign(ordered.begin() + static_cast<std::ptrdiff_t>(from),
+                  ordered.begin() + static_cast<std::ptrdiff_t>(to));
+  } else {
+    // The key depends on the time: select the page (nth_element), then sort only it. Ties by job id.
+    const auto key = [&](std::uint32_t i) -> std::int64_t {
+      const Job& j = jobs_[i];
+      if (query.sort == JobSort::kState) return state_of[i];
+      if (j.start < 0 || query.at_s < j.start) return 0;
+      return (j.end >= 0 && query.at_s >= j.end ? j.end : query.at_s) - j.start;
+    };
+    std::vector<std::pair<std::int64_t, std::uint32_t>> keyed;
+    keyed.reserve(hits.size());
+    for (std::uint32_t h : hits) {
+      std::int64_t k = key(h);
+      if (query.sort == JobSort::kState) {  // by state name, not by interned id
+        k = 0;
+        const std::string_view s = text(static_cast<std::uint32_t>(state_of[h]));
+        for (std::size_t c = 0; c < 8; ++c) k = (k << 8) | (c < s.size() ? static_cast<unsigned char>(s[c]) : 0);
+      }
+      keyed.emplace_back(query.descending ? -k - 1 : k, h);
+    }
+    const auto less = [](const auto& a, const auto& b) { return a < b; };
+    auto first = keyed.begin() + static_cast<std::ptrdiff_t>(from);
+    auto last = keyed.begin() + static_cast<std::ptrdiff_t>(to);
+    std::nth_element(keyed.begin(), first, keyed.end(), less);
+    if (last != keyed.end()) std::nth_element(first, last, keyed.end(), less);
+    std::sort(first, last, less);
+    for (auto it = first; it != last; ++it) chosen.push_back(it->second);
+  }
+  page.rows.reserve(chosen.size());
+  for (std::uint32_t i : chosen) page.rows.push_back(row(jobs_[i], query.at_s));
+  return page;
+}
+
+std::optional<JobRow> RunView::job(std::int64_t job_id, std::int64_t at_s) const {
+  const auto it =
+      std::lower_bound(jobs_.begin(), jobs_.end(), job_id, [](const Job& j, std::int64_t id) { return j.job_id < id; });
+  if (it == jobs_.end() || it->job_id != job_id) return std::nullopt;
+  return row(*it, at_s);
+}
+
+std::int32_t RunView::node_index(std::string_view name) const {
+  const auto it = node_by_name_.find(std::string(name));
+  return it == node_by_name_.end() ? -1 : it->second;
+}
+
+std::string RunView::node_state_at(std::size_t node, std::int64_t at_s) const {
+  const auto b = node_event_time_.begin() + node_event_begin_[node];
+  const auto e = node_event_time_.begin() + node_event_begin_[node + 1];
+  const auto it = std::upper_bound(b, e, at_s);
+  if (it == b) return "IDLE";
+  return std::string(text(node_event_state_[static_cast<std::size_t>(it - node_event_time_.begin()) - 1]));
+}
+
+void RunView::gpu_snapshot(std::int64_t at_s, std::vector<NodeRow>& rows) const {
+  if (info_.gpu_step_s <= 0) return;
+  const std::int64_t t = std::max<std::int64_t>(0, at_s / info_.gpu_step_s * info_.gpu_step_s);
+  std::lock_guard lock(db_mutex_);
+  for (NodeRow& r : rows) {
+    double util = 0, fb = 0;
+    int n = 0;
+    std::int32_t xid = 0;
+    db_->query("SELECT util_pct, fb_used_mib, xid FROM gpu_metrics WHERE node_index = ? AND gpu >= 0 AND time = ?",
+               {r.index, t}, [&](sqlite3_stmt* q) {
+                 util += sqlite3_column_double(q, 0);
+                 fb += sqlite3_column_double(q, 1);
+                 if (const auto x = static_cast<std::int32_t>(sqlite3_column_int64(q, 2)); x != 0) xid = x;
+                 ++n;
+               });
+    if (n == 0) continue;
+    r.gpu_util_pct = util / n;
+    const double total = nodes_[static_cast<std::size_t>(r.index)].fb_total_mib;
+    r.gpu_mem_pct = total > 0 ? 100.0 * fb / (total * n) : -1;
+    r.xid = xid;
+  }
+}
+
+std::vector<NodeRow> RunView::nodes(std::int64_t at_s) const {
+  std::vector<NodeRow> rows;
+  rows.reserve(nodes_.size());
+  for (std::size_t n = 0; n < nodes_.size(); ++n) {
+    NodeRow r;
+    r.index = static_cast<std::int32_t>(n);
+    r.name = nodes_[n].name;
+    r.state = node_state_at(n, at_s);
+    r.group = std::string(node_state_group(r.state));
+    r.cpus = nodes_[n].cpus;
+    r.gpus = nodes_[n].gpus;
+    r.memory_mb = nodes_[n].memory_mb;
+    r.gpu_type = nodes_[n].gpu_type;
+    rows.push_back(std::move(r));
+  }
+  gpu_snapshot(at_s, rows);
+  return rows;
+}
+
+std::vector<PartitionRow> RunView::partitions(std::int64_t at_s) const {
+  std::vector<PartitionRow> rows;
+  std::lock_guard lock(db_mutex_);
+  if (!db_->has_table("partitions")) return rows;
+  db_->query("SELECT name, nodes, is_default, default_time, max_time, state, total_nodes FROM partitions", {},
+             [&](sqlite3_stmt* q) {
+               PartitionRow p;
+               p.name = column_text(q, 0);
+               p.nodes = column_text(q, 1);
+               p.is_default = sqlite3_column_int64(q, 2) != 0;
+               p.default_time_s = column_int(q, 3, -1);
+               p.max_time_s = column_int(q, 4, -1);
+               p.state = column_text(q, 5);
+               p.total_nodes = static_cast<std::int32_t>(column_int(q, 6, 0));
+               rows.push_back(std::move(p));
+             });
+  // Members from the hostlist; availability and GPUs from the nodes.
+  for (PartitionRow& p : rows) {
+    std::vector<std::string> names;
+    try {
+      names = expand_hostlist(p.nodes);
+    } catch (const std::exception&) {
+      names.clear();
+    }
+    std::set<std::string> types;
+    p.total_nodes = 0;
+    for (const std::string& name : names) {
+      const auto it = node_by_name_.find(name);
+      if (it == node_by_name_.end()) continue;
+      const auto n = static_cast<std::size_t>(it->second);
+      ++p.total_nodes;
+      p.total_gpus += nodes_[n].gpus;
+      if (!nodes_[n].gpu_type.empty()) types.insert(nodes_[n].gpu_type);
+      const std::string_view g = node_state_group(node_state_at(n, at_s));
+      if (g == "IDLE" || g == "MIXED") ++p.avail_nodes;
+    }
+    for (const std::string& t : types) p.gpu_type += (p.gpu_type.empty() ? "" : ",") + t;
+  }
+  return rows;
+}
+
+Overview RunView::overview(std::int64_t at_s) const {
+  Overview o;
+  o.at_s = at_s;
+  o.total_gpus = static_cast<std::int64_t>(info_.total_gpus);
+  o.total_nodes = static_cast<std::int64_t>(nodes_.size());
+  for (std::size_t n = 0; n < nodes_.size(); ++n) {
+    const std::string_view g = node_state_group(node_state_at(n, at_s));
+    ++o.node_groups[group_index(g)];
+  }
+  o.idle_nodes = o.node_groups[0];
+  for (const Job& j : jobs_) {
+    const std::int32_t s = state_at(j, at_s);
+    if (s == static_cast<std::int32_t>(running_id_)) {
+      ++o.running_jobs;
+      o.allocated_gpus += j.gpus;
+    } else if (s == static_cast<std::int32_t>(pending_id_)) {
+      ++o.pending_jobs;
+    }
+  }
+  if (info_.gpu_step_s > 0) {
+    const std::int64_t t = std::max<std::int64_t>(0, at_s / info_.gpu_step_s * info_.gpu_step_s);
+    std::lock_guard lock(db_mutex_);
+    double util = 0, fb = 0, fb_total = 0;
+    std::int64_t n = 0;
+    // One pass over the sample (no index on time: read per node, which the primary key serves).
+    for (std::size_t node = 0; node < nodes_.size(); ++node) {
+      db_->query("SELECT util_pct, fb_used_mib FROM gpu_metrics WHERE node_index = ? AND gpu >= 0 AND time = ?",
+                 {static_cast<std::int64_t>(node), t}, [&](sqlite3_stmt* q) {
+                   util += sqlite3_column_double(q, 0);
+                   fb += sqlite3_column_double(q, 1);
+                   fb_total += nodes_[node].fb_total_mib;
+                   ++n;
+                 });
+    }
+    if (n > 0) {
+      o.gpu_util_pct = util / static_cast<double>(n);
+      if (fb_total > 0) o.gpu_mem_pct = 100.0 * fb / fb_total;
+    }
+  }
+  return o;
+}
+
+std::vector<ClusterPoint> RunView::cluster_series(std::int64_t from_s, std::int64_t to_s,
+                                                  std::size_t max_points) const {
+  std::vector<ClusterPoint> points;
+  if (info_.cluster_step_s <= 0 || to_s < from_s || max_points == 0) return points;
+  const std::int64_t step = info_.cluster_step_s;
+  const std::int64_t first = (std::max<std::int64_t>(0, from_s) + step - 1) / step;
+  const std::int64_t count = std::max<std::int64_t>(0, to_s / step - first + 1);
+  const std::int64_t stride = std::max<std::int64_t>(
+      1, (count + static_cast<std::int64_t>(max_points) - 1) / static_cast<std::int64_t>(max_points));
+  std::lock_guard lock(db_mutex_);
+  db_->query(
+      "SELECT time, jobs_pending, jobs_running, gpus_alloc, nodes_down, nodes_drain, gpu_power_w FROM cluster_metrics "
+      "WHERE time >= ? AND time <= ? AND ((time / ?) - ?) % ? = 0 ORDER BY time",
+      {first * step, to_s, step, first, stride}, [&](sqlite3_stmt* q) {
+        ClusterPoint p;
+        p.time = sqlite3_column_int64(q, 0);
+        p.jobs_pending = sqlite3_column_int64(q, 1);
+        p.jobs_running = sqlite3_column_int64(q, 2);
+        p.gpus_alloc = sqlite3_column_int64(q, 3);
+        p.nodes_down = sqlite3_column_int64(q, 4);
+        p.nodes_drain = sqlite3_column_int64(q, 5);
+        p.gpu_power_w = sqlite3_column_double(q, 6);
+        p.gpu_util_pct = info_.total_gpus > 0
+                             ? 100.0 * static_cast<double>(p.gpus_alloc) / static_cast<double>(info_.total_gpus)
+                             : -1;
+        points.push_back(p);
+      });
+  return points;
+}
+
+std::vector<GpuPoint> RunView::gpu_series(std::int32_t node, std::int64_t from_s, std::int64_t to_s,
+                                          std::size_t max_points) const {
+  std::vector<GpuPoint> points;
+  if (info_.gpu_step_s <= 0 || node < 0 || static_cast<std::size_t>(node) >= nodes_.size() || to_s < from_s ||
+      max_points == 0) {
+    return points;
+  }
+  const std::int64_t step = info_.gpu_step_s;
+  const std::int64_t first = (std::max<std::int64_t>(0, from_s) + step - 1) / step;
+  const std::int64_t count = std::max<std::int64_t>(0, to_s / step - first + 1);
+  const std::int64_t stride = std::max<std::int64_t>(
+      1, (count + static_cast<std::int64_t>(max_points) - 1) / static_cast<std::int64_t>(max_points));
+  std::lock_guard lock(db_mutex_);
+  db_->query(
+      "SELECT gpu, time, util_pct, fb_used_mib, power_w, temp_c, xid, job_id FROM gpu_metrics WHERE node_index = ? "
+      "AND gpu >= 0 AND time >= ? AND time <= ? AND ((time / ?) - ?) % ? = 0 ORDER BY gpu, time",
+      {node, first * step, to_s, step, first, stride}, [&](sqlite3_stmt* q) {
+        GpuPoint p;
+        p.gpu = static_cast<std::int32_t>(sqlite3_column_int64(q, 0));
+        p.time = sqlite3_column_int64(q, 1);
+        p.util_pct = sqlite3_column_double(q, 2);
+        p.fb_used_mib = sqlite3_column_double(q, 3);
+        p.power_w = sqlite3_column_double(q, 4);
+        p.temp_c = sqlite3_column_double(q, 5);
+        p.xid = static_cast<std::int32_t>(sqlite3_column_int64(q, 6));
+        p.job_id = column_int(q, 7, -1);
+        points.push_back(p);
+      });
+  return points;
+}
+
+std::vector<EventLine> RunView::events(std::int64_t at_s, std::size_t limit, std::string_view kind) const {
+  std::vector<EventLine> out;
+  limit = std::min<std::size_t>(limit, 100000);
+  if (limit == 0) return out;
+  const bool all = kind.empty();
+  if (all || kind == "job") {
+    {
+      std::lock_guard lock(cache_mutex_);
+      if (jobs_by_submit_.empty() && !jobs_.empty()) {
+        const auto sorted = [&](auto key) {
+          std::vector<std::uint32_t> v;
+          for (std::uint32_t i = 0; i < jobs_.size(); ++i) {
+            if (key(jobs_[i]) >= 0) v.push_back(i);
+          }
+          std::stable_sort(v.begin(), v.end(), [&](auto a, auto b) { return key(jobs_[a]) < key(jobs_[b]); });
+          return v;
+        };
+        jobs_by_submit_ = sorted([](const Job& j) { return j.submit; });
+        jobs_by_start_ = sorted([](const Job& j) { return j.start; });
+        jobs_by_end_ = sorted([](const Job& j) { return j.end; });
+      }
+    }
+    const auto take = [&](const std::vector<std::uint32_t>& order, auto key, auto describe) {
+      const auto it = std::upper_bound(order.begin(), order.end(), at_s,
+                                       [&](std::int64_t t, std::uint32_t i) { return t < key(jobs_[i]); });
+      const std::size_t n = static_cast<std::size_t>(it - order.begin());
+      for (std::size_t k = n > limit ? n - limit : 0; k < n; ++k) {
+        const Job& j = jobs_[order[k]];
+        out.push_back(EventLine{key(j), "job", std::to_string(j.job_id), describe(j)});
+      }
+    };
+    take(
+        jobs_by_submit_, [](const Job& j) { return j.submit; },
+        [&](const Job& j) {
+          return "submitted: " + std::string(text_arena_.data() + j.name_off, j.name_len) + " by " +
+                 std::string(text(j.user)) + ", " + std::to_string(j.gpus) + " GPUs on " + std::to_string(j.nodes) +
+                 " node(s), partition " + std::string(text(j.partition));
+        });
+    take(
+        jobs_by_start_, [](const Job& j) { return j.start; },
+        [&](const Job& j) {
+          return "started on " + std::string(text_arena_.data() + j.nodes_off, j.nodes_len) + " after waiting " +
+                 std::to_string(j.start - j.submit) + " s";
+        });
+    take(
+        jobs_by_end_, [](const Job& j) { return j.end; },
+        [&](const Job& j) {
+          std::string s = "ended " + std::string(text(j.final_state));
+          if (j.start >= 0) s += " after running " + std::to_string(j.end - j.start) + " s";
+          if (!text(j.reason).empty()) s += " (" + std::string(text(j.reason)) + ")";
+          return s;
+        });
+  }
+  std::lock_guard lock(db_mutex_);
+  if (all || kind == "node") {
+    const auto before = out.size();
+    db_->query("SELECT time, node_index, state FROM node_events WHERE time <= ? ORDER BY time DESC, rowid DESC LIMIT ?",
+               {at_s, static_cast<std::int64_t>(limit)}, [&](sqlite3_stmt* q) {
+                 const std::int64_t node = sqlite3_column_int64(q, 1);
+                 const std::string name = node >= 0 && static_cast<std::size_t>(node) < nodes_.size()
+                                              ? nodes_[static_cast<std::size_t>(node)].name
+                                              : std::to_string(node);
+                 out.push_back(EventLine{sqlite3_column_int64(q, 0), "node", name, "now " + column_text(q, 2)});
+               });
+    std::reverse(out.begin() + static_cast<std::ptrdiff_t>(before), out.end());
+  }
+  if ((all || kind == "fault") && db_->has_column("faults", "time")) {
+    const auto before = out.size();
+    db_->query(
+        "SELECT CAST(time AS INTEGER), class, IFNULL(cause, ''), IFNULL(xid, 0), IFNULL(node, ''), IFNULL(gpu, -1), "
+        "effect, symptom FROM faults WHERE time <= ? ORDER BY time DESC LIMIT ?",
+        {at_s, static_cast<std::int64_t>(limit)}, [&](sqlite3_stmt* q) {
+          std::string t = column_text(q, 1);
+          if (sqlite3_column_int64(q, 3) != 0) t += " XID " + std::to_string(sqlite3_column_int64(q, 3));
+          if (sqlite3_column_int64(q, 5) >= 0) t += " on GPU " + std::to_string(sqlite3_column_int64(q, 5));
+          if (!column_text(q, 2).empty()) t += " (" + column_text(q, 2) + ")";
+          t += ": " + column_text(q, 7) + ", " + column_text(q, 6);
+          out.push_back(EventLine{sqlite3_column_int64(q, 0), "fault", column_text(q, 4), t});
+        });
+    std::reverse(out.begin() + static_cast<std::ptrdiff_t>(before), out.end());
+  }
+  if ((all || kind == "action") && db_->has_column("actions", "controller")) {
+    const auto before = out.size();
+    db_->query(
+        "SELECT time, controller, action, target, IFNULL(reason, ''), outcome FROM actions WHERE time <= ? "
+        "ORDER BY time DESC LIMIT ?",
+        {at_s, static_cast<std::int64_t>(limit)}, [&](sqlite3_stmt* q) {
+          std::string t = column_text(q, 1) + ": " + column_text(q, 2);
+          if (!column_text(q, 4).empty()) t += " (" + column_text(q, 4) + ")";
+          t += " -> " + column_text(q, 5);
+          out.push_back(EventLine{sqlite3_column_int64(q, 0), "action", column_text(q, 3), t});
+        });
+    std::reverse(out.begin() + static_cast<std::ptrdiff_t>(before), out.end());
+  }
+  std::stable_sort(out.begin(), out.end(), [](const EventLine& a, const EventLine& b) { return a.time < b.time; });
+  if (out.size() > limit) out.erase(out.begin(), out.end() - static_cast<std::ptrdiff_t>(limit));
+  return out;
+}
+
+}  // namespace gputwin

@@ -1,0 +1,239 @@
+// What a dashboard or a viewer shows of a run: a results folder (a finished run, or a twin's folder) read once from
+// its results.sqlite into memory, then asked about any simulated time. Jobs as of a time (state, run time, counts by
+// state, one filtered and sorted page), nodes as of a time (state, its group on the health grid, GPU use),
+// partitions, cluster series over a window, one node's GPU series, and the event log up to a time.
+//
+//   RunView view(dir);                       // throws InputError naming the file
+//   JobQuery q; q.at_s = view.info().end_s; q.filter = JobFilter::kPending; q.limit = 50;
+//   JobPage page = view.jobs(q);             // page.total matching, page.rows the 50 of this page
+//
+// Memory is about 100 bytes per job (low-cardinality strings are interned) plus 16 per node event. Answers for a
+// million jobs take a few milliseconds: counts and filters are linear scans of packed rows; sorts by a fixed column
+// use a permutation computed once; sorts by a column that depends on the time (state, run time) select only the
+// requested page (nth_element), not the whole order.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "results/results_db.hpp"
+
+namespace gputwin {
+
+/// Which jobs a Jobs tab shows: the consoles' ALL/RUNNING/PENDING/COMPLETED/FAILED/UNKNOWN.
+enum class JobFilter : std::uint8_t { kAll, kRunning, kPending, kCompleted, kFailed, kUnknown };
+
+/// Parses "all", "running", "pending", "completed", "failed", "unknown" (any case). Empty when unknown.
+std::optional<JobFilter> parse_job_filter(std::string_view text);
+
+/// The Jobs table's sortable columns.
+enum class JobSort : std::uint8_t {
+  kJobId,
+  kName,
+  kUser,
+  kPartition,
+  kNodes,
+  kGpus,
+  kRunTime,
+  kTimeLimit,
+  kState,
+  kPriority,
+  kSubmit,
+  kStart
+};
+
+/// Parses a column name ("job_id", "name", "user", "partition", "nodes", "gpus", "run_time", "time_limit", "state",
+/// "priority", "submit_time", "start_time"). Empty when unknown.
+std::optional<JobSort> parse_job_sort(std::string_view text);
+
+/// The group a job state falls in: RUNNING, PENDING, COMPLETED; FAILED for every unsuccessful end (FAILED, TIMEOUT,
+/// NODE_FAIL, OUT_OF_MEMORY, BOOT_FAIL, DEADLINE, CANCELLED, PREEMPTED); UNKNOWN for anything else.
+JobFilter job_state_group(std::string_view state);
+
+/// The health-grid group of a node state: IDLE (also powered-down cloud nodes, sinfo's idle~), MIXED, ALLOCATED,
+/// DRAIN (DRAINING, DRAINED, FAILING, FAIL), DOWN (also REBOOTING), UNKNOWN.
+std::string_view node_state_group(std::string_view state);
+
+/// One page request of the Jobs table.
+struct JobQuery {
+  std::int64_t at_s = 0;               ///< Simulated time the table shows (jobs not yet submitted are left out).
+  JobFilter filter = JobFilter::kAll;  ///< Which states.
+  std::string search;                  ///< Case-insensitive substring of job id, name, user, account or partition.
+  std::string user;                    ///< Only this user's jobs, when set.
+  JobSort sort = JobSort::kJobId;      ///< Order.
+  bool descending = false;             ///< Reverse order (ties stay in job id order).
+  std::size_t offset = 0;              ///< First row of the page.
+  std::size_t limit = 50;              ///< Rows per page.
+};
+
+/// A job as the Jobs table shows it at a time.
+struct JobRow {
+  std::int64_t job_id = 0;
+  std::string name, user, account, partition, qos;
+  std::string state;          ///< At the query's time: PENDING, RUNNING, or the final state.
+  std::string reason;         ///< Pending reason at that time ("" when none is recorded).
+  std::int64_t submit_s = 0;  ///< Submit time.
+  std::int64_t start_s = -1;  ///< Start time, -1 if it had not started by then.
+  std::int64_t end_s = -1;    ///< End time, -1 if it had not ended by then.
+  std::int64_t run_time_s = 0;
+  std::int64_t time_limit_s = 0;
+  std::int64_t priority = 0;
+  std::int32_t nodes = 0, cpus = 0, gpus = 0;
+  std::string node_list;  ///< Its nodes once started ("" while pending).
+};
+
+/// One page of the Jobs table, with the counts the filter tabs show.
+struct JobPage {
+  std::size_t total = 0;                ///< Jobs matching filter, search and user.
+  std::array<std::size_t, 6> counts{};  ///< Submitted jobs per JobFilter (index by the enum), search and user applied.
+  std::vector<JobRow> rows;             ///< The page.
+};
+
+/// A node as the grid and the Nodes tab show it at a time.
+struct NodeRow {
+  std::int32_t index = 0;
+  std::string name;
+  std::string state;  ///< Slurm's state name at that time (IDLE, MIXED, ALLOCATED, DRAINED, DOWN, ...).
+  std::string group;  ///< node_state_group(state).
+  std::int32_t cpus = 0, gpus = 0;
+  std::int64_t memory_mb = 0;
+  std::string gpu_type;
+  double gpu_util_pct = -1;  ///< Mean over its GPUs at that time; -1 without GPU metrics.
+  double gpu_mem_pct = -1;   ///< Framebuffer used over total; -1 without GPU metrics.
+  std::int32_t xid = 0;      ///< Latest XID on any of its GPUs at that time, 0 for none.
+};
+
+/// A partition as the Overview's table shows it.
+struct PartitionRow {
+  std::string name, nodes, state, gpu_type;
+  bool is_default = false;
+  std::int64_t default_time_s = -1, max_time_s = -1;  ///< -1: unset / UNLIMITED.
+  std::int32_t total_nodes = 0, total_gpus = 0;
+  std::int32_t avail_nodes = 0;  ///< Nodes IDLE or MIXED at the time asked.
+};
+
+/// The Overview cards at a time.
+struct Overview {
+  std::int64_t at_s = 0;
+  std::int64_t total_gpus = 0, allocated_gpus = 0;
+  double gpu_util_pct = -1, gpu_mem_pct = -1;  ///< -1 without GPU metrics.
+  std::int64_t running_jobs = 0, pending_jobs = 0, idle_nodes = 0, total_nodes = 0;
+  std::array<std::int64_t, 6> node_groups{};  ///< IDLE, MIXED, ALLOCATED, DRAIN, DOWN, UNKNOWN.
+};
+
+/// The grid's group names, in Overview::node_groups order.
+inline constexpr std::array<std::string_view, 6> kNodeGroups = {"IDLE",  "MIXED", "ALLOCATED",
+                                                                "DRAIN", "DOWN",  "UNKNOWN"};
+
+/// One sample of the cluster series.
+struct ClusterPoint {
+  std::int64_t time = 0;
+  std::int64_t jobs_pending = 0, jobs_running = 0, gpus_alloc = 0, nodes_down = 0, nodes_drain = 0;
+  double gpu_util_pct = -1;  ///< Allocated GPUs over all GPUs, in percent.
+  double gpu_power_w = 0;
+};
+
+/// One sample of a node's GPU series.
+struct GpuPoint {
+  std::int64_t time = 0;
+  std::int32_t gpu = 0;
+  double util_pct = 0, fb_used_mib = 0, power_w = 0, temp_c = 0;
+  std::int32_t xid = 0;
+  std::int64_t job_id = -1;
+};
+
+/// One line of the event log.
+struct EventLine {
+  std::int64_t time = 0;
+  std::string kind;     ///< "node", "job", "fault" or "action".
+  std::string subject;  ///< Node name, job id, ...
+  std::string text;     ///< What happened.
+};
+
+/// What the run is.
+struct RunInfo {
+  std::string scenario, policy, kind;  ///< kind: "run" for a simulation, "twin" for a live cluster's folder.
+  std::uint64_t seed = 0;
+  std::int64_t begin_s = 0, end_s = 0;  ///< The time slider's range.
+  std::int64_t epoch_unix_s = 0;        ///< Unix time of simulated time 0 (0 if unknown).
+  std::int64_t cluster_step_s = 0;      ///< Period of the cluster series (0: none stored).
+  std::int64_t gpu_step_s = 0;          ///< Period of the GPU series (0: none stored).
+  std::size_t jobs = 0, nodes = 0, total_gpus = 0;
+};
+
+/// A results folder in memory. Thread-safe: every query is const or locks its lazily built caches.
+class RunView {
+ public:
+  /// Reads `results_dir`/results.sqlite. Throws InputError naming the file or table at fault.
+  explicit RunView(const std::filesystem::path& results_dir);
+  ~RunView();
+  RunView(const RunView&) = delete;
+  RunView& operator=(const RunView&) = delete;
+
+  /// What the run is.
+  [[nodiscard]] const RunInfo& info() const { return info_; }
+  /// One page of the Jobs table.
+  [[nodiscard]] JobPage jobs(const JobQuery& query) const;
+  /// Job `job_id` as of `at_s`; empty if there is no such job.
+  [[nodiscard]] std::optional<JobRow> job(std::int64_t job_id, std::int64_t at_s) const;
+  /// Every node as of `at_s`.
+  [[nodiscard]] std::vector<NodeRow> nodes(std::int64_t at_s) const;
+  /// Every partition, with its available nodes as of `at_s`.
+  [[nodiscard]] std::vector<PartitionRow> partitions(std::int64_t at_s) const;
+  /// The Overview cards as of `at_s`.
+  [[nodiscard]] Overview overview(std::int64_t at_s) const;
+  /// The cluster series from `from_s` to `to_s`, at most `max_points` samples (evenly thinned).
+  [[nodiscard]] std::vector<ClusterPoint> cluster_series(std::int64_t from_s, std::int64_t to_s,
+                                                         std::size_t max_points) const;
+  /// Node `node`'s GPU series from `from_s` to `to_s`, at most `max_points` samples per GPU.
+  [[nodiscard]] std::vector<GpuPoint> gpu_series(std::int32_t node, std::int64_t from_s, std::int64_t to_s,
+                                                 std::size_t max_points) const;
+  /// The last `limit` events at or before `at_s`, oldest first; `kind` "" for all, else one kind.
+  [[nodiscard]] std::vector<EventLine> events(std::int64_t at_s, std::size_t limit, std::string_view kind) const;
+  /// Index of the node named `name`; -1 if none.
+  [[nodiscard]] std::int32_t node_index(std::string_view name) const;
+
+ private:
+  struct Job;
+  struct NodeInfo;
+  /// The state of job `j` at `at_s`, as an interned id, or -1 if it was not submitted yet.
+  [[nodiscard]] std::int32_t state_at(const Job& j, std::int64_t at_s) const;
+  [[nodiscard]] JobRow row(const Job& j, std::int64_t at_s) const;
+  [[nodiscard]] std::string_view text(std::uint32_t id) const { return strings_[id]; }
+  std::uint32_t intern(std::string_view s);
+  [[nodiscard]] std::string node_state_at(std::size_t node, std::int64_t at_s) const;
+  /// Permutation of jobs_ by a time-independent column, built once.
+  const std::vector<std::uint32_t>& order_by(JobSort sort) const;
+  /// Per-GPU (util, fb used fraction, xid) of every node at the metrics sample at or before `at_s`.
+  void gpu_snapshot(std::int64_t at_s, std::vector<NodeRow>& rows) const;
+  void load_jobs();
+  void load_nodes();
+
+  std::filesystem::path dir_;
+  std::unique_ptr<ResultsDb> db_;
+  mutable std::mutex db_mutex_;  // SQLite handle: one query at a time
+  RunInfo info_;
+  std::vector<std::string> strings_;
+  std::unordered_map<std::string, std::uint32_t> string_ids_;
+  std::vector<Job> jobs_;
+  std::vector<char> text_arena_;  // job names and node lists
+  std::vector<NodeInfo> nodes_;
+  std::unordered_map<std::string, std::int32_t> node_by_name_;
+  std::vector<std::int64_t> node_event_time_;  // node events grouped per node, each group by time
+  std::vector<std::uint32_t> node_event_state_;
+  std::vector<std::uint32_t> node_event_begin_;  // per node, its first event; size nodes + 1
+  std::uint32_t pending_id_ = 0, running_id_ = 0;
+  mutable std::mutex cache_mutex_;
+  mutable std::unordered_map<int, std::vector<std::uint32_t>> orders_;
+  mutable std::vector<std::uint32_t> jobs_by_submit_, jobs_by_start_, jobs_by_end_;
+};
+
+}  // namespace gputwin

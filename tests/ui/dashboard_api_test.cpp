@@ -1,0 +1,321 @@
+// RunView (a results folder as of any time), the dashboard's API over it, and the HTTP server, on a hand-made
+// results database whose answers can be worked out by hand.
+#include "ui/dashboard_api.hpp"
+
+#include <curl/curl.h>
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "results/run_view.hpp"
+#include "ui/http_server.hpp"
+
+namespace gputwin {
+namespace {
+
+// Two nodes of 8 H100s; five jobs:
+//   1: submit 0, start 10, end 110, COMPLETED, 8 GPUs on n1
+//   2: submit 5, start 110, end 300, FAILED, 4 GPUs on n1
+//   3: submit 20, never started, cancelled at 50 (CANCELLED)
+//   4: submit 30, start 200, still running at the end (RUNNING), 8 GPUs on n2
+//   5: submit 400 (after the end of interest), PENDING at the end
+// n2 is DRAINED from 120 to 180.
+constexpr const char* kDatabase = R"sql(
+CREATE TABLE runs (run_id INTEGER PRIMARY KEY, scenario TEXT NOT NULL, scenario_file TEXT, seed INTEGER NOT NULL,
+  policy TEXT NOT NULL, version TEXT NOT NULL, wall_time_s REAL NOT NULL, events INTEGER NOT NULL, parameters TEXT);
+INSERT INTO runs VALUES (1, 'hand', NULL, 7, 'slurm', 'test', 0, 0, NULL);
+CREATE TABLE jobs (job_id INTEGER NOT NULL, name TEXT, user TEXT, account TEXT, partition TEXT, qos TEXT,
+  submit_time INTEGER NOT NULL, start_time INTEGER, end_time INTEGER, state TEXT NOT NULL, nodes INTEGER NOT NULL,
+  cpus INTEGER NOT NULL, gpus INTEGER NOT NULL, time_limit INTEGER NOT NULL, node_list TEXT, priority INTEGER,
+  reason TEXT, wait_time INTEGER, run_time INTEGER, array_job_id INTEGER, array_task_id INTEGER,
+  trace_run_time INTEGER NOT NULL, leaf_switches INTEGER);
+INSERT INTO jobs VALUES (1, 'train-a', 'alice', 'ml', 'gpu', 'normal', 0, 10, 110, 'COMPLETED', 1, 8, 8, 600, 'n1', 50, NULL, 10, 100, NULL, NULL, 100, NULL);
+INSERT INTO jobs VALUES (2, 'train-b', 'bob', 'ml', 'gpu', 'normal', 5, 110, 300, 'FAILED', 1, 4, 4, 600, 'n1', 40, NULL, 105, 190, NULL, NULL, 190, NULL);
+INSERT INTO jobs VALUES (3, 'eval-c', 'alice', 'ml', 'gpu', 'normal', 20, NULL, 50, 'CANCELLED', 1, 1, 1, 600, NULL, 30, 'Priority', NULL, NULL, NULL, NULL, 10, NULL);
+INSERT INTO jobs VALUES (4, 'train-d', 'carol', 'cv', 'gpu', 'normal', 30, 200, NULL, 'RUNNING', 1, 8, 8, 3600, 'n2', 60, NULL, 170, NULL, NULL, NULL, 500, NULL);
+INSERT INTO jobs VALUES (5, 'eval-e', 'bob', 'cv', 'gpu', 'normal', 400, NULL, NULL, 'PENDING', 1, 8, 8, 600, NULL, 20, 'Resources', NULL, NULL, NULL, NULL, 10, NULL);
+CREATE TABLE nodes (node_index INTEGER PRIMARY KEY, name TEXT NOT NULL, cpus INTEGER NOT NULL,
+  memory_mb INTEGER NOT NULL, gpus INTEGER NOT NULL, gpu_type TEXT, weight INTEGER NOT NULL);
+INSERT INTO nodes VALUES (0, 'n1', 64, 1000, 8, 'h100', 1), (1, 'n2', 64, 1000, 8, 'h100', 1);
+CREATE TABLE node_events (time INTEGER NOT NULL, node_index INTEGER NOT NULL, state TEXT NOT NULL);
+INSERT INTO node_events VALUES (10, 0, 'ALLOCATED'), (110, 0, 'MIXED'), (120, 1, 'DRAINED'), (180, 1, 'IDLE'),
+  (200, 1, 'ALLOCATED'), (300, 0, 'IDLE');
+CREATE TABLE job_reasons (time INTEGER NOT NULL, job_id INTEGER NOT NULL, reason TEXT NOT NULL);
+INSERT INTO job_reasons VALUES (5, 2, 'Resources'), (30, 4, 'Priority'), (150, 4, 'Resources');
+CREATE TABLE partitions (name TEXT NOT NULL, nodes TEXT, is_default INTEGER NOT NULL, default_time INTEGER,
+  max_time INTEGER, state TEXT, priority_tier INTEGER, priority_job_factor INTEGER, total_nodes INTEGER,
+  total_cpus INTEGER);
+INSERT INTO partitions VALUES ('gpu', 'n[1-2]', 1, NULL, 86400, 'UP', 1, 1, 2, 128);
+CREATE TABLE metrics_info (key TEXT PRIMARY KEY, value REAL);
+INSERT INTO metrics_info VALUES ('horizon_s', 500), ('cluster_step_s', 100), ('gpu_step_s', 100), ('epoch_unix_s', 0);
+CREATE TABLE cluster_metrics (time INTEGER PRIMARY KEY, nodes_idle INTEGER NOT NULL, nodes_mixed INTEGER NOT NULL,
+  nodes_alloc INTEGER NOT NULL, nodes_down INTEGER NOT NULL, nodes_drain INTEGER NOT NULL,
+  jobs_pending INTEGER NOT NULL, jobs_running INTEGER NOT NULL, cpus_alloc INTEGER NOT NULL,
+  gpus_alloc INTEGER NOT NULL, gpu_power_w REAL NOT NULL, gpu_energy_j REAL NOT NULL, gpus_free INTEGER NOT NULL,
+  gpus_free_fragmented INTEGER NOT NULL, nodes_powered_down INTEGER NOT NULL);
+INSERT INTO cluster_metrics VALUES (0,2,0,0,0,0,1,0,0,0,0,0,16,0,0), (100,1,0,1,0,0,3,1,8,8,0,0,8,0,0),
+  (200,0,1,1,0,0,0,2,12,12,0,0,4,0,0), (300,1,0,1,0,0,0,1,8,8,0,0,8,0,0), (400,1,0,1,0,0,1,1,8,8,0,0,8,0,0),
+  (500,1,0,1,0,0,1,1,8,8,0,0,8,0,0);
+CREATE TABLE gpu_metrics (node_index INTEGER NOT NULL, gpu INTEGER NOT NULL, time INTEGER NOT NULL, job_id INTEGER,
+  util_pct REAL NOT NULL, fb_used_mib REAL NOT NULL, power_w REAL NOT NULL, temp_c REAL NOT NULL,
+  nvlink_tx_bytes_per_s REAL NOT NULL, energy_mj REAL NOT NULL, xid INTEGER NOT NULL,
+  PRIMARY KEY (node_index, gpu, time)) WITHOUT ROWID;
+INSERT INTO gpu_metrics VALUES (0, 0, 100, 1, 90, 1024, 600, 60, 0, 0, 0), (0, 1, 100, 1, 70, 1024, 600, 60, 0, 0, 79),
+  (1, 0, 100, NULL, 0, 0, 60, 30, 0, 0, 0), (0, 0, 200, 2, 50, 0, 300, 50, 0, 0, 0), (0, 0, 300, NULL, 0, 0, 60, 30, 0, 0, 0);
+)sql";
+
+class HandMadeRun : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("gputwin-run-view-" + std::to_string(::getpid()) + "-" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir_ / "results.sqlite").c_str(), &db), SQLITE_OK);
+    char* error = nullptr;
+    ASSERT_EQ(sqlite3_exec(db, kDatabase, nullptr, nullptr, &error), SQLITE_OK) << (error ? error : "");
+    sqlite3_close(db);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+};
+
+std::vector<std::int64_t> ids(const JobPage& page) {
+  std::vector<std::int64_t> out;
+  for (const JobRow& r : page.rows) out.push_back(r.job_id);
+  return out;
+}
+
+TEST_F(HandMadeRun, JobStatesFollowTheClock) {
+  const RunView view(dir_);
+  EXPECT_EQ(view.info().end_s, 500);
+  EXPECT_EQ(view.info().scenario, "hand");
+  EXPECT_EQ(view.info().total_gpus, 16u);
+  JobQuery q;
+  q.at_s = 25;  // 1 running, 2 pending, 3 pending (cancelled only at 50), 4 and 5 not submitted
+  JobPage page = view.jobs(q);
+  EXPECT_EQ(ids(page), (std::vector<std::int64_t>{1, 2, 3}));
+  EXPECT_EQ(page.rows[0].state, "RUNNING");
+  EXPECT_EQ(page.rows[0].run_time_s, 15);
+  EXPECT_EQ(page.rows[1].state, "PENDING");
+  EXPECT_EQ(page.rows[1].reason, "Resources");  // from job_reasons at 5
+  EXPECT_EQ(page.rows[2].state, "PENDING");
+  EXPECT_EQ(page.counts[static_cast<int>(JobFilter::kPending)], 2u);
+  q.at_s = 150;  // 1 COMPLETED, 2 RUNNING, 3 CANCELLED (FAILED tab), 4 PENDING with reason Resources (150)
+  page = view.jobs(q);
+  EXPECT_EQ(page.rows[0].state, "COMPLETED");
+  EXPECT_EQ(page.rows[0].run_time_s, 100);
+  EXPECT_EQ(page.rows[1].state, "RUNNING");
+  EXPECT_EQ(page.rows[2].state, "CANCELLED");
+  EXPECT_EQ(page.rows[2].start_s, -1);
+  EXPECT_EQ(page.rows[3].state, "PENDING");
+  EXPECT_EQ(page.rows[3].reason, "Resources");
+  EXPECT_EQ(page.counts[static_cast<int>(JobFilter::kAll)], 4u);
+  EXPECT_EQ(page.counts[static_cast<int>(JobFilter::kCompleted)], 1u);
+  EXPECT_EQ(page.counts[static_cast<int>(JobFilter::kFailed)], 1u);
+  EXPECT_EQ(page.counts[static_cast<int>(JobFilter::kRunning)], 1u);
+  q.at_s = 500;  // the end: 2 FAILED, 4 still RUNNING (300 s), 5 PENDING
+  q.filter = JobFilter::kFailed;
+  page = view.jobs(q);
+  EXPECT_EQ(ids(page), (std::vector<std::int64_t>{2, 3}));
+  q.filter = JobFilter::kRunning;
+  page = view.jobs(q);
+  ASSERT_EQ(page.rows.size(), 1u);
+  EXPECT_EQ(page.rows[0].run_time_s, 300);
+  EXPECT_EQ(page.rows[0].node_list, "n2");
+}
+
+TEST_F(HandMadeRun, SortsSearchesAndPages) {
+  const RunView view(dir_);
+  JobQuery q;
+  q.at_s = 500;
+  q.sort = JobSort::kGpus;
+  q.descending = true;  // 8-GPU jobs 1, 4, 5 first, in job id order among themselves; then 2 (4), then 3 (1)
+  EXPECT_EQ(ids(view.jobs(q)), (std::vector<std::int64_t>{1, 4, 5, 2, 3}));
+  q.descending = false;
+  EXPECT_EQ(ids(view.jobs(q)), (std::vector<std::int64_t>{3, 2, 1, 4, 5}));
+  q.sort = JobSort::kRunTime;  // at 500: 1 ran 100, 2 ran 190, 3 and 5 none, 4 runs 300
+  q.descending = true;
+  EXPECT_EQ(ids(view.jobs(q)), (std::vector<std::int64_t>{4, 2, 1, 3, 5}));
+  q.offset = 1;
+  q.limit = 2;
+  JobPage page = view.jobs(q);
+  EXPECT_EQ(ids(page), (std::vector<std::int64_t>{2, 1}));
+  EXPECT_EQ(page.total, 5u);
+  q = JobQuery{};
+  q.at_s = 500;
+  q.search = "ALICE";  // case-insensitive, user column
+  EXPECT_EQ(ids(view.jobs(q)), (std::vector<std::int64_t>{1, 3}));
+  q.search = "eval";  // name column
+  EXPECT_EQ(ids(view.jobs(q)), (std::vector<std::int64_t>{3, 5}));
+  q.search = "4";  // a job id
+  EXPECT_EQ(ids(view.jobs(q)), (std::vector<std::int64_t>{4}));
+  q.search.clear();
+  q.user = "bob";
+  EXPECT_EQ(ids(view.jobs(q)), (std::vector<std::int64_t>{2, 5}));
+  q.user = "nobody";
+  EXPECT_EQ(view.jobs(q).total, 0u);
+}
+
+TEST_F(HandMadeRun, NodesOverviewPartitionsAndSeries) {
+  const RunView view(dir_);
+  auto nodes = view.nodes(150);
+  ASSERT_EQ(nodes.size(), 2u);
+  EXPECT_EQ(nodes[0].state, "MIXED");
+  EXPECT_EQ(nodes[1].state, "DRAINED");
+  EXPECT_EQ(nodes[1].group, "DRAIN");
+  nodes = view.nodes(100);  // GPU sample at 100: n1 GPUs 90 and 70 (XID 79 on GPU 1), n2 GPU 0 idle
+  EXPECT_DOUBLE_EQ(nodes[0].gpu_util_pct, 80);
+  EXPECT_EQ(nodes[0].xid, 79);
+  EXPECT_DOUBLE_EQ(nodes[0].gpu_mem_pct, 100.0 * 2048 / (2 * 80 * 1024));  // H100: 80 GB
+  const Overview o = view.overview(150);
+  EXPECT_EQ(o.running_jobs, 1);
+  EXPECT_EQ(o.pending_jobs, 1);
+  EXPECT_EQ(o.allocated_gpus, 4);
+  EXPECT_EQ(o.node_groups[1], 1);  // MIXED
+  EXPECT_EQ(o.node_groups[3], 1);  // DRAIN
+  const auto parts = view.partitions(150);
+  ASSERT_EQ(parts.size(), 1u);
+  EXPECT_EQ(parts[0].total_nodes, 2);
+  EXPECT_EQ(parts[0].avail_nodes, 1);  // n2 is drained
+  EXPECT_EQ(parts[0].total_gpus, 16);
+  EXPECT_EQ(parts[0].max_time_s, 86400);
+  const auto series = view.cluster_series(0, 500, 3);  // 6 samples thinned by 2: 0, 200, 400
+  ASSERT_EQ(series.size(), 3u);
+  EXPECT_EQ(series[1].time, 200);
+  EXPECT_EQ(series[1].jobs_running, 2);
+  EXPECT_DOUBLE_EQ(series[1].gpu_util_pct, 75);
+  const auto gpu = view.gpu_series(0, 100, 300, 10);
+  EXPECT_EQ(gpu.size(), 4u);  // GPU 0 at 100, 200, 300; GPU 1 at 100
+}
+
+TEST_F(HandMadeRun, EventsAreTheLastLinesUpToTheTime) {
+  const RunView view(dir_);
+  const auto events = view.events(120, 4, "");
+  // Up to 120: submits 0, 5, 20, 30; starts 10, 110; end 50 (job 3), 110 (job 1); node events 10, 110, 120.
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(events.back().time, 120);
+  EXPECT_EQ(events.back().subject, "n2");
+  for (std::size_t i = 1; i < events.size(); ++i) EXPECT_LE(events[i - 1].time, events[i].time);
+  const auto jobs_only = view.events(500, 100, "job");
+  EXPECT_EQ(jobs_only.size(), 5u + 3u + 3u);  // 5 submits, 3 starts, 3 ends
+}
+
+TEST(RunViewErrors, AFolderWithoutResultsNamesTheFile) {
+  try {
+    RunView view("/nonexistent/folder");
+    FAIL() << "expected an InputError";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/folder/results.sqlite"), std::string::npos) << e.what();
+  }
+}
+
+HttpRequest get(const std::string& path, std::map<std::string, std::string> query = {}) {
+  HttpRequest r;
+  r.method = "GET";
+  r.path = path;
+  r.query = std::move(query);
+  return r;
+}
+
+TEST_F(HandMadeRun, ApiAnswersAndRefusesBadRequests) {
+  const DashboardApi api(dir_, dir_ / "no-assets");
+  auto body = nlohmann::json::parse(api.handle(get("/api/jobs", {{"t", "150"}, {"filter", "pending"}})).body);
+  EXPECT_EQ(body["total"], 1);
+  EXPECT_EQ(body["jobs"][0]["job_id"], 4);
+  EXPECT_EQ(body["counts"]["ALL"], 4);
+  body = nlohmann::json::parse(api.handle(get("/api/jobs/2", {{"t", "150"}})).body);
+  EXPECT_EQ(body["state"], "RUNNING");
+  body = nlohmann::json::parse(api.handle(get("/api/nodes", {{"t", "150"}, {"filter", "failed"}})).body);
+  ASSERT_EQ(body["nodes"].size(), 1u);
+  EXPECT_EQ(body["nodes"][0]["name"], "n2");
+  const auto status_of = [&](const HttpRequest& r) {
+    try {
+      api.handle(r);
+      return 200;
+    } catch (const HttpError& e) {
+      return e.status();
+    }
+  };
+  EXPECT_EQ(status_of(get("/api/jobs", {{"t", "soon"}})), 400);
+  EXPECT_EQ(status_of(get("/api/jobs", {{"t", "99999999999999999999"}})), 400);
+  EXPECT_EQ(status_of(get("/api/jobs", {{"filter", "exploded"}})), 400);
+  EXPECT_EQ(status_of(get("/api/jobs", {{"sort", "1; DROP TABLE jobs"}})), 400);
+  EXPECT_EQ(status_of(get("/api/jobs", {{"limit", "0"}})), 400);
+  EXPECT_EQ(status_of(get("/api/jobs/77")), 404);
+  EXPECT_EQ(status_of(get("/api/jobs/x")), 400);
+  EXPECT_EQ(status_of(get("/api/nodes/n9/gpus")), 404);
+  EXPECT_EQ(status_of(get("/api/nothing")), 404);
+  EXPECT_EQ(status_of(get("/../results.sqlite")), 404);
+  EXPECT_EQ(status_of(get("/..%2fresults.sqlite")), 404);
+  HttpRequest post = get("/api/jobs");
+  post.method = "POST";
+  EXPECT_EQ(status_of(post), 405);
+  // Without built pages, / explains how to build them.
+  const HttpResponse index = api.handle(get("/"));
+  EXPECT_NE(index.body.find("not built"), std::string::npos);
+}
+
+std::size_t append(char* data, std::size_t size, std::size_t count, void* out) {
+  static_cast<std::string*>(out)->append(data, size * count);
+  return size * count;
+}
+
+/// GET (or POST `body`) `url` with libcurl: the status and body.
+std::pair<long, std::string> fetch(const std::string& url, const std::string* body = nullptr) {
+  CURL* curl = curl_easy_init();
+  std::string out;
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &out);
+  if (body != nullptr) {
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body->data());
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body->size()));
+  }
+  long status = 0;
+  if (curl_easy_perform(curl) == CURLE_OK) curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+  curl_easy_cleanup(curl);
+  return {status, out};
+}
+
+TEST_F(HandMadeRun, ServerAnswersOverHttp) {
+  const DashboardApi api(dir_, dir_ / "no-assets");
+  HttpServer::Options options;
+  options.listen = "127.0.0.1:0";
+  options.max_body_bytes = 1000;
+  HttpServer server(options, [&](const HttpRequest& r) { return api.handle(r); });
+  auto [status, body] = fetch(server.url() + "/api/overview?t=150");
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(nlohmann::json::parse(body)["running_jobs"], 1);
+  std::tie(status, body) = fetch(server.url() + "/api/jobs?search=train%2Da");  // URL-decoded
+  EXPECT_EQ(nlohmann::json::parse(body)["total"], 1);
+  std::tie(status, body) = fetch(server.url() + "/api/jobs?t=x");
+  EXPECT_EQ(status, 400);
+  EXPECT_NE(nlohmann::json::parse(body)["error"].get<std::string>().find("'t'"), std::string::npos);
+  const std::string big(5000, 'x');
+  std::tie(status, body) = fetch(server.url() + "/api/jobs", &big);
+  EXPECT_EQ(status, 413);
+  std::tie(status, body) = fetch(server.url() + "/metrics?t=100");
+  EXPECT_EQ(status, 200);  // Prometheus text at t = 100: the cluster_metrics row of 100
+  EXPECT_NE(body.find("\nslurm_jobs_pending 3\n"), std::string::npos) << body.substr(0, 400);
+  std::tie(status, body) = fetch(server.url() + "/metrics?t=100000");
+  EXPECT_EQ(status, 400);  // outside the run
+}
+
+TEST(ListenSpec, ParsesAndRefuses) {
+  EXPECT_EQ(listen_spec("127.0.0.1:8080"), "127.0.0.1:8080");
+  EXPECT_EQ(listen_spec(":9000"), "127.0.0.1:9000");
+  EXPECT_EQ(listen_spec("localhost:1"), "127.0.0.1:1");
+  EXPECT_EQ(listen_spec("[::1]:8080"), "[::1]:8080x");
+  EXPECT_THROW(listen_spec("8080"), std::invalid_argument);
+  EXPECT_THROW(listen_spec("127.0.0.1:99999"), std::invalid_argument);
+  EXPECT_THROW(listen_spec("127.0.0.1:80a"), std::invalid_argument);
+  EXPECT_THROW(listen_spec("example.com:80"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace gputwin

@@ -1,0 +1,171 @@
+// End-to-end test of the dashboard in Debian's headless Chromium, driven by playwright-core: `gputwin serve` on a
+// fresh run of scenarios/quickstart.json; every tab loads, and the numbers on the pages equal what the results
+// database says (asked with the sqlite3 command line, independently of the server's code). Screenshots go to
+// $ARTIFACTS (default build/test-artifacts/dashboard).
+//
+//   node tests/ui/dashboard_e2e.mjs GPUTWIN RESULTS_DIR      (NODE_PATH must reach playwright-core)
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdirSync, existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+
+const require = createRequire(import.meta.url);
+const { chromium } = require('playwright-core');
+const [gputwin, results] = process.argv.slice(2);
+const artifacts = process.env.ARTIFACTS || path.join(path.dirname(gputwin), 'test-artifacts', 'dashboard');
+const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
+if (!existsSync(chromiumPath)) {
+  console.log(`SKIP: no Chromium at ${chromiumPath}`);
+  process.exit(77);
+}
+mkdirSync(artifacts, { recursive: true });
+const db = path.join(results, 'results.sqlite');
+const sql = (query) => execFileSync('sqlite3', [db, query]).toString().trim();
+const num = (query) => Number(sql(query));
+
+// Start the server on a free port; its first line names the URL.
+const server = spawn(gputwin, ['serve', results, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+const url = await new Promise((resolve, reject) => {
+  let out = '';
+  server.stdout.on('data', (chunk) => {
+    out += chunk;
+    const m = out.match(/on (http:\/\/[0-9.:]+)/);
+    if (m) resolve(m[1]);
+  });
+  server.on('exit', (code) => reject(new Error(`gputwin serve exited with ${code}: ${out}`)));
+  setTimeout(() => reject(new Error(`gputwin serve did not start: ${out}`)), 20000);
+});
+
+const browser = await chromium.launch({
+  executablePath: chromiumPath,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+});
+let failures = 0;
+const check = async (name, fn) => {
+  try {
+    await fn();
+    console.log(`ok   ${name}`);
+  } catch (error) {
+    failures++;
+    console.log(`FAIL ${name}: ${error.message}`);
+  }
+};
+
+try {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  const end = num('SELECT CAST(value AS INTEGER) FROM metrics_info WHERE key = \'horizon_s\'');
+  // A time in the middle of the busiest hour: jobs pending, running and finished at once.
+  const t = num('SELECT time FROM cluster_metrics ORDER BY jobs_pending DESC, jobs_running DESC, time LIMIT 1');
+  const open = async (tab) => {
+    await page.goto(`${url}/?tab=${tab}&t=${t}`);
+    await page.waitForFunction((want) => document.body.dataset.rendered === want || document.body.dataset.error, `${tab}@${t}`,
+      { timeout: 15000 });
+    const error = await page.evaluate(() => document.body.dataset.error);
+    assert.equal(error, undefined, `the ${tab} tab failed: ${error}`);
+    await page.screenshot({ path: path.join(artifacts, `${tab}.png`), fullPage: true });
+  };
+  const text = (testid) => page.locator(`[data-testid="${testid}"]`).innerText();
+  const cardValue = async (id) => (await page.locator(`[data-testid="card-${id}"] .value`).innerText()).trim();
+
+  const running = num(`SELECT count(*) FROM jobs WHERE start_time <= ${t} AND (end_time IS NULL OR end_time > ${t})`);
+  const pending = num(`SELECT count(*) FROM jobs WHERE submit_time <= ${t} AND (start_time IS NULL OR start_time > ${t})
+                         AND NOT (start_time IS NULL AND end_time IS NOT NULL AND end_time <= ${t})`);
+  const submitted = num(`SELECT count(*) FROM jobs WHERE submit_time <= ${t}`);
+
+  await check('overview: cards equal the database', async () => {
+    await open('overview');
+    assert.equal(await cardValue('total-gpus'), sql('SELECT sum(gpus) FROM nodes'));
+    assert.equal(await cardValue('running-jobs'), String(running));
+    assert.match(await text('card-running-jobs'), new RegExp(`${pending} pending`));
+    const allocated = num(`SELECT IFNULL(sum(gpus), 0) FROM jobs WHERE start_time <= ${t} AND (end_time IS NULL OR end_time > ${t})`);
+    assert.equal(await cardValue('allocated-gpus'), String(allocated));
+    assert.equal(await page.locator('#node-grid .cell').count(), num('SELECT count(*) FROM nodes'));
+    assert.equal(await page.locator('#partition-table tbody tr').count(), num('SELECT count(*) FROM partitions'));
+    assert.ok(running > 0 && pending > 0, `the chosen time ${t} has ${running} running and ${pending} pending jobs`);
+  });
+
+  await check('jobs: counts, first page, sort and search equal the database', async () => {
+    await open('jobs');
+    assert.equal(await text('job-count-ALL'), String(submitted));
+    assert.equal(await text('job-count-RUNNING'), String(running));
+    assert.equal(await text('job-count-PENDING'), String(pending));
+    const rows = page.locator('#job-table tbody tr');
+    assert.equal(await rows.count(), Math.min(50, submitted));
+    assert.equal(await rows.first().getAttribute('data-job'), sql(`SELECT min(job_id) FROM jobs WHERE submit_time <= ${t}`));
+    // Sort by GPUs, descending (two clicks): the first row has the most GPUs.
+    await page.click('th[data-sort="gpus"]');
+    await page.waitForSelector('th.sorted-asc[data-sort="gpus"]');
+    await page.click('th[data-sort="gpus"]');
+    await page.waitForSelector('th.sorted-desc[data-sort="gpus"]');
+    await page.waitForFunction(() => document.querySelector('#job-table tbody tr td:nth-child(6)'));
+    const top = await page.locator('#job-table tbody tr').first().locator('td').nth(5).innerText();
+    assert.equal(top, sql(`SELECT max(gpus) FROM jobs WHERE submit_time <= ${t}`));
+    // Search one user: the ALL count is that user's submitted jobs.
+    const user = sql(`SELECT user FROM jobs WHERE submit_time <= ${t} GROUP BY user ORDER BY count(*) DESC, user LIMIT 1`);
+    await page.fill('[data-testid="job-search"]', user);
+    const want = sql(`SELECT count(*) FROM jobs WHERE submit_time <= ${t} AND (user LIKE '%${user}%' OR name LIKE '%${user}%'
+                      OR account LIKE '%${user}%' OR partition LIKE '%${user}%')`);
+    await page.waitForFunction((w) => document.querySelector('[data-testid="job-count-ALL"]').innerText === w, want, { timeout: 5000 });
+    // Pending tab.
+    await page.fill('[data-testid="job-search"]', '');
+    await page.click('[data-testid="job-filter-PENDING"]');
+    await page.waitForFunction((n) => document.querySelectorAll('#job-table tbody tr').length === Math.min(50, n), pending);
+    const states = await page.locator('#job-table tbody .state').allInnerTexts();
+    assert.ok(states.every((s) => s === 'PENDING'), `pending tab shows ${[...new Set(states)]}`);
+    await page.screenshot({ path: path.join(artifacts, 'jobs-pending.png'), fullPage: true });
+  });
+
+  await check('monitoring: the cluster and GPU charts draw', async () => {
+    await open('monitoring');
+    assert.equal(await page.locator('#cluster-chart canvas').count(), 1);
+    assert.equal(await page.locator('#gpu-chart canvas').count(), 1);
+    assert.equal(await page.locator('#node-select option').count(), num('SELECT count(*) FROM nodes'));
+  });
+
+  await check('nodes: the table lists every node and a node opens its GPU charts', async () => {
+    await open('nodes');
+    assert.equal(await page.locator('#node-table tbody tr').count(), num('SELECT count(*) FROM nodes'));
+    await page.locator('#node-table tbody tr').first().click();
+    await page.waitForFunction(() => document.querySelectorAll('#node-detail canvas').length === 4, null, { timeout: 10000 });
+    await page.screenshot({ path: path.join(artifacts, 'node-detail.png'), fullPage: true });
+  });
+
+  await check('events: the log shows the last lines up to the time, and downloads as text', async () => {
+    await open('events');
+    const log = await text('event-log');
+    const lines = log.split('\n').filter(Boolean);
+    assert.equal(lines.length, 200);
+    const href = await page.locator('[data-testid="event-download"]').getAttribute('href');
+    assert.match(href, /format=text/);
+    const download = await (await fetch(url + href)).text();
+    assert.equal(download.trim().split('\n').length, 200);
+    // Oldest first, ending with the latest event at or before t (a submit, start, end or node change).
+    const times = download.trim().split('\n').map((l) => Number(l.split('\t')[0]));
+    assert.deepEqual(times, [...times].sort((a, b) => a - b));
+    const latest = num(`SELECT max(x) FROM (SELECT max(submit_time) AS x FROM jobs WHERE submit_time <= ${t}
+        UNION SELECT max(start_time) FROM jobs WHERE start_time <= ${t} UNION SELECT max(end_time) FROM jobs
+        WHERE end_time <= ${t} UNION SELECT max(time) FROM node_events WHERE time <= ${t})`);
+    assert.equal(times.at(-1), latest);
+    const lastSubmit = sql(`SELECT job_id FROM jobs WHERE submit_time <= ${t} ORDER BY submit_time DESC, job_id DESC LIMIT 1`);
+    assert.ok(download.includes(`\tjob\t${lastSubmit}\tsubmitted`), `job ${lastSubmit}'s submit is in the log`);
+  });
+
+  await check('time slider: moving to the end shows the final states', async () => {
+    await page.goto(`${url}/?tab=jobs&t=${end}`);
+    await page.waitForFunction((want) => document.body.dataset.rendered === want, `jobs@${end}`);
+    assert.equal(await text('job-count-COMPLETED'), sql('SELECT count(*) FROM jobs WHERE state = \'COMPLETED\''));
+  });
+
+  await check('no script errors on any page', async () => {
+    assert.deepEqual(errors, []);
+  });
+} finally {
+  await browser.close();
+  server.kill('SIGTERM');
+}
+console.log(failures ? `${failures} check(s) failed` : 'all dashboard checks passed');
+process.exit(failures ? 1 : 0);

@@ -1,0 +1,241 @@
+// gputwin's dashboard: tabs over the JSON API of `gputwin serve` (see ui/dashboard_api.hpp). Every view reads the
+// state at the time slider's position.
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import './app.css';
+
+const $ = (id) => document.getElementById(id);
+const state = { info: null, t: 0, tab: 'overview', jobs: { filter: 'all', sort: 'job_id', order: 'asc', offset: 0, limit: 50, search: '' },
+  nodeFilter: 'all', window: 3600, node: null, charts: {} };
+const GROUPS = ['IDLE', 'MIXED', 'ALLOCATED', 'DRAIN', 'DOWN', 'UNKNOWN'];
+
+async function api(path, params = {}) {
+  const query = new URLSearchParams(params).toString();
+  const response = await fetch(`/api/${path}${query ? '?' + query : ''}`);
+  const body = await response.json();
+  if (!response.ok) throw new Error(body.error || response.statusText);
+  return body;
+}
+
+function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === 'class') e.className = v;
+    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v);
+  }
+  for (const c of children) e.append(c instanceof Node ? c : document.createTextNode(c ?? ''));
+  return e;
+}
+
+export function duration(s) {
+  if (s === null || s === undefined || s < 0) return '';
+  const d = Math.floor(s / 86400), h = Math.floor((s % 86400) / 3600), m = Math.floor((s % 3600) / 60), sec = s % 60;
+  const hms = `${String(h).padStart(2, '0')}:${String(m).padStart(2, '0')}:${String(sec).padStart(2, '0')}`;
+  return d > 0 ? `${d}-${hms}` : hms;
+}
+
+function clockText(t) {
+  const epoch = state.info?.epoch_unix || 0;
+  const wall = epoch > 0 ? ` (${new Date((epoch + t) * 1000).toISOString().replace('T', ' ').slice(0, 19)} UTC)` : '';
+  return `t = ${duration(t)}${wall}`;
+}
+
+const pct = (v) => (v === null || v === undefined ? 'n/a' : `${v.toFixed(1)}%`);
+
+// ---- Overview ------------------------------------------------------------------------------------------------------
+
+async function renderOverview() {
+  const o = await api('overview', { t: state.t });
+  const cards = [
+    ['Total GPUs', o.total_gpus, `${o.total_nodes} nodes`],
+    ['Allocated GPUs', o.allocated_gpus, o.total_gpus ? `${((100 * o.allocated_gpus) / o.total_gpus).toFixed(1)}%` : ''],
+    ['GPU Util', pct(o.gpu_util_pct), 'mean over all GPUs'],
+    ['GPU Memory', pct(o.gpu_mem_pct), 'framebuffer used'],
+    ['Running Jobs', o.running_jobs, `${o.pending_jobs} pending`],
+    ['Idle Nodes', o.idle_nodes, `of ${o.total_nodes}`],
+  ];
+  $('overview-cards').replaceChildren(...cards.map(([label, value, sub]) =>
+    el('div', { class: 'card', 'data-testid': `card-${label.toLowerCase().replace(/ /g, '-')}` },
+      el('div', { class: 'label' }, label), el('div', { class: 'value' }, String(value)), el('div', { class: 'sub' }, sub))));
+  $('grid-legend').replaceChildren(...GROUPS.map((g) =>
+    el('span', { 'data-testid': `group-${g}` }, el('i', { class: `cell g-${g}` }), ` ${g} ${o.node_groups[g]}`)));
+  const nodes = await api('nodes', { t: state.t });
+  $('node-grid').replaceChildren(...nodes.nodes.map((n) =>
+    el('div', { class: `cell g-${n.group}`, title: `${n.name}: ${n.state}${n.gpu_util_pct !== null ? `, GPU ${n.gpu_util_pct.toFixed(0)}%` : ''}` })));
+  $('partition-table').tBodies[0].replaceChildren(...o.partitions.map((p) => el('tr', {},
+    el('td', {}, p.name + (p.default ? '*' : '')), el('td', {}, p.nodes), el('td', {}, p.gpu_type),
+    el('td', {}, `${p.avail_nodes}/${p.total_nodes}`), el('td', {}, p.default_time === null ? 'NONE' : duration(p.default_time)),
+    el('td', {}, p.max_time === null ? 'UNLIMITED' : duration(p.max_time)), el('td', {}, p.state))));
+}
+
+// ---- Jobs ----------------------------------------------------------------------------------------------------------
+
+const JOB_COLUMNS = [
+  ['job_id', 'Job ID'], ['name', 'Name'], ['user', 'User'], ['partition', 'Partition'], ['nodes', 'Nodes'],
+  ['gpus', 'GPUs'], ['run_time', 'Run Time'], ['time_limit', 'Time Limit'], ['state', 'State'], ['priority', 'Priority'],
+  [null, 'Reason'],
+];
+
+function renderJobHeader() {
+  const row = $('job-table').tHead.rows[0];
+  row.replaceChildren(...JOB_COLUMNS.map(([key, label]) => {
+    const sorted = key === state.jobs.sort ? ` sorted-${state.jobs.order}` : '';
+    return el('th', { class: key ? `sortable${sorted}` : '', 'data-sort': key || '', onclick: () => {
+      if (!key) return;
+      if (state.jobs.sort === key) state.jobs.order = state.jobs.order === 'asc' ? 'desc' : 'asc';
+      else Object.assign(state.jobs, { sort: key, order: 'asc' });
+      state.jobs.offset = 0;
+      renderJobs();
+    } }, label);
+  }));
+}
+
+async function renderJobs() {
+  renderJobHeader();
+  const q = state.jobs;
+  const page = await api('jobs', { t: state.t, filter: q.filter, sort: q.sort, order: q.order, offset: q.offset, limit: q.limit, search: q.search });
+  $('job-filters').replaceChildren(...['ALL', 'RUNNING', 'PENDING', 'COMPLETED', 'FAILED', 'UNKNOWN'].map((name) =>
+    el('button', { class: q.filter === name.toLowerCase() ? 'active' : '', 'data-testid': `job-filter-${name}`,
+      onclick: () => { Object.assign(q, { filter: name.toLowerCase(), offset: 0 }); renderJobs(); } },
+    `${name} `, el('b', { 'data-testid': `job-count-${name}` }, String(page.counts[name])))));
+  $('job-table').tBodies[0].replaceChildren(...page.jobs.map((j) => el('tr', { 'data-job': j.job_id },
+    el('td', {}, String(j.job_id)), el('td', {}, j.name), el('td', {}, j.user), el('td', {}, j.partition),
+    el('td', {}, String(j.nodes)), el('td', {}, String(j.gpus)), el('td', {}, duration(j.run_time)),
+    el('td', {}, duration(j.time_limit)), el('td', {}, el('span', { class: `state ${j.state}` }, j.state)),
+    el('td', {}, String(j.priority)), el('td', {}, j.reason))));
+  const pages = Math.max(1, Math.ceil(page.total / q.limit));
+  const current = Math.floor(q.offset / q.limit) + 1;
+  $('job-pager').replaceChildren(
+    el('button', { 'data-testid': 'job-prev', onclick: () => { q.offset = Math.max(0, q.offset - q.limit); renderJobs(); } }, '‹'),
+    el('span', { 'data-testid': 'job-page' }, `page ${current} of ${pages} (${page.total} jobs)`),
+    el('button', { 'data-testid': 'job-next', onclick: () => { if (q.offset + q.limit < page.total) { q.offset += q.limit; renderJobs(); } } }, '›'));
+}
+
+// ---- Monitoring ----------------------------------------------------------------------------------------------------
+
+const WINDOWS = [['5m', 300], ['15m', 900], ['1h', 3600], ['6h', 21600], ['1d', 86400], ['all', 0]];
+
+function chart(name, target, opts, data) {
+  if (state.charts[name]) state.charts[name].destroy();
+  const width = Math.max(400, target.clientWidth - 12 || 900);
+  state.charts[name] = new uPlot({ width, height: 260, ...opts }, data, target);
+}
+
+async function renderMonitoring() {
+  $('windows').replaceChildren(...WINDOWS.map(([label, s]) => el('button', { class: state.window === s ? 'active' : '',
+    'data-testid': `window-${label}`, onclick: () => { state.window = s; renderMonitoring(); } }, label)));
+  const from = state.window > 0 ? Math.max(state.info.begin, state.t - state.window) : state.info.begin;
+  const s = await api('series/cluster', { from, to: state.t, points: 800 });
+  chart('cluster', $('cluster-chart'), {
+    series: [{}, { label: 'Pending jobs', stroke: '#d4a017' }, { label: 'Running jobs', stroke: '#2a7ab9' },
+      { label: 'GPUs allocated %', stroke: '#c0392b', scale: '%' }],
+    axes: [{}, {}, { side: 1, scale: '%' }], scales: { x: { time: false }, '%': { range: [0, 100] } },
+  }, [s.time, s.pending, s.running, s.gpu_util_pct]);
+  const nodes = (await api('nodes', { t: state.t })).nodes;
+  if (state.node === null && nodes.length) state.node = nodes[0].name;
+  const select = $('node-select');
+  if (select.options.length !== nodes.length) {
+    select.replaceChildren(...nodes.map((n) => el('option', { value: n.name }, n.name)));
+  }
+  select.value = state.node;
+  await renderGpuChart($('gpu-chart'), state.node, from, 'util', 'GPU util %');
+}
+
+async function renderGpuChart(target, node, from, field, label) {
+  $('gpu-chart-node').textContent = node;
+  const g = await api(`nodes/${encodeURIComponent(node)}/gpus`, { from, to: state.t, points: 400 });
+  const gpus = Object.keys(g.gpus);
+  if (!gpus.length) { target.textContent = 'No GPU metrics stored for this run.'; return; }
+  const colors = ['#2a7ab9', '#c0392b', '#27ae60', '#8e44ad', '#d35400', '#16a085', '#7f8c8d', '#2c3e50'];
+  chart(`gpu-${target.id}`, target, {
+    series: [{}, ...gpus.map((k, i) => ({ label: `GPU ${k} ${label}`, stroke: colors[i % colors.length] }))],
+    scales: { x: { time: false } },
+  }, [g.gpus[gpus[0]].time, ...gpus.map((k) => g.gpus[k][field])]);
+}
+
+// ---- Nodes ---------------------------------------------------------------------------------------------------------
+
+async function renderNodes() {
+  const r = await api('nodes', { t: state.t, filter: state.nodeFilter });
+  $('node-filters').replaceChildren(...[['all', 'All'], ['failed', 'Failed'], ['xid', 'XID Errors'], ['healthy', 'Healthy']].map(([key, label]) =>
+    el('button', { class: state.nodeFilter === key ? 'active' : '', 'data-testid': `node-filter-${key}`,
+      onclick: () => { state.nodeFilter = key; renderNodes(); } }, `${label} `, el('b', {}, String(r.counts[key])))));
+  $('node-table').tBodies[0].replaceChildren(...r.nodes.map((n) => el('tr', { class: 'clickable', 'data-node': n.name,
+    onclick: () => renderNodeDetail(n.name) },
+    el('td', {}, n.name), el('td', {}, el('span', { class: `cell-inline g-${n.group}` }), ` ${n.state}`), el('td', {}, String(n.gpus)),
+    el('td', {}, n.gpu_type), el('td', {}, pct(n.gpu_util_pct)), el('td', {}, pct(n.gpu_mem_pct)), el('td', {}, n.xid ? String(n.xid) : ''))));
+}
+
+async function renderNodeDetail(name) {
+  const target = $('node-detail');
+  target.replaceChildren(el('h2', {}, `${name}: per GPU (DCGM_FI_DEV_GPU_UTIL, FB_USED, POWER_USAGE, GPU_TEMP)`));
+  const from = Math.max(state.info.begin, state.t - 3600);
+  for (const [field, label] of [['util', 'util %'], ['fb_used_mib', 'FB used MiB'], ['power_w', 'power W'], ['temp_c', 'temp °C']]) {
+    const box = el('div', { class: 'chart', id: `detail-${field}` });
+    target.append(box);
+    await renderGpuChart(box, name, from, field, label);
+  }
+}
+
+// ---- Events --------------------------------------------------------------------------------------------------------
+
+async function renderEvents() {
+  const params = { t: state.t, limit: $('event-limit').value, kind: $('event-kind').value };
+  const r = await api('events', params);
+  $('event-log').textContent = r.events.map((e) => `${duration(e.time).padStart(11)}  ${e.kind.padEnd(6)} ${e.subject.padEnd(10)} ${e.text}`).join('\n');
+  $('event-download').href = `/api/events?${new URLSearchParams({ ...params, format: 'text' })}`;
+}
+
+// ---- Shell ---------------------------------------------------------------------------------------------------------
+
+const RENDER = { overview: renderOverview, jobs: renderJobs, monitoring: renderMonitoring, nodes: renderNodes, events: renderEvents };
+
+async function render() {
+  $('time-label').textContent = clockText(state.t);
+  try {
+    await RENDER[state.tab]();
+    document.body.dataset.rendered = `${state.tab}@${state.t}`;
+  } catch (error) {
+    console.error(error);
+    document.body.dataset.error = String(error.message || error);
+  }
+}
+
+async function start() {
+  state.info = await api('info');
+  $('run-name').textContent = `${state.info.kind === 'twin' ? 'twin' : 'run'} ${state.info.scenario} (${state.info.policy}, seed ${state.info.seed}): ${state.info.jobs} jobs, ${state.info.nodes} nodes`;
+  const params = new URLSearchParams(location.search);
+  state.t = Number(params.get('t') ?? state.info.end);
+  const slider = $('time-slider');
+  Object.assign(slider, { min: state.info.begin, max: state.info.end, value: state.t });
+  let pending = null;
+  slider.addEventListener('input', () => {
+    state.t = Number(slider.value);
+    $('time-label').textContent = clockText(state.t);
+    clearTimeout(pending);
+    pending = setTimeout(render, 120);
+  });
+  for (const button of document.querySelectorAll('#tabs button')) {
+    button.addEventListener('click', () => {
+      document.querySelectorAll('#tabs button').forEach((b) => b.classList.toggle('active', b === button));
+      document.querySelectorAll('.tab').forEach((s) => s.classList.toggle('active', s.id === `tab-${button.dataset.tab}`));
+      state.tab = button.dataset.tab;
+      render();
+    });
+  }
+  let searchTimer = null;
+  $('job-search').addEventListener('input', (e) => {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(() => { Object.assign(state.jobs, { search: e.target.value, offset: 0 }); renderJobs(); }, 200);
+  });
+  $('node-select').addEventListener('change', (e) => { state.node = e.target.value; renderMonitoring(); });
+  $('event-kind').addEventListener('change', renderEvents);
+  $('event-limit').addEventListener('change', renderEvents);
+  setInterval(() => { if (state.tab === 'events' && $('event-auto').checked) renderEvents(); }, 2000);
+  const tab = params.get('tab');
+  if (tab && RENDER[tab]) document.querySelector(`#tabs button[data-tab="${tab}"]`).click();
+  else render();
+}
+
+start();
