@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <functional>
 #include <numeric>
 #include <set>
 
@@ -254,6 +255,9 @@ void RunView::load_jobs() {
         j.reason = intern(column_text(row, 16));
         jobs_.push_back(j);
       });
+  lower_names_.resize(text_arena_.size());
+  std::transform(text_arena_.begin(), text_arena_.end(), lower_names_.begin(),
+                 [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
 }
 
 std::int32_t RunView::state_at(const Job& j, std::int64_t at_s) const {
@@ -301,15 +305,21 @@ JobRow RunView::row(const Job& j, std::int64_t at_s) const {
   return r;
 }
 
-const std::vector<std::uint32_t>& RunView::order_by(JobSort sort) const {
+const std::vector<std::uint32_t>& RunView::order_by(JobSort sort, bool descending) const {
   std::lock_guard lock(cache_mutex_);
-  auto& order = orders_[static_cast<int>(sort)];
+  auto& order = orders_[static_cast<int>(sort) * 2 + (descending ? 1 : 0)];
   if (!order.empty() || jobs_.empty()) return order;
   order.resize(jobs_.size());
   std::iota(order.begin(), order.end(), 0u);
+  // Ties keep job id order (jobs_ is in job id order) in both directions.
   const auto by = [&](auto key) {
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::uint32_t a, std::uint32_t b) { return key(jobs_[a]) < key(jobs_[b]); });
+    if (descending) {
+      std::stable_sort(order.begin(), order.end(),
+                       [&](std::uint32_t a, std::uint32_t b) { return key(jobs_[b]) < key(jobs_[a]); });
+    } else {
+      std::stable_sort(order.begin(), order.end(),
+                       [&](std::uint32_t a, std::uint32_t b) { return key(jobs_[a]) < key(jobs_[b]); });
+    }
   };
   const auto name = [&](const Job& j) { return std::string_view(text_arena_.data() + j.name_off, j.name_len); };
   switch (sort) {
@@ -341,18 +351,26 @@ const std::vector<std::uint32_t>& RunView::order_by(JobSort sort) const {
       by([](const Job& j) { return j.start < 0 ? INT64_MAX : j.start; });
       break;
     default:
-      break;  // kJobId: jobs_ is in job id order already
+      by([](const Job& j) { return j.job_id; });
+      break;
   }
   return order;
+}
+
+void RunView::prepare_orders() const {
+  for (const JobSort sort : {JobSort::kName, JobSort::kUser, JobSort::kPartition, JobSort::kNodes, JobSort::kGpus,
+                             JobSort::kTimeLimit, JobSort::kPriority, JobSort::kSubmit, JobSort::kStart}) {
+    order_by(sort, false);
+    order_by(sort, true);
+  }
 }
 
 JobPage RunView::jobs(const JobQuery& query) const {
   JobPage page;
   const std::string needle = lower(query.search);
   std::int64_t needle_id = -1;
-  if (!needle.empty() &&
-      std::all_of(needle.begin(), needle.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }) &&
-      needle.size() < 18) {
+  if (!needle.empty() && needle.size() < 18 &&
+      std::all_of(needle.begin(), needle.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
     needle_id = std::stoll(needle);
   }
   std::uint32_t user_id = UINT32_MAX;
@@ -361,125 +379,83 @@ JobPage RunView::jobs(const JobQuery& query) const {
     if (it == string_ids_.end()) return page;  // no such user: nothing matches
     user_id = it->second;
   }
-  // Each job's state group at the time, computed once per distinct state id.
-  std::vector<std::int8_t> group_of(strings_.size(), -1);
-  const auto group = [&](std::int32_t state) {
-    std::int8_t& g = group_of[static_cast<std::size_t>(state)];
-    if (g < 0) g = static_cast<std::int8_t>(job_state_group(text(static_cast<std::uint32_t>(state))));
-    return static_cast<JobFilter>(g);
-  };
+  // Each state's group, computed once per distinct state id.
+  std::vector<JobFilter> group_of(strings_.size());
+  for (std::size_t s = 0; s < strings_.size(); ++s) group_of[s] = job_state_group(strings_[s]);
+  // Interned strings (user, account, partition) are tested once each; names with a plain search of the lowered copy.
+  std::vector<std::uint8_t> string_matches(strings_.size(), 0);
+  if (!needle.empty()) {
+    for (std::size_t s = 0; s < strings_.size(); ++s) string_matches[s] = contains_lower(strings_[s], needle) ? 1 : 0;
+  }
+  const std::boyer_moore_horspool_searcher searcher(needle.begin(), needle.end());
   const auto matches_text = [&](const Job& j) {
     if (needle.empty()) return true;
     if (needle_id >= 0 && j.job_id == needle_id) return true;
-    return contains_lower(std::string_view(text_arena_.data() + j.name_off, j.name_len), needle) ||
-           contains_lower(text(j.user), needle) || contains_lower(text(j.account), needle) ||
-           contains_lower(text(j.partition), needle);
+    if (string_matches[j.user] || string_matches[j.account] || string_matches[j.partition]) return true;
+    const char* name = lower_names_.data() + j.name_off;
+    return j.name_len >= needle.size() && std::search(name, name + j.name_len, searcher) != name + j.name_len;
   };
-  // Which jobs match, in job id order, and the counts per tab.
-  std::vector<std::uint32_t> hits;
-  std::vector<std::int32_t> state_of(jobs_.size(), -1);
+  // One pass: which jobs match (a flag per job), and the counts per tab.
+  std::vector<std::uint8_t> hit(jobs_.size(), 0);
   for (std::size_t i = 0; i < jobs_.size(); ++i) {
     const Job& j = jobs_[i];
     if (user_id != UINT32_MAX && j.user != user_id) continue;
     const std::int32_t s = state_at(j, query.at_s);
     if (s < 0 || !matches_text(j)) continue;
-    state_of[i] = s;
-    const JobFilter g = group(s);
+    const JobFilter g = group_of[static_cast<std::size_t>(s)];
     ++page.counts[static_cast<std::size_t>(JobFilter::kAll)];
     ++page.counts[static_cast<std::size_t>(g)];
-    if (query.filter == JobFilter::kAll || query.filter == g) hits.push_back(static_cast<std::uint32_t>(i));
+    if (query.filter == JobFilter::kAll || query.filter == g) {
+      hit[i] = 1;
+      ++page.total;
+    }
   }
-  page.total = hits.size();
-  const std::size_t from = std::min(query.offset, hits.size());
-  const std::size_t to = std::min(hits.size(), from + std::min<std::size_t>(query.limit, 10000));
+  const std::size_t from = std::min(query.offset, page.total);
+  const std::size_t to = std::min(page.total, from + std::min<std::size_t>(query.limit, 10000));
   if (from >= to) return page;
 
   std::vector<std::uint32_t> chosen;
-  const bool by_time = query.sort == JobSort::kRunTime || query.sort == JobSort::kState;
+  chosen.reserve(to - from);
+  const auto walk = [&](auto&& next_index, std::size_t n) {  // the hits from..to in a given order
+    std::size_t seen = 0;
+    for (std::size_t k = 0; k < n && seen < to; ++k) {
+      const std::uint32_t i = next_index(k);
+      if (!hit[i]) continue;
+      if (seen >= from) chosen.push_back(i);
+      ++seen;
+    }
+  };
   if (query.sort == JobSort::kJobId) {
+    const auto n = static_cast<std::uint32_t>(jobs_.size());
     if (query.descending) {
-      for (std::size_t k = from; k < to; ++k) chosen.push_back(hits[hits.size() - 1 - k]);
+      walk([&](std::size_t k) { return static_cast<std::uint32_t>(n - 1 - k); }, n);
     } else {
-      chosen.assign(hits.begin() + static_cast<std::ptrdiff_t>(from), hits.begin() + static_cast<std::ptrdiff_t>(to));
+      walk([](std::size_t k) { return static_cast<std::uint32_t>(k); }, n);
     }
-  } else if (!by_time) {
-    // Walk the column's order, keeping the hits, up to the page's end.
-    const auto& order = order_by(query.sort);
-    std::vector<char> hit(jobs_.size(), 0);
-    for (std::uint32_t h : hits) hit[h] = 1;
-    std::vector<std::uint32_t> ordered;
-    ordered.reserve(hits.size());
-    // Ties keep job id order in both directions: walk runs of equal keys forwards.
-    for (std::uint32_t i : order) {
-      if (hit[i]) ordered.push_back(i);
-    }
-    if (query.descending) {
-      // Reverse the order of the key runs, not of the jobs within a run.
-      std::vector<std::uint32_t> rev;
-      rev.reserve(ordered.size());
-      std::size_t end = ordered.size();
-      while (end > 0) {
-        std::size_t begin = end - 1;
-        const auto same = [&](std::uint32_t a, std::uint32_t b) {
-          const Job &x = jobs_[a], &y = jobs_[b];
-          switch (query.sort) {
-            case JobSort::kName:
-              return std::string_view(text_arena_.data() + x.name_off, x.name_len) ==
-                     std::string_view(text_arena_.data() + y.name_off, y.name_len);
-            case JobSort::kUser:
-              return x.user == y.user;
-            case JobSort::kPartition:
-              return x.partition == y.partition;
-            case JobSort::kNodes:
-              return x.nodes == y.nodes;
-            case JobSort::kGpus:
-              return x.gpus == y.gpus;
-            case JobSort::kTimeLimit:
-              return x.time_limit == y.time_limit;
-            case JobSort::kPriority:
-              return x.priority == y.priority;
-            case JobSort::kSubmit:
-              return x.submit == y.submit;
-            case JobSort::kStart:
-              return x.start == y.start;
-            default:
-              return false;
-          }
-        };
-        while (begin > 0 && same(ordered[begin - 1], ordered[end - 1])) --begin;
-        rev.insert(rev.end(), ordered.begin() + static_cast<std::ptrdiff_t>(begin),
-                   ordered.begin() + static_cast<std::ptrdiff_t>(end));
-        end = begin;
-      }
-      ordered.swap(rev);
-    }
-    chosen.assign(ordered.begin() + static_cast<std::ptrdiff_t>(from),
-                  ordered.begin() + static_cast<std::ptrdiff_t>(to));
+  } else if (query.sort != JobSort::kRunTime && query.sort != JobSort::kState) {
+    const auto& order = order_by(query.sort, query.descending);
+    walk([&](std::size_t k) { return order[k]; }, order.size());
   } else {
     // The key depends on the time: select the page (nth_element), then sort only it. Ties by job id.
-    const auto key = [&](std::uint32_t i) -> std::int64_t {
-      const Job& j = jobs_[i];
-      if (query.sort == JobSort::kState) return state_of[i];
-      if (j.start < 0 || query.at_s < j.start) return 0;
-      return (j.end >= 0 && query.at_s >= j.end ? j.end : query.at_s) - j.start;
-    };
     std::vector<std::pair<std::int64_t, std::uint32_t>> keyed;
-    keyed.reserve(hits.size());
-    for (std::uint32_t h : hits) {
-      std::int64_t k = key(h);
-      if (query.sort == JobSort::kState) {  // by state name, not by interned id
-        k = 0;
-        const std::string_view s = text(static_cast<std::uint32_t>(state_of[h]));
-        for (std::size_t c = 0; c < 8; ++c) k = (k << 8) | (c < s.size() ? static_cast<unsigned char>(s[c]) : 0);
+    keyed.reserve(page.total);
+    for (std::uint32_t i = 0; i < jobs_.size(); ++i) {
+      if (!hit[i]) continue;
+      const Job& j = jobs_[i];
+      std::int64_t k = 0;
+      if (query.sort == JobSort::kState) {  // by state name: its first 7 bytes, big-endian
+        const std::string_view s = text(static_cast<std::uint32_t>(state_at(j, query.at_s)));
+        for (std::size_t c = 0; c < 7; ++c) k = (k << 8) | (c < s.size() ? static_cast<unsigned char>(s[c]) : 0);
+      } else if (j.start >= 0 && query.at_s >= j.start) {
+        k = (j.end >= 0 && query.at_s >= j.end ? j.end : query.at_s) - j.start;
       }
-      keyed.emplace_back(query.descending ? -k - 1 : k, h);
+      keyed.emplace_back(query.descending ? -k : k, i);
     }
-    const auto less = [](const auto& a, const auto& b) { return a < b; };
-    auto first = keyed.begin() + static_cast<std::ptrdiff_t>(from);
-    auto last = keyed.begin() + static_cast<std::ptrdiff_t>(to);
-    std::nth_element(keyed.begin(), first, keyed.end(), less);
-    if (last != keyed.end()) std::nth_element(first, last, keyed.end(), less);
-    std::sort(first, last, less);
+    const auto first = keyed.begin() + static_cast<std::ptrdiff_t>(from);
+    const auto last = keyed.begin() + static_cast<std::ptrdiff_t>(to);
+    std::nth_element(keyed.begin(), first, keyed.end());
+    if (last != keyed.end()) std::nth_element(first, last, keyed.end());
+    std::sort(first, last);
     for (auto it = first; it != last; ++it) chosen.push_back(it->second);
   }
   page.rows.reserve(chosen.size());

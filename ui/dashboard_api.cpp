@@ -112,7 +112,9 @@ std::int64_t int_param(const HttpRequest& request, const std::string& name, std:
 DashboardApi::DashboardApi(std::filesystem::path results_dir, std::filesystem::path assets_dir)
     : results_dir_(std::move(results_dir)),
       assets_dir_(std::move(assets_dir)),
-      view_(std::make_unique<RunView>(results_dir_)) {}
+      view_(std::make_unique<RunView>(results_dir_)) {
+  view_->prepare_orders();
+}
 
 DashboardApi::~DashboardApi() = default;
 
