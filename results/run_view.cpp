@@ -10,16 +10,11 @@
 #include "gpu/gpu_catalogue.hpp"
 #include "model/errors.hpp"
 #include "model/hostlist.hpp"
+#include "model/text.hpp"
 
 namespace gputwin {
 
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 /// Case-insensitive: does `hay` contain `needle_lower` (already lower case)?
 bool contains_lower(std::string_view hay, std::string_view needle_lower) {
@@ -313,13 +308,9 @@ const std::vector<std::uint32_t>& RunView::order_by(JobSort sort, bool descendin
   std::iota(order.begin(), order.end(), 0u);
   // Ties keep job id order (jobs_ is in job id order) in both directions.
   const auto by = [&](auto key) {
-    if (descending) {
-      std::stable_sort(order.begin(), order.end(),
-                       [&](std::uint32_t a, std::uint32_t b) { return key(jobs_[b]) < key(jobs_[a]); });
-    } else {
-      std::stable_sort(order.begin(), order.end(),
-                       [&](std::uint32_t a, std::uint32_t b) { return key(jobs_[a]) < key(jobs_[b]); });
-    }
+    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return descending ? key(jobs_[b]) < key(jobs_[a]) : key(jobs_[a]) < key(jobs_[b]);
+    });
   };
   const auto name = [&](const Job& j) { return std::string_view(text_arena_.data() + j.name_off, j.name_len); };
   switch (sort) {

@@ -14,15 +14,11 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "model/text.hpp"
+
 namespace gputwin {
 
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 void init_civetweb_once() {
   static std::once_flag once;
