@@ -42,6 +42,22 @@ std::size_t group_index(std::string_view group) {
   return kNodeGroups.size() - 1;
 }
 
+/// Which samples of a series of period `step` a window [from_s, to_s] keeps for at most `max_points`: every
+/// `stride`-th from sample index `first`.
+struct Thinning {
+  std::int64_t first = 0;
+  std::int64_t stride = 1;
+};
+
+Thinning thinning(std::int64_t from_s, std::int64_t to_s, std::int64_t step, std::size_t max_points) {
+  Thinning t;
+  t.first = (std::max<std::int64_t>(0, from_s) + step - 1) / step;
+  const std::int64_t count = std::max<std::int64_t>(0, to_s / step - t.first + 1);
+  const auto max = static_cast<std::int64_t>(max_points);
+  t.stride = std::max<std::int64_t>(1, (count + max - 1) / max);
+  return t;
+}
+
 }  // namespace
 
 std::optional<JobFilter> parse_job_filter(std::string_view text) {
@@ -474,27 +490,24 @@ std::string RunView::node_state_at(std::size_t node, std::int64_t at_s) const {
   return std::string(text(node_event_state_[static_cast<std::size_t>(it - node_event_time_.begin()) - 1]));
 }
 
-void RunView::gpu_snapshot(std::int64_t at_s, std::vector<NodeRow>& rows) const {
-  if (info_.gpu_step_s <= 0) return;
+std::vector<RunView::GpuSample> RunView::gpu_samples(std::int64_t at_s) const {
+  std::vector<GpuSample> samples;
+  if (info_.gpu_step_s <= 0) return samples;
+  samples.resize(nodes_.size());
   const std::int64_t t = std::max<std::int64_t>(0, at_s / info_.gpu_step_s * info_.gpu_step_s);
   std::lock_guard lock(db_mutex_);
-  for (NodeRow& r : rows) {
-    double util = 0, fb = 0;
-    int n = 0;
-    std::int32_t xid = 0;
+  // Read per node (no index on time; the primary key serves node, then time).
+  for (std::size_t node = 0; node < nodes_.size(); ++node) {
+    GpuSample& sample = samples[node];
     db_->query("SELECT util_pct, fb_used_mib, xid FROM gpu_metrics WHERE node_index = ? AND gpu >= 0 AND time = ?",
-               {r.index, t}, [&](sqlite3_stmt* q) {
-                 util += sqlite3_column_double(q, 0);
-                 fb += sqlite3_column_double(q, 1);
-                 if (const auto x = static_cast<std::int32_t>(sqlite3_column_int64(q, 2)); x != 0) xid = x;
-                 ++n;
+               {static_cast<std::int64_t>(node), t}, [&](sqlite3_stmt* q) {
+                 sample.util += sqlite3_column_double(q, 0);
+                 sample.fb_used_mib += sqlite3_column_double(q, 1);
+                 if (const auto x = static_cast<std::int32_t>(sqlite3_column_int64(q, 2)); x != 0) sample.xid = x;
+                 ++sample.gpus;
                });
-    if (n == 0) continue;
-    r.gpu_util_pct = util / n;
-    const double total = nodes_[static_cast<std::size_t>(r.index)].fb_total_mib;
-    r.gpu_mem_pct = total > 0 ? 100.0 * fb / (total * n) : -1;
-    r.xid = xid;
   }
+  return samples;
 }
 
 std::vector<NodeRow> RunView::nodes(std::int64_t at_s) const {
@@ -512,7 +525,15 @@ std::vector<NodeRow> RunView::nodes(std::int64_t at_s) const {
     r.gpu_type = nodes_[n].gpu_type;
     rows.push_back(std::move(r));
   }
-  gpu_snapshot(at_s, rows);
+  const std::vector<GpuSample> samples = gpu_samples(at_s);
+  for (std::size_t n = 0; n < samples.size(); ++n) {
+    const GpuSample& g = samples[n];
+    if (g.gpus == 0) continue;
+    rows[n].gpu_util_pct = g.util / g.gpus;
+    const double total = nodes_[n].fb_total_mib;
+    rows[n].gpu_mem_pct = total > 0 ? 100.0 * g.fb_used_mib / (total * g.gpus) : -1;
+    rows[n].xid = g.xid;
+  }
   return rows;
 }
 
@@ -576,25 +597,18 @@ Overview RunView::overview(std::int64_t at_s) const {
       ++o.pending_jobs;
     }
   }
-  if (info_.gpu_step_s > 0) {
-    const std::int64_t t = std::max<std::int64_t>(0, at_s / info_.gpu_step_s * info_.gpu_step_s);
-    std::lock_guard lock(db_mutex_);
-    double util = 0, fb = 0, fb_total = 0;
-    std::int64_t n = 0;
-    // One pass over the sample (no index on time: read per node, which the primary key serves).
-    for (std::size_t node = 0; node < nodes_.size(); ++node) {
-      db_->query("SELECT util_pct, fb_used_mib FROM gpu_metrics WHERE node_index = ? AND gpu >= 0 AND time = ?",
-                 {static_cast<std::int64_t>(node), t}, [&](sqlite3_stmt* q) {
-                   util += sqlite3_column_double(q, 0);
-                   fb += sqlite3_column_double(q, 1);
-                   fb_total += nodes_[node].fb_total_mib;
-                   ++n;
-                 });
-    }
-    if (n > 0) {
-      o.gpu_util_pct = util / static_cast<double>(n);
-      if (fb_total > 0) o.gpu_mem_pct = 100.0 * fb / fb_total;
-    }
+  double util = 0, fb = 0, fb_total = 0;
+  std::int64_t sampled = 0;
+  const std::vector<GpuSample> samples = gpu_samples(at_s);
+  for (std::size_t n = 0; n < samples.size(); ++n) {
+    util += samples[n].util;
+    fb += samples[n].fb_used_mib;
+    fb_total += nodes_[n].fb_total_mib * samples[n].gpus;
+    sampled += samples[n].gpus;
+  }
+  if (sampled > 0) {
+    o.gpu_util_pct = util / static_cast<double>(sampled);
+    if (fb_total > 0) o.gpu_mem_pct = 100.0 * fb / fb_total;
   }
   return o;
 }
@@ -604,10 +618,7 @@ std::vector<ClusterPoint> RunView::cluster_series(std::int64_t from_s, std::int6
   std::vector<ClusterPoint> points;
   if (info_.cluster_step_s <= 0 || to_s < from_s || max_points == 0) return points;
   const std::int64_t step = info_.cluster_step_s;
-  const std::int64_t first = (std::max<std::int64_t>(0, from_s) + step - 1) / step;
-  const std::int64_t count = std::max<std::int64_t>(0, to_s / step - first + 1);
-  const std::int64_t stride = std::max<std::int64_t>(
-      1, (count + static_cast<std::int64_t>(max_points) - 1) / static_cast<std::int64_t>(max_points));
+  const auto [first, stride] = thinning(from_s, to_s, step, max_points);
   std::lock_guard lock(db_mutex_);
   db_->query(
       "SELECT time, jobs_pending, jobs_running, gpus_alloc, nodes_down, nodes_drain, gpu_power_w FROM cluster_metrics "
@@ -637,10 +648,7 @@ std::vector<GpuPoint> RunView::gpu_series(std::int32_t node, std::int64_t from_s
     return points;
   }
   const std::int64_t step = info_.gpu_step_s;
-  const std::int64_t first = (std::max<std::int64_t>(0, from_s) + step - 1) / step;
-  const std::int64_t count = std::max<std::int64_t>(0, to_s / step - first + 1);
-  const std::int64_t stride = std::max<std::int64_t>(
-      1, (count + static_cast<std::int64_t>(max_points) - 1) / static_cast<std::int64_t>(max_points));
+  const auto [first, stride] = thinning(from_s, to_s, step, max_points);
   std::lock_guard lock(db_mutex_);
   db_->query(
       "SELECT gpu, time, util_pct, fb_used_mib, power_w, temp_c, xid, job_id FROM gpu_metrics WHERE node_index = ? "

@@ -215,8 +215,13 @@ class RunView {
   [[nodiscard]] std::string node_state_at(std::size_t node, std::int64_t at_s) const;
   /// Permutation of jobs_ by a time-independent column (ties in job id order), built once per direction.
   const std::vector<std::uint32_t>& order_by(JobSort sort, bool descending) const;
-  /// Per-GPU (util, fb used fraction, xid) of every node at the metrics sample at or before `at_s`.
-  void gpu_snapshot(std::int64_t at_s, std::vector<NodeRow>& rows) const;
+  /// One node's GPUs at a metrics sample: sums over the GPUs sampled, and the last non-zero XID.
+  struct GpuSample {
+    double util = 0, fb_used_mib = 0;
+    std::int32_t gpus = 0, xid = 0;
+  };
+  /// Every node's GPU sample at or before `at_s` (one read of the sample); empty without GPU metrics.
+  [[nodiscard]] std::vector<GpuSample> gpu_samples(std::int64_t at_s) const;
   void load_jobs();
   void load_nodes();
 
