@@ -6,10 +6,13 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <fstream>
 
 #include "model/errors.hpp"
 #include "ui/dashboard_api.hpp"
 #include "ui/http_server.hpp"
+#include "ui/run_view_slurm_source.hpp"
+#include "ui/slurm_api.hpp"
 
 namespace gputwin {
 
@@ -22,7 +25,37 @@ void add_serve_command(CLI::App& app, ServeCommand& command) {
   command.app->add_option("--assets", command.assets, "Folder of the built dashboard pages (default: this build's)");
   command.app->add_option("--duration", command.duration_s, "Stop after this many seconds (default: until Ctrl-C)")
       ->check(CLI::Range(0.0, 1e9));
+  command.app->add_option("--slurmrestd-listen", command.slurmrestd_listen,
+                          "Address and port of the slurmrestd-compatible API (default 127.0.0.1:6820)");
+  command.app->add_flag("--no-slurmrestd", command.no_slurmrestd, "Do not serve the slurmrestd-compatible API");
+  command.app->add_option("--jwt-key", command.jwt_key,
+                          "Key file (raw bytes, as slurm.conf's jwt_key) to check X-SLURM-USER-TOKEN with; "
+                          "without it the slurmrestd-compatible API checks no token");
+  command.app
+      ->add_option("--at", command.at_s,
+                   "Simulated second the slurmrestd-compatible API shows (default: the run's end)")
+      ->check(CLI::Range(0.0, 1e15));
 }
+
+namespace {
+
+/// The bytes of a JWT key file: a regular file of 1 byte to 64 KiB (Slurm's are 32 random bytes or more).
+std::string read_jwt_key(const std::string& file) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(file, error)) throw InputError(file, "", "--jwt-key: not a regular file");
+  const auto size = std::filesystem::file_size(file, error);
+  if (error || size == 0 || size > 64 * 1024) {
+    throw InputError(file, "", "--jwt-key: a key file holds 1 byte to 64 KiB");
+  }
+  std::ifstream in(file, std::ios::binary);
+  std::string key(static_cast<std::size_t>(size), '\0');
+  if (!in.read(key.data(), static_cast<std::streamsize>(key.size()))) {
+    throw InputError(file, "", "--jwt-key: cannot read it");
+  }
+  return key;
+}
+
+}  // namespace
 
 int run_serve_command(const ServeCommand& command) {
   if (command.app == nullptr || !*command.app) return -1;
@@ -51,6 +84,27 @@ int run_serve_command(const ServeCommand& command) {
   if (!std::filesystem::is_regular_file(assets / "index.html")) {
     fmt::print("gputwin: the dashboard's pages are not built ({}): the API answers; see {}/ for how\n", assets.string(),
                server->url());
+  }
+  std::unique_ptr<RunViewSlurmSource> slurm_source;
+  std::unique_ptr<SlurmApi> slurm_api;
+  std::unique_ptr<HttpServer> slurm_server;
+  if (!command.no_slurmrestd) {
+    const auto& info = api.view().info();
+    const std::int64_t at = command.at_s < 0 ? info.end_s : static_cast<std::int64_t>(command.at_s);
+    slurm_source = std::make_unique<RunViewSlurmSource>(api.view(), at);
+    SlurmApiOptions options;
+    if (!command.jwt_key.empty()) options.jwt_key = read_jwt_key(command.jwt_key);
+    slurm_api = std::make_unique<SlurmApi>(*slurm_source, options);
+    try {
+      HttpServer::Options server_options;
+      server_options.listen = command.slurmrestd_listen;
+      slurm_server = std::make_unique<HttpServer>(server_options,
+                                                  [&slurm_api](const HttpRequest& r) { return slurm_api->handle(r); });
+    } catch (const std::invalid_argument& e) {
+      throw InputError("--slurmrestd-listen", "", e.what());
+    }
+    fmt::print("gputwin: slurmrestd-compatible API (v0.0.41-v0.0.44, read only, {}) at simulated second {} on {}\n",
+               options.jwt_key.empty() ? "no token check" : "JWT checked", at, slurm_server->url());
   }
   std::fflush(stdout);
   if (command.duration_s > 0) {

@@ -14,6 +14,10 @@ struct ServeCommand {
   std::string listen = "127.0.0.1:8080";  ///< --listen ADDR:PORT.
   std::string assets;                     ///< --assets: the built pages (default: this build's ui/web/dist).
   double duration_s = 0;                  ///< --duration: stop after this many seconds (0: until SIGINT/SIGTERM).
+  std::string slurmrestd_listen = "127.0.0.1:6820";  ///< --slurmrestd-listen: the slurmrestd-compatible API.
+  bool no_slurmrestd = false;                        ///< --no-slurmrestd: do not serve it.
+  std::string jwt_key;                               ///< --jwt-key FILE: check X-SLURM-USER-TOKEN (HS256).
+  double at_s = -1;  ///< --at: simulated time the slurmrestd-compatible API shows (-1: the run's end).
 };
 
 /// Adds `serve` to `app`; `command` receives its options.

@@ -162,6 +162,7 @@ RunView::RunView(const std::filesystem::path& results_dir) : dir_(results_dir) {
   }
   if (!db_->has_table("gpu_metrics")) info_.gpu_step_s = 0;
   if (!db_->has_table("cluster_metrics")) info_.cluster_step_s = 0;
+  has_job_gpus_ = db_->has_table("job_gpus") && db_->has_column("job_gpus", "start_time");
   load_nodes();
   load_jobs();
   std::int64_t last = 0;
@@ -475,6 +476,66 @@ std::optional<JobRow> RunView::job(std::int64_t job_id, std::int64_t at_s) const
       std::lower_bound(jobs_.begin(), jobs_.end(), job_id, [](const Job& j, std::int64_t id) { return j.job_id < id; });
   if (it == jobs_.end() || it->job_id != job_id) return std::nullopt;
   return row(*it, at_s);
+}
+
+std::vector<JobRow> RunView::controller_jobs(std::int64_t at_s, std::int64_t min_job_age_s) const {
+  std::vector<JobRow> rows;
+  for (const Job& j : jobs_) {
+    if (j.submit > at_s || (j.end >= 0 && j.end <= at_s && at_s - j.end > min_job_age_s)) continue;
+    rows.push_back(row(j, at_s));
+  }
+  return rows;
+}
+
+std::vector<JobRow> RunView::jobs_between(std::int64_t at_s, std::int64_t from_s, std::int64_t to_s,
+                                          std::size_t max_jobs) const {
+  std::vector<JobRow> rows;
+  const std::int64_t last = std::min(at_s, to_s);
+  for (const Job& j : jobs_) {
+    if (rows.size() >= max_jobs) break;
+    if (j.submit > last) continue;
+    if (j.end >= 0 && j.end <= at_s && j.end < from_s) continue;
+    rows.push_back(row(j, at_s));
+  }
+  return rows;
+}
+
+std::vector<std::pair<std::int32_t, std::string>> RunView::job_gpus(std::int64_t job_id, std::int64_t start_s) const {
+  std::vector<std::pair<std::int32_t, std::string>> out;
+  if (!has_job_gpus_) return out;
+  std::lock_guard lock(db_mutex_);
+  db_->query("SELECT node_index, gpus FROM job_gpus WHERE job_id = ? AND start_time = ? ORDER BY node_index",
+             {job_id, start_s}, [&](sqlite3_stmt* q) {
+               const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(q, 1));
+               out.emplace_back(static_cast<std::int32_t>(sqlite3_column_int64(q, 0)), text == nullptr ? "" : text);
+             });
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> RunView::account_users() const {
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> ids;
+  ids.reserve(jobs_.size());
+  for (const Job& j : jobs_) ids.emplace_back(j.account, j.user);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  std::vector<std::pair<std::string, std::string>> out;
+  out.reserve(ids.size());
+  for (const auto& [account, user] : ids) out.emplace_back(text(account), text(user));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> RunView::qos_names() const {
+  std::vector<std::uint32_t> ids;
+  for (const Job& j : jobs_) ids.push_back(j.qos);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  std::vector<std::string> out;
+  for (const std::uint32_t id : ids) {
+    if (!text(id).empty()) out.emplace_back(text(id));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 std::int32_t RunView::node_index(std::string_view name) const {

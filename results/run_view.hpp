@@ -22,6 +22,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "results/results_db.hpp"
@@ -198,6 +199,20 @@ class RunView {
                                                  std::size_t max_points) const;
   /// The last `limit` events at or before `at_s`, oldest first; `kind` "" for all, else one kind.
   [[nodiscard]] std::vector<EventLine> events(std::int64_t at_s, std::size_t limit, std::string_view kind) const;
+  /// Jobs slurmctld would still hold at `at_s`, in job id order: pending, running, and ended at most
+  /// `min_job_age_s` before it (slurm.conf's MinJobAge).
+  [[nodiscard]] std::vector<JobRow> controller_jobs(std::int64_t at_s, std::int64_t min_job_age_s) const;
+  /// Jobs as of `at_s` submitted by `to_s` that had not ended before `from_s`, in job id order, at most `max_jobs`.
+  [[nodiscard]] std::vector<JobRow> jobs_between(std::int64_t at_s, std::int64_t from_s, std::int64_t to_s,
+                                                 std::size_t max_jobs) const;
+  /// The GPU indices ("0-3") job `job_id` held on each of its nodes in the run that began at `start_s`, as node
+  /// index and index list; empty when the run stored no GPU placement (metrics off).
+  [[nodiscard]] std::vector<std::pair<std::int32_t, std::string>> job_gpus(std::int64_t job_id,
+                                                                           std::int64_t start_s) const;
+  /// Every (account, user) pair that submitted a job, sorted.
+  [[nodiscard]] std::vector<std::pair<std::string, std::string>> account_users() const;
+  /// Every QOS a job ran under, sorted.
+  [[nodiscard]] std::vector<std::string> qos_names() const;
   /// Builds every sort order now (else each is built by the first page that asks for it: about 0.2 s per order
   /// for a million jobs), so that every page answers at once.
   void prepare_orders() const;
@@ -229,6 +244,7 @@ class RunView {
   std::unique_ptr<ResultsDb> db_;
   mutable std::mutex db_mutex_;  // SQLite handle: one query at a time
   RunInfo info_;
+  bool has_job_gpus_ = false;
   std::vector<std::string> strings_;
   std::unordered_map<std::string, std::uint32_t> string_ids_;
   std::vector<Job> jobs_;

@@ -11,6 +11,7 @@ packages=(
   librsvg2-bin  # rsvg-convert: `gputwin report --format png`
   libcurl4-openssl-dev libsimdjson-dev  # twin mode: the slurmrestd client and its parsers
   libcivetweb-dev  # HTTP server: the web dashboard and the fake slurmrestd of the twin tests
+  libjwt-dev       # JWT (HS256) check of the slurmrestd-compatible API
   chromium  # the dashboard's end-to-end tests (headless, driven by playwright-core)
 )
 # Node.js and npm bundle the dashboard's pages at build time. A machine with its own Node.js (NodeSource's bundles

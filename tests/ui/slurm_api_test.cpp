@@ -1,0 +1,271 @@
+// The slurmrestd-compatible API over the hand-made run (tests/ui/hand_made_run.hpp): what slurmctld and slurmdbd
+// would answer at a time, worked out by hand; the not-found, version, write and JWT answers of Slurm 25.11; and our
+// own twin client reading it back over HTTP.
+#include "ui/slurm_api.hpp"
+
+#include <gtest/gtest.h>
+#include <jwt.h>
+
+#include <cstdlib>
+#include <ctime>
+#include <memory>
+
+#include "results/run_view.hpp"
+#include "tests/ui/hand_made_run.hpp"
+#include "twin/rest/slurmrestd_client.hpp"
+#include "ui/http_server.hpp"
+#include "ui/run_view_slurm_source.hpp"
+
+namespace gputwin {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr std::int64_t kEpoch = kDefaultEpochUnixS;  // the hand-made run records no epoch
+
+HttpRequest get(std::string path) {
+  HttpRequest r;
+  r.method = "GET";
+  r.path = std::move(path);
+  return r;
+}
+
+Json body(const HttpResponse& r) {
+  return Json::parse(r.body);
+}
+
+/// Job ids of a jobs reply.
+std::vector<std::int64_t> job_ids(const Json& reply) {
+  std::vector<std::int64_t> ids;
+  for (const Json& j : reply.at("jobs")) ids.push_back(j.at("job_id").get<std::int64_t>());
+  return ids;
+}
+
+std::string token(const std::string& key, const std::string& user, std::int64_t expires) {
+  jwt_t* jwt = nullptr;
+  jwt_new(&jwt);
+  jwt_add_grant_int(jwt, "iat", std::time(nullptr));
+  jwt_add_grant_int(jwt, "exp", expires);
+  jwt_add_grant(jwt, "sun", user.c_str());
+  jwt_set_alg(jwt, JWT_ALG_HS256, reinterpret_cast<const unsigned char*>(key.data()), static_cast<int>(key.size()));
+  char* text = jwt_encode_str(jwt);
+  std::string out = text;
+  free(text);  // libjwt 1.10 returns malloc()ed text
+  jwt_free(jwt);
+  return out;
+}
+
+TEST_F(HandMadeRun, ControllerJobsAreThoseSlurmctldStillHolds) {
+  const RunView view(dir_);
+  // At 150: 1 ended at 110 (40 s ago, inside MinJobAge 300), 2 running, 3 cancelled at 50 (100 s ago), 4 pending;
+  // 5 is not submitted yet.
+  const RunViewSlurmSource at150(view, 150);
+  const SlurmApi api(at150, {});
+  const Json jobs = body(api.handle(get("/slurm/v0.0.44/jobs")));
+  EXPECT_EQ(job_ids(jobs), (std::vector<std::int64_t>{1, 2, 3, 4}));
+  const Json& running = jobs.at("jobs").at(1);
+  EXPECT_EQ(running.at("job_state"), Json::array({"RUNNING"}));
+  EXPECT_EQ(running.at("start_time").at("number"), kEpoch + 110);
+  EXPECT_EQ(running.at("end_time").at("number"), kEpoch + 110 + 600);  // start + time limit while running
+  EXPECT_EQ(running.at("time_limit").at("number"), 10);                // 600 s in minutes
+  EXPECT_EQ(running.at("gres_detail"), Json::array({"gpu:h100:4(IDX:0-3)"}));
+  EXPECT_EQ(running.at("tres_alloc_str"), "cpu=4,node=1,billing=4,gres/gpu=4");
+  EXPECT_EQ(running.at("job_resources").at("nodes").at("allocation").at(0).at("cpus").at("count"), 4);
+  EXPECT_EQ(running.at("user_name"), "bob");
+  const Json& pending = jobs.at("jobs").at(3);
+  EXPECT_EQ(pending.at("job_state"), Json::array({"PENDING"}));
+  EXPECT_EQ(pending.at("state_reason"), "Resources");  // job_reasons: Resources from 150
+  EXPECT_TRUE(pending.at("job_resources").is_null());
+  EXPECT_EQ(jobs.at("jobs").at(0).at("exit_code").at("status"), Json::array({"SUCCESS"}));
+  EXPECT_EQ(jobs.at("jobs").at(2).at("exit_code").at("signal").at("name"), "TERM");  // CANCELLED
+  EXPECT_EQ(jobs.at("last_update").at("number"), kEpoch + 150);
+
+  // At 500: 1 (ended 390 s ago) and 3 are purged; 2 ended 200 s ago; 4 runs; 5 pends.
+  const RunViewSlurmSource at500(view, 500);
+  const SlurmApi api500(at500, {});
+  EXPECT_EQ(job_ids(body(api500.handle(get("/slurm/v0.0.44/jobs")))), (std::vector<std::int64_t>{2, 4, 5}));
+  // A purged job answers as slurmctld does: 404 with error 2017 and an empty list.
+  const HttpResponse gone = api500.handle(get("/slurm/v0.0.44/job/1"));
+  EXPECT_EQ(gone.status, 404);
+  EXPECT_EQ(gone.content_type, "application/json");
+  const Json gone_body = body(gone);
+  EXPECT_TRUE(gone_body.at("jobs").empty());
+  EXPECT_EQ(gone_body.at("errors").at(0).at("error_number"), 2017);
+  EXPECT_EQ(gone_body.at("errors").at(0).at("description"), "Unable to query JobId=1");
+  // ... while slurmdbd still has it.
+  const Json accounted = body(api500.handle(get("/slurmdb/v0.0.44/job/1")));
+  ASSERT_EQ(accounted.at("jobs").size(), 1u);
+  EXPECT_EQ(accounted.at("jobs").at(0).at("time").at("elapsed"), 100);
+  EXPECT_EQ(accounted.at("jobs").at(0).at("time").at("start"), kEpoch + 10);
+  EXPECT_EQ(accounted.at("jobs").at(0).at("state").at("current"), Json::array({"COMPLETED"}));
+}
+
+TEST_F(HandMadeRun, NodesCarryTheirAllocationAndState) {
+  const RunView view(dir_);
+  const RunViewSlurmSource at150(view, 150);
+  const SlurmApi api(at150, {});
+  const Json nodes = body(api.handle(get("/slurm/v0.0.43/nodes/")));  // trailing slash, as the spec's paths
+  ASSERT_EQ(nodes.at("nodes").size(), 2u);
+  const Json& n1 = nodes.at("nodes").at(0);
+  EXPECT_EQ(n1.at("name"), "n1");
+  EXPECT_EQ(n1.at("state"), Json::array({"MIXED"}));  // node_events: MIXED from 110
+  EXPECT_EQ(n1.at("alloc_cpus"), 4);                  // job 2's 4 CPUs
+  EXPECT_EQ(n1.at("gres"), "gpu:h100:8");
+  EXPECT_EQ(n1.at("gres_used"), "gpu:h100:4(IDX:0-3)");
+  EXPECT_EQ(n1.at("partitions"), Json::array({"gpu"}));
+  const Json& n2 = nodes.at("nodes").at(1);
+  EXPECT_EQ(n2.at("state"), Json::array({"IDLE", "DRAIN"}));  // DRAINED from 120 to 180, nothing on it
+  EXPECT_EQ(n2.at("gres_used"), "gpu:h100:0(IDX:N/A)");
+  // One node, and an unknown one (200 with an error and no nodes key, as slurmctld).
+  EXPECT_EQ(body(api.handle(get("/slurm/v0.0.44/node/n2"))).at("nodes").size(), 1u);
+  const HttpResponse unknown = api.handle(get("/slurm/v0.0.44/node/n9"));
+  EXPECT_EQ(unknown.status, 200);
+  const Json unknown_body = body(unknown);
+  EXPECT_FALSE(unknown_body.contains("nodes"));
+  EXPECT_EQ(unknown_body.at("errors").at(0).at("description"), "Failure to query node n9");
+}
+
+TEST_F(HandMadeRun, AccountingAnswersQosAccountsAssociationsAndJobWindows) {
+  const RunView view(dir_);
+  const RunViewSlurmSource at500(view, 500);
+  const SlurmApi api(at500, {});
+  const Json qos = body(api.handle(get("/slurmdb/v0.0.41/qos")));
+  ASSERT_EQ(qos.at("qos").size(), 1u);
+  EXPECT_EQ(qos.at("qos").at(0).at("name"), "normal");
+  EXPECT_FALSE(qos.at("qos").at(0).at("limits").at("max").at("jobs").contains("count"));  // v0.0.41 has none
+  const Json accounts = body(api.handle(get("/slurmdb/v0.0.44/accounts")));
+  std::vector<std::string> names;
+  for (const Json& a : accounts.at("accounts")) names.push_back(a.at("name"));
+  EXPECT_EQ(names, (std::vector<std::string>{"cv", "ml", "root"}));
+  // root, cv, ml, then (cv, bob), (cv, carol), (ml, alice), (ml, bob): bob's default is cv (first by name).
+  const Json assoc = body(api.handle(get("/slurmdb/v0.0.44/associations"))).at("associations");
+  ASSERT_EQ(assoc.size(), 7u);
+  EXPECT_EQ(assoc.at(3).at("user"), "bob");
+  EXPECT_EQ(assoc.at(3).at("account"), "cv");
+  EXPECT_EQ(assoc.at(3).at("lineage"), "/cv/0-bob/");
+  EXPECT_TRUE(assoc.at(3).at("is_default"));
+  EXPECT_FALSE(assoc.at(6).at("is_default"));  // (ml, bob)
+  // Jobs of a window: start_time 250 .. end_time 500 (Unix): 2 (ended 300), 4 (running), 5 (submitted 400).
+  const auto window = [&](std::int64_t from, std::int64_t to) {
+    HttpRequest r = get("/slurmdb/v0.0.44/jobs");
+    r.query["start_time"] = std::to_string(kEpoch + from);
+    r.query["end_time"] = std::to_string(kEpoch + to);
+    return job_ids(body(api.handle(r)));
+  };
+  EXPECT_EQ(window(250, 500), (std::vector<std::int64_t>{2, 4, 5}));
+  EXPECT_EQ(window(0, 25), (std::vector<std::int64_t>{1, 2, 3}));
+  HttpRequest bad = get("/slurmdb/v0.0.44/jobs");
+  bad.query["start_time"] = "yesterday";
+  EXPECT_EQ(api.handle(bad).status, 400);
+  // slurmdbd's answer for a job it never saw: 200, no jobs, a warning.
+  const Json none = body(api.handle(get("/slurmdb/v0.0.44/job/77")));
+  EXPECT_TRUE(none.at("jobs").empty());
+  EXPECT_EQ(none.at("warnings").at(0).at("description"), "slurmdb_jobs_get() found nothing");
+  // diag counts at 500: 5 submitted, 1 pending, 1 running, 1 completed, 2 failed (FAILED, CANCELLED).
+  const Json diag = body(api.handle(get("/slurm/v0.0.44/diag"))).at("statistics");
+  EXPECT_EQ(diag.at("jobs_submitted"), 5);
+  EXPECT_EQ(diag.at("jobs_pending"), 1);
+  EXPECT_EQ(diag.at("jobs_running"), 1);
+}
+
+TEST_F(HandMadeRun, VersionsPathsAndWritesAnswerAsSlurmrestd) {
+  const RunView view(dir_);
+  const RunViewSlurmSource source(view, 150);
+  const SlurmApi api(source, {});
+  for (const char* version : {"v0.0.41", "v0.0.42", "v0.0.43", "v0.0.44"}) {
+    const HttpResponse ping = api.handle(get(std::string("/slurm/") + version + "/ping"));
+    EXPECT_EQ(ping.status, 200);
+    const Json b = body(ping);
+    EXPECT_EQ(b.at("meta").at("plugin").at("data_parser"), std::string("data_parser/") + version);
+    EXPECT_EQ(b.at("meta").at("slurm").at("cluster"), "hand");
+    EXPECT_EQ(b.at("pings").at(0).contains("responding"), std::string(version) != "v0.0.41");
+  }
+  // Unknown versions and paths: 404 text/plain, so that clients probing versions go on to the next.
+  for (const char* path : {"/slurm/v0.0.40/ping", "/slurm/v0.0.44/licenses", "/openapi/v3", "/", "/slurm"}) {
+    const HttpResponse r = api.handle(get(path));
+    EXPECT_EQ(r.status, 404) << path;
+    EXPECT_EQ(r.content_type, "text/plain") << path;
+  }
+  HttpRequest post = get("/slurm/v0.0.44/job/4");
+  post.method = "POST";
+  post.body = R"({"priority": 9})";
+  const HttpResponse refused = api.handle(post);
+  EXPECT_EQ(refused.status, 403);
+  EXPECT_FALSE(body(refused).at("errors").empty());
+}
+
+TEST_F(HandMadeRun, JwtIsCheckedWhenAKeyIsGiven) {
+  const RunView view(dir_);
+  const RunViewSlurmSource source(view, 150);
+  const std::string key = "0123456789abcdef0123456789abcdef";
+  const SlurmApi api(source, {.jwt_key = key});
+  HttpRequest r = get("/slurm/v0.0.44/jobs");
+  const HttpResponse missing = api.handle(r);
+  EXPECT_EQ(missing.status, 500);  // Slurm 25.11: text/plain "Authentication does not apply to request"
+  EXPECT_EQ(missing.content_type, "text/plain");
+  EXPECT_EQ(missing.body, "Authentication does not apply to request");
+  r.headers["x-slurm-user-name"] = "alice";
+  const auto now = static_cast<std::int64_t>(std::time(nullptr));
+  for (const std::string& bad : {token("another key of 32 bytes, not it!", "alice", now + 600),
+                                 token(key, "alice", now - 1), token(key, "bob", now + 600), std::string("x.y.z")}) {
+    r.headers["x-slurm-user-token"] = bad;
+    const HttpResponse refused = api.handle(r);
+    EXPECT_EQ(refused.status, 511);
+    const Json b = body(refused);
+    EXPECT_EQ(b.at("errors").at(0).at("error_number"), 1007);
+    EXPECT_TRUE(b.at("jobs").empty());
+  }
+  r.headers["x-slurm-user-token"] = token(key, "alice", now + 600);
+  const HttpResponse ok = api.handle(r);
+  EXPECT_EQ(ok.status, 200);
+  EXPECT_EQ(body(ok).at("meta").at("client").at("user"), "alice");
+  // A root token may act as another user, as Slurm's SlurmUser/root tokens may.
+  r.headers["x-slurm-user-token"] = token(key, "root", now + 600);
+  EXPECT_EQ(api.handle(r).status, 200);
+}
+
+TEST_F(HandMadeRun, OurTwinClientReadsItBack) {
+  const RunView view(dir_);
+  const RunViewSlurmSource source(view, 150);
+  const SlurmApi api(source, {});
+  HttpServer::Options options;
+  options.listen = "127.0.0.1:0";
+  HttpServer server(options, [&api](const HttpRequest& r) { return api.handle(r); });
+  ClientOptions client_options;
+  client_options.url = server.url();
+  client_options.retries = 0;
+  client_options.on_warning = [](const std::string&) {};
+  SlurmrestdClient client(client_options);
+  client.connect();
+  EXPECT_EQ(client.version(), ApiVersion::k44);  // discovered by probing, newest first
+  EXPECT_TRUE(client.ping().responding);
+  const std::vector<RestNode> nodes = client.nodes();
+  ASSERT_EQ(nodes.size(), 2u);
+  EXPECT_EQ(nodes[0].state, "MIXED");
+  EXPECT_EQ(nodes[0].gpus, 8u);
+  EXPECT_EQ(nodes[0].alloc_gpus, 4u);
+  EXPECT_EQ(nodes[0].gpu_type, "h100");
+  EXPECT_EQ(nodes[1].state, "IDLE");
+  EXPECT_EQ(nodes[1].flags, (std::vector<std::string>{"DRAIN"}));
+  const std::vector<RestJob> jobs = client.jobs();
+  ASSERT_EQ(jobs.size(), 4u);
+  EXPECT_EQ(jobs[1].job_id, 2u);
+  EXPECT_EQ(jobs[1].state, "RUNNING");
+  EXPECT_EQ(jobs[1].start_time, kEpoch + 110);
+  EXPECT_EQ(jobs[1].time_limit_s, 600);
+  EXPECT_EQ(jobs[1].gpus, 4u);
+  EXPECT_EQ(jobs[1].nodes, "n1");
+  EXPECT_EQ(jobs[3].state, "PENDING");
+  EXPECT_EQ(jobs[3].reason, "Resources");
+  EXPECT_EQ(jobs[3].priority, 60);
+  const std::vector<RestPartition> partitions = client.partitions();
+  ASSERT_EQ(partitions.size(), 1u);
+  EXPECT_EQ(partitions[0].name, "gpu");
+  EXPECT_EQ(client.qos().size(), 1u);
+  EXPECT_EQ(client.associations().size(), 7u);
+  const std::vector<RestJob> finished = client.finished_jobs(kEpoch, kEpoch + 150);
+  EXPECT_EQ(finished.size(), 4u);  // every job submitted by 150
+}
+
+}  // namespace
+}  // namespace gputwin

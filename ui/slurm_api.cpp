@@ -1,0 +1,265 @@
+#include "ui/slurm_api.hpp"
+
+#include <jwt.h>
+
+#include <cerrno>
+#include <charconv>
+#include <ctime>
+#include <memory>
+#include <string_view>
+
+namespace gputwin {
+namespace {
+
+constexpr std::string_view kNotFoundText =
+    "Unable to find requested URL endpoint. Please query the '/openapi/v3' endpoint or visit "
+    "'https://slurm.schedmd.com/rest_api.html' for the OpenAPI specification which includes a list of all "
+    "possible slurmrestd endpoints.";
+constexpr std::string_view kNoAuthText = "Authentication does not apply to request";
+
+/// slurmrestd's 404 for a path it does not serve (text/plain, as the real one).
+HttpResponse not_found() {
+  HttpResponse r = HttpResponse::text(std::string(kNotFoundText), "text/plain");
+  r.status = 404;
+  return r;
+}
+
+HttpResponse json_reply(const SlurmJson& body, int status = 200) {
+  return HttpResponse::json(body.dump(2), status);  // slurmrestd pretty-prints with two spaces
+}
+
+/// The record key an endpoint answers with ("" for ping and diag, which have their own).
+std::string_view record_key(std::string_view endpoint) {
+  if (endpoint == "jobs" || endpoint.starts_with("job/")) return "jobs";
+  if (endpoint == "nodes" || endpoint.starts_with("node/")) return "nodes";
+  if (endpoint == "partitions" || endpoint.starts_with("partition/")) return "partitions";
+  if (endpoint == "reservations") return "reservations";
+  if (endpoint == "qos") return "qos";
+  if (endpoint == "accounts") return "accounts";
+  if (endpoint == "associations") return "associations";
+  return "";
+}
+
+std::optional<std::int64_t> parse_integer(std::string_view text) {
+  std::int64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+struct JwtDeleter {
+  void operator()(jwt_t* jwt) const { jwt_free(jwt); }
+};
+
+}  // namespace
+
+SlurmApi::SlurmApi(const SlurmSource& source, SlurmApiOptions options)
+    : source_(source), options_(std::move(options)) {}
+
+std::optional<std::string> SlurmApi::authenticate(const HttpRequest& request, std::string& problem) const {
+  const auto user = request.headers.find("x-slurm-user-name");
+  const auto token = request.headers.find("x-slurm-user-token");
+  if (user == request.headers.end() || token == request.headers.end() || user->second.empty() ||
+      token->second.empty()) {
+    problem = "missing";
+    return std::nullopt;
+  }
+  jwt_t* raw = nullptr;
+  const auto& key = options_.jwt_key;
+  if (jwt_decode(&raw, token->second.c_str(), reinterpret_cast<const unsigned char*>(key.data()),
+                 static_cast<int>(key.size())) != 0 ||
+      raw == nullptr) {
+    problem = "bad signature";
+    return std::nullopt;
+  }
+  const std::unique_ptr<jwt_t, JwtDeleter> jwt(raw);
+  if (jwt_get_alg(jwt.get()) != JWT_ALG_HS256) {
+    problem = "not HS256";
+    return std::nullopt;
+  }
+  errno = 0;
+  const long expires = jwt_get_grant_int(jwt.get(), "exp");
+  if (errno != 0 || expires <= static_cast<long>(std::time(nullptr))) {
+    problem = "expired";
+    return std::nullopt;
+  }
+  const char* sun = jwt_get_grant(jwt.get(), "sun");
+  const std::string subject = sun == nullptr ? "" : sun;
+  if (subject != user->second && subject != "root" && subject != "slurm") {
+    problem = "token of another user";
+    return std::nullopt;
+  }
+  return user->second;
+}
+
+HttpResponse SlurmApi::handle(const HttpRequest& request) const {
+  std::string_view path = request.path;
+  while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+  // /slurm/v0.0.44/jobs -> daemon "slurm", version "v0.0.44", endpoint "jobs"
+  if (!path.starts_with('/')) return not_found();
+  const std::size_t daemon_end = path.find('/', 1);
+  if (daemon_end == std::string_view::npos) return not_found();
+  const std::string_view daemon = path.substr(1, daemon_end - 1);
+  const std::size_t version_end = path.find('/', daemon_end + 1);
+  if (version_end == std::string_view::npos) return not_found();
+  const auto version = parse_slurm_api_version(path.substr(daemon_end + 1, version_end - daemon_end - 1));
+  if (!version || (daemon != "slurm" && daemon != "slurmdb")) return not_found();
+  const std::string endpoint(path.substr(version_end + 1));
+
+  SlurmShapeContext context = source_.context();
+  context.version = *version;
+  const SlurmPlugin plugin = daemon == "slurm" ? SlurmPlugin::kSlurmctld : SlurmPlugin::kSlurmdbd;
+  if (!options_.jwt_key.empty()) {
+    std::string problem;
+    const auto user = authenticate(request, problem);
+    if (!user) {
+      if (problem == "missing") {
+        HttpResponse r = HttpResponse::text(std::string(kNoAuthText), "text/plain");
+        r.status = 500;
+        return r;
+      }
+      const std::string_view key = record_key(endpoint);
+      const SlurmJson errors = SlurmJson::array({slurm_error(
+          "Unable to query " + (key.empty() ? endpoint : std::string(key)), 1007, "Protocol authentication error",
+          "slurm_load_" + (key.empty() ? endpoint : std::string(key)) + "()")});
+      return json_reply(slurm_reply(context, plugin, key, SlurmJson::array(), errors), 511);
+    }
+    context.client_user = *user;
+  }
+  if (request.method != "GET") {
+    const SlurmJson errors = SlurmJson::array({slurm_error(
+        "gputwin serves an ended run: its slurmrestd-compatible API takes no " + request.method + " requests", 1,
+        "Unspecified error", "gputwin")});
+    return json_reply(slurm_reply(context, plugin, record_key(endpoint), SlurmJson::array(), errors), 403);
+  }
+  return plugin == SlurmPlugin::kSlurmctld ? slurmctld(request, context, endpoint)
+                                           : slurmdbd(request, context, endpoint);
+}
+
+HttpResponse SlurmApi::slurmctld(const HttpRequest&, SlurmShapeContext& context, const std::string& endpoint) const {
+  const auto ctld = SlurmPlugin::kSlurmctld;
+  if (endpoint == "ping") {
+    SlurmJson reply;
+    reply["pings"] = slurm_pings(context);
+    reply["meta"] = slurm_meta(context, ctld);
+    reply["errors"] = SlurmJson::array();
+    reply["warnings"] = SlurmJson::array();
+    return json_reply(reply);
+  }
+  if (endpoint == "diag") {
+    SlurmJson reply;
+    reply["statistics"] = slurm_diag_statistics(context, source_.diag());
+    reply["meta"] = slurm_meta(context, ctld);
+    reply["errors"] = SlurmJson::array();
+    reply["warnings"] = SlurmJson::array();
+    return json_reply(reply);
+  }
+  if (endpoint == "jobs") {
+    SlurmJson records = SlurmJson::array();
+    for (const SlurmJob& job : source_.controller_jobs()) records.push_back(slurmctld_job(context, job));
+    return json_reply(slurm_reply(context, ctld, "jobs", std::move(records)));
+  }
+  if (endpoint.starts_with("job/")) {
+    const std::string id_text = endpoint.substr(4);
+    const auto id = parse_integer(id_text);
+    const auto job = id ? source_.controller_job(*id) : std::nullopt;
+    if (!job) {
+      const SlurmJson errors = SlurmJson::array(
+          {slurm_error("Unable to query JobId=" + id_text, 2017, "Invalid job id specified", "_handle_job_get")});
+      return json_reply(slurm_reply(context, ctld, "jobs", SlurmJson::array(), errors), 404);
+    }
+    return json_reply(slurm_reply(context, ctld, "jobs", SlurmJson::array({slurmctld_job(context, *job)})));
+  }
+  if (endpoint == "nodes" || endpoint.starts_with("node/")) {
+    const bool one = endpoint != "nodes";
+    const std::string name = one ? endpoint.substr(5) : "";
+    SlurmJson records = SlurmJson::array();
+    for (const SlurmNode& node : source_.nodes()) {
+      if (!one || node.row.name == name) records.push_back(slurm_node(context, node));
+    }
+    if (one && records.empty()) {
+      const SlurmJson errors =
+          SlurmJson::array({slurm_error("Failure to query node " + name, 0, "No error", "_dump_nodes")});
+      return json_reply(slurm_reply(context, ctld, "", SlurmJson(), errors));
+    }
+    return json_reply(slurm_reply(context, ctld, "nodes", std::move(records)));
+  }
+  if (endpoint == "partitions" || endpoint.starts_with("partition/")) {
+    const bool one = endpoint != "partitions";
+    const std::string name = one ? endpoint.substr(10) : "";
+    SlurmJson records = SlurmJson::array();
+    for (const PartitionRow& p : source_.partitions()) {
+      if (!one || p.name == name) records.push_back(slurm_partition(context, p));
+    }
+    if (one && records.empty()) {
+      const SlurmJson errors = SlurmJson::array(
+          {slurm_error("Unable to find partition " + name, 2010, "Invalid partition name specified", "_dump_part")});
+      return json_reply(slurm_reply(context, ctld, "partitions", SlurmJson::array(), errors));
+    }
+    return json_reply(slurm_reply(context, ctld, "partitions", std::move(records)));
+  }
+  if (endpoint == "reservations") {
+    return json_reply(slurm_reply(context, ctld, "reservations", SlurmJson::array()));
+  }
+  return not_found();
+}
+
+HttpResponse SlurmApi::slurmdbd(const HttpRequest& request, SlurmShapeContext& context,
+                                const std::string& endpoint) const {
+  const auto dbd = SlurmPlugin::kSlurmdbd;
+  if (endpoint == "jobs") {
+    // start_time/end_time in Unix seconds, as slurmrestd takes them; by default the last day, as sacct's window
+    std::int64_t from_s = context.now_s - 86'400;
+    std::int64_t to_s = context.now_s;
+    for (const auto& [name, target] : {std::pair{"start_time", &from_s}, std::pair{"end_time", &to_s}}) {
+      const auto it = request.query.find(name);
+      if (it == request.query.end()) continue;
+      const auto value = parse_integer(it->second);
+      if (!value) {
+        const SlurmJson errors = SlurmJson::array(
+            {slurm_error(std::string("Invalid ") + name + " '" + it->second.substr(0, 64) + "': expected Unix seconds",
+                         9000, "Unspecified error", "_parse_query")});
+        return json_reply(slurm_reply(context, dbd, "jobs", SlurmJson::array(), errors), 400);
+      }
+      *target = *value - context.epoch_unix_s;
+    }
+    const auto jobs = source_.accounting_jobs(from_s, to_s, options_.max_accounting_jobs + 1);
+    if (jobs.size() > options_.max_accounting_jobs) {
+      const SlurmJson errors = SlurmJson::array(
+          {slurm_error("Too wide of a date range in query: over " + std::to_string(options_.max_accounting_jobs) +
+                           " jobs; narrow start_time and end_time",
+                       7000, "Unspecified error", "_dump_jobs")});
+      return json_reply(slurm_reply(context, dbd, "jobs", SlurmJson::array(), errors), 400);
+    }
+    SlurmJson records = SlurmJson::array();
+    for (const SlurmJob& job : jobs) records.push_back(slurmdbd_job(context, job));
+    return json_reply(slurm_reply(context, dbd, "jobs", std::move(records)));
+  }
+  if (endpoint.starts_with("job/")) {
+    const auto id = parse_integer(endpoint.substr(4));
+    const auto job = id ? source_.accounting_job(*id) : std::nullopt;
+    if (!job) {
+      const SlurmJson warnings = SlurmJson::array({slurm_warning("slurmdb_jobs_get() found nothing", "_dump_jobs")});
+      return json_reply(slurm_reply(context, dbd, "jobs", SlurmJson::array(), SlurmJson::array(), warnings));
+    }
+    return json_reply(slurm_reply(context, dbd, "jobs", SlurmJson::array({slurmdbd_job(context, *job)})));
+  }
+  if (endpoint == "qos") {
+    SlurmJson records = SlurmJson::array();
+    for (const SlurmQos& q : source_.qos()) records.push_back(slurm_qos(context, q));
+    return json_reply(slurm_reply(context, dbd, "qos", std::move(records)));
+  }
+  if (endpoint == "accounts") {
+    SlurmJson records = SlurmJson::array();
+    for (const SlurmAccount& a : source_.accounts()) records.push_back(slurm_account(context, a));
+    return json_reply(slurm_reply(context, dbd, "accounts", std::move(records)));
+  }
+  if (endpoint == "associations") {
+    SlurmJson records = SlurmJson::array();
+    for (const SlurmAssociation& a : source_.associations()) records.push_back(slurm_association(context, a));
+    return json_reply(slurm_reply(context, dbd, "associations", std::move(records)));
+  }
+  return not_found();
+}
+
+}  // namespace gputwin

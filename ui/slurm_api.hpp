@@ -1,0 +1,79 @@
+// A slurmrestd-compatible read API, so that tools built for real clusters (Slurm-web, exporters, scripts, our own
+// twin) can point at a simulated one: /slurm/vX/ ping, diag, jobs, job/{id}, nodes, node/{name}, partitions,
+// partition/{name}, reservations and /slurmdb/vX/ jobs, job/{id}, qos, accounts, associations for X = v0.0.41 to
+// v0.0.44, answered in the shapes of Slurm 25.11's slurmrestd (ui/slurm_shapes), with its not-found and
+// authentication answers:
+//
+//   SlurmApi api(source, {.jwt_key = key});
+//   HttpServer server({.listen = "127.0.0.1:6820"}, [&](const HttpRequest& r) { return api.handle(r); });
+//
+// With a JWT key, every request needs X-SLURM-USER-NAME and X-SLURM-USER-TOKEN (HS256 over the key's raw bytes, as
+// Slurm's AuthAltParameters=jwt_key, with an `exp` in the future and `sun` naming the user or root/slurm); without
+// one, requests are not checked (as slurmrestd with rest_auth/local). Writes are refused: this API serves a run
+// that has ended.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ui/http_server.hpp"
+#include "ui/slurm_shapes.hpp"
+
+namespace gputwin {
+
+/// What the compatible API answers about: one cluster at one moment, as slurmctld and slurmdbd would see it.
+class SlurmSource {
+ public:
+  virtual ~SlurmSource() = default;
+  /// Cluster name, epoch and the simulated time of the answers (the version is set by the API).
+  [[nodiscard]] virtual SlurmShapeContext context() const = 0;
+  /// Jobs slurmctld still holds: pending, running, and ended within MinJobAge (300 s).
+  [[nodiscard]] virtual std::vector<SlurmJob> controller_jobs() const = 0;
+  /// Job `job_id` if slurmctld still holds it.
+  [[nodiscard]] virtual std::optional<SlurmJob> controller_job(std::int64_t job_id) const = 0;
+  /// Every node.
+  [[nodiscard]] virtual std::vector<SlurmNode> nodes() const = 0;
+  /// Every partition.
+  [[nodiscard]] virtual std::vector<PartitionRow> partitions() const = 0;
+  /// Jobs slurmdbd knows that were submitted by `to_s` and not ended before `from_s` (simulated seconds), in job id
+  /// order; at most `max_jobs` (more is an error the caller reports).
+  [[nodiscard]] virtual std::vector<SlurmJob> accounting_jobs(std::int64_t from_s, std::int64_t to_s,
+                                                              std::size_t max_jobs) const = 0;
+  /// Job `job_id` if it was submitted by now.
+  [[nodiscard]] virtual std::optional<SlurmJob> accounting_job(std::int64_t job_id) const = 0;
+  /// QOS, accounts and associations of slurmdbd.
+  [[nodiscard]] virtual std::vector<SlurmQos> qos() const = 0;
+  [[nodiscard]] virtual std::vector<SlurmAccount> accounts() const = 0;
+  [[nodiscard]] virtual std::vector<SlurmAssociation> associations() const = 0;
+  /// The counters of GET diag.
+  [[nodiscard]] virtual SlurmDiagCounts diag() const = 0;
+};
+
+/// The compatible API's settings.
+struct SlurmApiOptions {
+  std::string jwt_key;                        ///< Raw bytes of the HS256 key; empty: requests are not checked.
+  std::size_t max_accounting_jobs = 200'000;  ///< Largest slurmdb jobs answer (a wider query is refused).
+};
+
+/// Answers slurmrestd's read endpoints from a SlurmSource. Thread-safe when the source is.
+class SlurmApi {
+ public:
+  SlurmApi(const SlurmSource& source, SlurmApiOptions options);
+  /// Answers one request.
+  [[nodiscard]] HttpResponse handle(const HttpRequest& request) const;
+
+ private:
+  /// The user a request's JWT names; empty with the reason in `problem` when it does not pass.
+  [[nodiscard]] std::optional<std::string> authenticate(const HttpRequest& request, std::string& problem) const;
+  [[nodiscard]] HttpResponse slurmctld(const HttpRequest& request, SlurmShapeContext& context,
+                                       const std::string& endpoint) const;
+  [[nodiscard]] HttpResponse slurmdbd(const HttpRequest& request, SlurmShapeContext& context,
+                                      const std::string& endpoint) const;
+
+  const SlurmSource& source_;
+  SlurmApiOptions options_;
+};
+
+}  // namespace gputwin
