@@ -571,7 +571,7 @@ std::vector<RunView::GpuSample> RunView::gpu_samples(std::int64_t at_s) const {
   return samples;
 }
 
-std::vector<NodeRow> RunView::nodes(std::int64_t at_s) const {
+std::vector<NodeRow> RunView::nodes(std::int64_t at_s, bool with_gpu_use) const {
   std::vector<NodeRow> rows;
   rows.reserve(nodes_.size());
   for (std::size_t n = 0; n < nodes_.size(); ++n) {
@@ -586,6 +586,7 @@ std::vector<NodeRow> RunView::nodes(std::int64_t at_s) const {
     r.gpu_type = nodes_[n].gpu_type;
     rows.push_back(std::move(r));
   }
+  if (!with_gpu_use) return rows;
   const std::vector<GpuSample> samples = gpu_samples(at_s);
   for (std::size_t n = 0; n < samples.size(); ++n) {
     const GpuSample& g = samples[n];

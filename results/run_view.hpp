@@ -185,8 +185,9 @@ class RunView {
   [[nodiscard]] JobPage jobs(const JobQuery& query) const;
   /// Job `job_id` as of `at_s`; empty if there is no such job.
   [[nodiscard]] std::optional<JobRow> job(std::int64_t job_id, std::int64_t at_s) const;
-  /// Every node as of `at_s`.
-  [[nodiscard]] std::vector<NodeRow> nodes(std::int64_t at_s) const;
+  /// Every node as of `at_s`; with `with_gpu_use` false, without GPU utilisation, memory and XID (one SQLite read
+  /// per node saved).
+  [[nodiscard]] std::vector<NodeRow> nodes(std::int64_t at_s, bool with_gpu_use = true) const;
   /// Every partition, with its available nodes as of `at_s`.
   [[nodiscard]] std::vector<PartitionRow> partitions(std::int64_t at_s) const;
   /// The Overview cards as of `at_s`.

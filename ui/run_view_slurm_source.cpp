@@ -35,7 +35,7 @@ std::string RunViewSlurmSource::cluster_name(std::string_view scenario) {
 }
 
 RunViewSlurmSource::RunViewSlurmSource(const RunView& view, std::int64_t at_s) : view_(view), at_s_(at_s) {
-  node_rows_ = view_.nodes(0);
+  node_rows_ = view_.nodes(0, false);
   for (std::size_t i = 0; i < node_rows_.size(); ++i) {
     node_index_.emplace(node_rows_[i].name, static_cast<std::int32_t>(i));
   }
@@ -114,7 +114,7 @@ std::optional<SlurmJob> RunViewSlurmSource::controller_job(std::int64_t job_id) 
 
 std::vector<SlurmNode> RunViewSlurmSource::nodes() const {
   std::vector<SlurmNode> nodes;
-  std::vector<NodeRow> rows = view_.nodes(at_s_);
+  std::vector<NodeRow> rows = view_.nodes(at_s_, false);
   nodes.reserve(rows.size());
   for (NodeRow& row : rows) {
     SlurmNode node;

@@ -24,9 +24,37 @@ HttpResponse not_found() {
   return r;
 }
 
-HttpResponse json_reply(const SlurmJson& body, int status = 200) {
-  return HttpResponse::json(body.dump(2), status);  // slurmrestd pretty-prints with two spaces
-}
+HttpResponse json_reply(const SlurmJson& body, int status = 200) { return HttpResponse::json(body.dump(), status); }
+
+/// A reply whose records are written one at a time, so that a large answer never holds all of them as JSON values
+/// (a record is built, written and freed). Compact, as every JSON client reads it.
+class RecordsReply {
+ public:
+  /// `expected`: how many records will come (reserves room for them after the first).
+  RecordsReply(std::string key, std::size_t expected) : key_(std::move(key)), expected_(expected) {
+    text_ = "{\"" + key_ + "\":[";
+  }
+  /// Appends one record.
+  void add(const SlurmJson& record) {
+    if (count_++ > 0) text_ += ',';
+    text_ += record.dump();
+    if (count_ == 1 && expected_ > 1) text_.reserve(text_.size() * expected_ + text_.size() / 4 * expected_);
+  }
+  /// The whole reply: the records, then the fields slurm_reply puts after them (last_update, meta, errors, ...).
+  HttpResponse finish(const SlurmShapeContext& context, SlurmPlugin plugin) && {
+    const std::string rest = slurm_reply(context, plugin, key_, SlurmJson::array()).dump();
+    const std::string empty = "{\"" + key_ + "\":[]";  // slurm_reply puts the records first
+    text_ += ']';
+    text_.append(rest, empty.size());
+    return HttpResponse::json(std::move(text_));
+  }
+
+ private:
+  std::string key_;
+  std::string text_;
+  std::size_t expected_ = 0;
+  std::size_t count_ = 0;
+};
 
 /// The record key an endpoint answers with ("" for ping and diag, which have their own).
 std::string_view record_key(std::string_view endpoint) {
@@ -155,9 +183,10 @@ HttpResponse SlurmApi::slurmctld(const HttpRequest&, SlurmShapeContext& context,
     return json_reply(reply);
   }
   if (endpoint == "jobs") {
-    SlurmJson records = SlurmJson::array();
-    for (const SlurmJob& job : source_.controller_jobs()) records.push_back(slurmctld_job(context, job));
-    return json_reply(slurm_reply(context, ctld, "jobs", std::move(records)));
+    const std::vector<SlurmJob> jobs = source_.controller_jobs();
+    RecordsReply reply("jobs", jobs.size());
+    for (const SlurmJob& job : jobs) reply.add(slurmctld_job(context, job));
+    return std::move(reply).finish(context, ctld);
   }
   if (endpoint.starts_with("job/")) {
     const std::string id_text = endpoint.substr(4);
@@ -173,16 +202,20 @@ HttpResponse SlurmApi::slurmctld(const HttpRequest&, SlurmShapeContext& context,
   if (endpoint == "nodes" || endpoint.starts_with("node/")) {
     const bool one = endpoint != "nodes";
     const std::string name = one ? endpoint.substr(5) : "";
-    SlurmJson records = SlurmJson::array();
-    for (const SlurmNode& node : source_.nodes()) {
-      if (!one || node.row.name == name) records.push_back(slurm_node(context, node));
+    const std::vector<SlurmNode> nodes = source_.nodes();
+    RecordsReply reply("nodes", one ? 1 : nodes.size());
+    bool found = false;
+    for (const SlurmNode& node : nodes) {
+      if (one && node.row.name != name) continue;
+      reply.add(slurm_node(context, node));
+      found = true;
     }
-    if (one && records.empty()) {
+    if (one && !found) {
       const SlurmJson errors =
           SlurmJson::array({slurm_error("Failure to query node " + name, 0, "No error", "_dump_nodes")});
       return json_reply(slurm_reply(context, ctld, "", SlurmJson(), errors));
     }
-    return json_reply(slurm_reply(context, ctld, "nodes", std::move(records)));
+    return std::move(reply).finish(context, ctld);
   }
   if (endpoint == "partitions" || endpoint.starts_with("partition/")) {
     const bool one = endpoint != "partitions";
@@ -231,9 +264,9 @@ HttpResponse SlurmApi::slurmdbd(const HttpRequest& request, SlurmShapeContext& c
                        7000, "Unspecified error", "_dump_jobs")});
       return json_reply(slurm_reply(context, dbd, "jobs", SlurmJson::array(), errors), 400);
     }
-    SlurmJson records = SlurmJson::array();
-    for (const SlurmJob& job : jobs) records.push_back(slurmdbd_job(context, job));
-    return json_reply(slurm_reply(context, dbd, "jobs", std::move(records)));
+    RecordsReply reply("jobs", jobs.size());
+    for (const SlurmJob& job : jobs) reply.add(slurmdbd_job(context, job));
+    return std::move(reply).finish(context, dbd);
   }
   if (endpoint.starts_with("job/")) {
     const auto id = parse_integer(endpoint.substr(4));
@@ -255,9 +288,10 @@ HttpResponse SlurmApi::slurmdbd(const HttpRequest& request, SlurmShapeContext& c
     return json_reply(slurm_reply(context, dbd, "accounts", std::move(records)));
   }
   if (endpoint == "associations") {
-    SlurmJson records = SlurmJson::array();
-    for (const SlurmAssociation& a : source_.associations()) records.push_back(slurm_association(context, a));
-    return json_reply(slurm_reply(context, dbd, "associations", std::move(records)));
+    const std::vector<SlurmAssociation> associations = source_.associations();
+    RecordsReply reply("associations", associations.size());
+    for (const SlurmAssociation& a : associations) reply.add(slurm_association(context, a));
+    return std::move(reply).finish(context, dbd);
   }
   return not_found();
 }

@@ -54,7 +54,7 @@ class SlurmSource {
 /// The compatible API's settings.
 struct SlurmApiOptions {
   std::string jwt_key;                        ///< Raw bytes of the HS256 key; empty: requests are not checked.
-  std::size_t max_accounting_jobs = 200'000;  ///< Largest slurmdb jobs answer (a wider query is refused).
+  std::size_t max_accounting_jobs = 100'000;  ///< Largest slurmdb jobs answer (a wider query is refused).
 };
 
 /// Answers slurmrestd's read endpoints from a SlurmSource. Thread-safe when the source is.
