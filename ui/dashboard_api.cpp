@@ -315,7 +315,13 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
 HttpResponse DashboardApi::metrics(const HttpRequest& request) const {
   MetricsExportOptions options;
   options.at_s = int_param(request, "t", view_->info().end_s, 0, view_->info().end_s);
-  options.dcgm_labels = true;
+  // dcgm-exporter's label names (UUID, modelName, Hostname) by default, as Grafana's DCGM dashboards expect;
+  // labels=snake gives names promtool's linter accepts.
+  const auto labels = request.query.find("labels");
+  if (labels != request.query.end() && labels->second != "dcgm" && labels->second != "snake") {
+    throw HttpError(400, "labels: dcgm or snake");
+  }
+  options.dcgm_labels = labels == request.query.end() || labels->second == "dcgm";
   std::ostringstream out;
   try {
     export_metrics(results_dir_, options, out);
