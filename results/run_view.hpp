@@ -159,6 +159,32 @@ struct EventLine {
   std::string text;     ///< What happened.
 };
 
+/// One Gantt view request: a time window and a range of nodes, drawn on a canvas of `width` x `height` pixels.
+struct GanttQuery {
+  std::int64_t from_s = 0, to_s = 0;        ///< Time window.
+  std::int32_t node_from = 0, node_to = 0;  ///< Nodes [node_from, node_to).
+  std::int32_t width = 1200, height = 800;  ///< Canvas size in pixels (bounds the answer's size).
+  std::size_t max_segments = 20'000;        ///< Above this many jobs in view, the answer is a density grid.
+};
+
+/// One job on one node in a Gantt view (exact mode).
+struct GanttSegment {
+  std::int32_t row = 0;  ///< Node index minus GanttQuery::node_from.
+  std::int64_t start_s = 0, end_s = 0;
+  std::int64_t job_id = 0;
+};
+
+/// A Gantt view at its level of detail: the jobs themselves when few enough are in view and every node has a pixel
+/// row, else a grid of cells (groups of nodes x columns of time), each the busy fraction of its node-seconds.
+struct GanttView {
+  bool exact = true;
+  std::vector<GanttSegment> segments;  ///< Exact mode: the jobs in view, clipped to the window.
+  std::int32_t rows = 0, cols = 0;     ///< Grid mode: cells are rows x cols, row-major.
+  std::int32_t nodes_per_row = 1;      ///< Grid mode: nodes per row (the last row may hold fewer).
+  std::vector<std::uint8_t> busy;      ///< Grid mode: busy fraction per cell, 0-255.
+  std::size_t jobs_in_view = 0;        ///< Job runs on nodes overlapping the window (segments before LOD).
+};
+
 /// What the run is.
 struct RunInfo {
   std::string scenario, policy, kind;  ///< kind: "run" for a simulation, "twin" for a live cluster's folder.
@@ -214,6 +240,9 @@ class RunView {
   [[nodiscard]] std::vector<std::pair<std::string, std::string>> account_users() const;
   /// Every QOS a job ran under, sorted.
   [[nodiscard]] std::vector<std::string> qos_names() const;
+  /// The Gantt view of `query` (built from a per-node index of job runs made by the first call: about 16 bytes per
+  /// job per node).
+  [[nodiscard]] GanttView gantt(const GanttQuery& query) const;
   /// Builds every sort order now (else each is built by the first page that asks for it: about 0.2 s per order
   /// for a million jobs), so that every page answers at once.
   void prepare_orders() const;
@@ -260,6 +289,15 @@ class RunView {
   mutable std::mutex cache_mutex_;
   mutable std::unordered_map<int, std::vector<std::uint32_t>> orders_;
   mutable std::vector<std::uint32_t> jobs_by_submit_, jobs_by_start_, jobs_by_end_;
+  /// A job's run on one node, for the Gantt index.
+  struct NodeRun {
+    std::int64_t start = 0, end = 0;
+    std::uint32_t job = 0;  // index into jobs_
+  };
+  void build_gantt_index() const;
+  mutable std::vector<std::uint32_t> runs_begin_;  // per node, its first NodeRun; size nodes + 1
+  mutable std::vector<NodeRun> runs_;              // grouped per node, each group by start
+  mutable std::vector<std::int64_t> longest_run_;  // per node, its longest run (bounds the window search)
 };
 
 }  // namespace gputwin

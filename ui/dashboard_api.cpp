@@ -96,6 +96,23 @@ does) and rebuild (<code>bash scripts/build.sh</code>), or point <code>--assets<
 
 }  // namespace
 
+/// RFC 4648 base64 of `bytes` (the Gantt grid travels as one string, not a million numbers).
+std::string base64(const std::vector<std::uint8_t>& bytes) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    const std::uint32_t n = (std::uint32_t{bytes[i]} << 16) |
+                            (i + 1 < bytes.size() ? std::uint32_t{bytes[i + 1]} << 8 : 0) |
+                            (i + 2 < bytes.size() ? std::uint32_t{bytes[i + 2]} : 0);
+    out += kAlphabet[n >> 18 & 63];
+    out += kAlphabet[n >> 12 & 63];
+    out += i + 1 < bytes.size() ? kAlphabet[n >> 6 & 63] : '=';
+    out += i + 2 < bytes.size() ? kAlphabet[n & 63] : '=';
+  }
+  return out;
+}
+
 std::int64_t int_param(const HttpRequest& request, const std::string& name, std::int64_t fallback, std::int64_t lo,
                        std::int64_t hi) {
   const auto text = request.param(name);
@@ -261,6 +278,37 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
       g["job_id"].push_back(p.job_id >= 0 ? json(p.job_id) : json(nullptr));
     }
     return HttpResponse::json(json{{"node", name}, {"from", from}, {"to", to}, {"gpus", gpus}}.dump());
+  }
+  if (path == "/api/gantt") {
+    GanttQuery q;
+    q.to_s = int_param(request, "to", info.end_s, -kTimeBound, kTimeBound);
+    q.from_s = int_param(request, "from", info.begin_s, -kTimeBound, q.to_s);
+    const auto nodes = static_cast<std::int64_t>(info.nodes);
+    q.node_from = static_cast<std::int32_t>(int_param(request, "node_from", 0, 0, nodes));
+    q.node_to = static_cast<std::int32_t>(int_param(request, "node_to", nodes, q.node_from, nodes));
+    q.width = static_cast<std::int32_t>(int_param(request, "width", 1200, 1, 4096));
+    q.height = static_cast<std::int32_t>(int_param(request, "height", 800, 1, 4096));
+    const GanttView g = view_->gantt(q);
+    json out{{"from", q.from_s},         {"to", std::max(q.to_s, q.from_s + 1)},
+             {"node_from", q.node_from}, {"node_to", q.node_to},
+             {"exact", g.exact},         {"jobs_in_view", g.jobs_in_view}};
+    if (g.exact) {
+      // Columns: row, start, end, job id (flat, four numbers per segment).
+      json flat = json::array();
+      for (const GanttSegment& s : g.segments) {
+        flat.push_back(s.row);
+        flat.push_back(s.start_s);
+        flat.push_back(s.end_s);
+        flat.push_back(s.job_id);
+      }
+      out["segments"] = std::move(flat);
+    } else {
+      out["rows"] = g.rows;
+      out["cols"] = g.cols;
+      out["nodes_per_row"] = g.nodes_per_row;
+      out["busy"] = base64(g.busy);  // one byte per cell, row-major, 0-255
+    }
+    return HttpResponse::json(out.dump());
   }
   if (path == "/api/series/cluster") {
     const std::int64_t to = int_param(request, "to", info.end_s, -kTimeBound, kTimeBound);

@@ -24,7 +24,9 @@ HttpResponse not_found() {
   return r;
 }
 
-HttpResponse json_reply(const SlurmJson& body, int status = 200) { return HttpResponse::json(body.dump(), status); }
+HttpResponse json_reply(const SlurmJson& body, int status = 200) {
+  return HttpResponse::json(body.dump(), status);
+}
 
 /// A reply whose records are written one at a time, so that a large answer never holds all of them as JSON values
 /// (a record is built, written and freed). Compact, as every JSON client reads it.

@@ -126,6 +126,60 @@ TEST_F(HandMadeRun, NodesOverviewPartitionsAndSeries) {
   EXPECT_EQ(gpu.size(), 4u);  // GPU 0 at 100, 200, 300; GPU 1 at 100
 }
 
+HttpRequest get(const std::string& path, std::map<std::string, std::string> query = {}) {
+  HttpRequest r;
+  r.method = "GET";
+  r.path = path;
+  r.query = std::move(query);
+  return r;
+}
+
+TEST_F(HandMadeRun, GanttIsExactWhenItFitsAndADensityGridWhenNot) {
+  const RunView view(dir_);
+  // Runs on nodes: job 1 on n1 [10, 110), job 2 on n1 [110, 300), job 4 on n2 [200, 500: still running at the end).
+  GanttQuery q;
+  q.from_s = 0;
+  q.to_s = 500;
+  q.node_from = 0;
+  q.node_to = 2;
+  q.width = 5;
+  q.height = 10;
+  GanttView g = view.gantt(q);
+  ASSERT_TRUE(g.exact);
+  EXPECT_EQ(g.jobs_in_view, 3u);
+  ASSERT_EQ(g.segments.size(), 3u);
+  EXPECT_EQ(g.segments[0].job_id, 1);
+  EXPECT_EQ(g.segments[1].start_s, 110);
+  EXPECT_EQ(g.segments[2].row, 1);
+  EXPECT_EQ(g.segments[2].end_s, 500);
+  // A window that cuts runs: [150, 250) holds job 2 (clipped to 150-250) and job 4 (200-250).
+  q.from_s = 150;
+  q.to_s = 250;
+  g = view.gantt(q);
+  ASSERT_EQ(g.segments.size(), 2u);
+  EXPECT_EQ(g.segments[0].start_s, 150);
+  EXPECT_EQ(g.segments[0].end_s, 250);
+  EXPECT_EQ(g.segments[1].start_s, 200);
+  // One pixel row for two nodes: a grid of 1 x 5 cells of 100 s x 2 nodes = 200 node-seconds each.
+  // [0,100): job 1's 90 s -> 0.45 -> 115; [100,200): 10 + 90 -> 0.5 -> 128; [200,300): 100 + 100 -> 255;
+  // [300,400) and [400,500): job 4's 100 s -> 128.
+  q.from_s = 0;
+  q.to_s = 500;
+  q.height = 1;
+  g = view.gantt(q);
+  ASSERT_FALSE(g.exact);
+  EXPECT_EQ(g.rows, 1);
+  EXPECT_EQ(g.nodes_per_row, 2);
+  EXPECT_EQ(g.busy, (std::vector<std::uint8_t>{115, 128, 255, 128, 128}));
+  // The API sends the grid as base64, one byte per cell.
+  const DashboardApi api(dir_, dir_ / "no-assets");
+  const auto body = nlohmann::json::parse(
+      api.handle(get("/api/gantt", {{"from", "0"}, {"to", "500"}, {"width", "5"}, {"height", "1"}})).body);
+  EXPECT_EQ(body.at("busy"), "c4D/gIA=");
+  EXPECT_EQ(body.at("jobs_in_view"), 3);
+  EXPECT_THROW((void)api.handle(get("/api/gantt", {{"width", "0"}})), HttpError);  // served as a 400
+}
+
 TEST_F(HandMadeRun, EventsAreTheLastLinesUpToTheTime) {
   const RunView view(dir_);
   const auto events = view.events(120, 4, "");
@@ -145,14 +199,6 @@ TEST(RunViewErrors, AFolderWithoutResultsNamesTheFile) {
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/folder/results.sqlite"), std::string::npos) << e.what();
   }
-}
-
-HttpRequest get(const std::string& path, std::map<std::string, std::string> query = {}) {
-  HttpRequest r;
-  r.method = "GET";
-  r.path = path;
-  r.query = std::move(query);
-  return r;
 }
 
 TEST_F(HandMadeRun, ApiAnswersAndRefusesBadRequests) {

@@ -25,7 +25,8 @@ const sql = (query) => execFileSync('sqlite3', [db, query]).toString().trim();
 const num = (query) => Number(sql(query));
 
 // Start the server on a free port; its first line names the URL.
-const server = spawn(gputwin, ['serve', results, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+const server = spawn(gputwin, ['serve', results, '--listen', '127.0.0.1:0', '--no-slurmrestd'],
+  { stdio: ['ignore', 'pipe', 'inherit'] });
 const url = await new Promise((resolve, reject) => {
   let out = '';
   server.stdout.on('data', (chunk) => {
@@ -152,6 +153,29 @@ try {
     assert.equal(times.at(-1), latest);
     const lastSubmit = sql(`SELECT job_id FROM jobs WHERE submit_time <= ${t} ORDER BY submit_time DESC, job_id DESC LIMIT 1`);
     assert.ok(download.includes(`\tjob\t${lastSubmit}\tsubmitted`), `job ${lastSubmit}'s submit is in the log`);
+  });
+
+  await check('gantt: every job run on its node, drawn at full detail, then as a density grid', async () => {
+    await open('gantt');
+    const canvas = page.locator('[data-testid="gantt-canvas"]');
+    assert.equal(await canvas.getAttribute('data-exact'), 'true');  // 32 nodes and 680 jobs fit the canvas
+    const runs = num('SELECT sum(nodes) FROM jobs WHERE start_time IS NOT NULL');
+    assert.match(await text('gantt-info'), new RegExp(`^${runs.toLocaleString('en-US')} job runs in view`));
+    const inked = await page.evaluate(() => {
+      const c = document.getElementById('gantt');
+      const d = c.getContext('2d').getImageData(70, 0, c.width - 70, c.height - 18).data;
+      let n = 0;
+      for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++;
+      return n / (d.length / 4);
+    });
+    assert.ok(inked > 0.2, `only ${(inked * 100).toFixed(1)}% of the chart is drawn`);
+    await page.screenshot({ path: path.join(artifacts, 'gantt.png'), fullPage: true });
+    // Fewer pixel rows than nodes: a grid whose cells hold busy fractions.
+    const grid = await (await fetch(`${url}/api/gantt?width=100&height=8`)).json();
+    assert.equal(grid.exact, false);
+    assert.equal(grid.rows * grid.nodes_per_row >= 32, true);
+    assert.equal(Buffer.from(grid.busy, 'base64').length, grid.rows * grid.cols);
+    assert.equal(grid.jobs_in_view, runs);
   });
 
   await check('time slider: moving to the end shows the final states', async () => {

@@ -187,9 +187,140 @@ async function renderEvents() {
   $('event-download').href = `/api/events?${new URLSearchParams({ ...params, format: 'text' })}`;
 }
 
+// ---- Gantt ---------------------------------------------------------------------------------------------------------
+// Jobs on nodes over a window. The server answers at a level of detail that fits the canvas: the jobs themselves
+// (a bar per job per node, coloured by job id) when few enough are in view, else a grid of busy fractions.
+
+const gantt = { from: null, to: null, nodeFrom: 0, nodeTo: null, data: null, drag: null };
+const LABEL_W = 70, AXIS_H = 18;
+
+function jobColour(id) {
+  const h = (id * 2654435761) % 360;
+  return `hsl(${h}, 55%, 55%)`;
+}
+
+async function renderGantt() {
+  const canvas = $('gantt');
+  const info = state.info;
+  if (gantt.from === null) Object.assign(gantt, { from: info.begin, to: info.end, nodeTo: info.nodes });
+  const width = canvas.width - LABEL_W, height = canvas.height - AXIS_H;
+  const started = performance.now();
+  if (!state.nodeNames) state.nodeNames = (await api('nodes', { t: info.begin })).nodes.map((n) => n.name);
+  const d = await api('gantt', { from: gantt.from, to: gantt.to, node_from: gantt.nodeFrom, node_to: gantt.nodeTo,
+    width, height });
+  gantt.data = d;
+  const ctx = canvas.getContext('2d');
+  ctx.clearRect(0, 0, canvas.width, canvas.height);
+  const nodes = d.node_to - d.node_from, span = d.to - d.from;
+  const x = (t) => LABEL_W + ((t - d.from) / span) * width;
+  if (d.exact) {
+    const rowH = height / Math.max(nodes, 1);
+    const s = d.segments;
+    for (let i = 0; i < s.length; i += 4) {
+      ctx.fillStyle = jobColour(s[i + 3]);
+      const x0 = x(s[i + 1]), x1 = Math.max(x(s[i + 2]), x0 + 1);
+      ctx.fillRect(x0, s[i] * rowH + 0.5, x1 - x0, Math.max(rowH - 1, 1));
+    }
+  } else {
+    const bytes = Uint8Array.from(atob(d.busy), (c) => c.charCodeAt(0));
+    const image = ctx.createImageData(d.cols, d.rows);
+    for (let i = 0; i < bytes.length; i++) {
+      const v = bytes[i] / 255;  // white (idle) to dark blue (busy)
+      image.data[i * 4] = 255 - 225 * v; image.data[i * 4 + 1] = 255 - 175 * v; image.data[i * 4 + 2] = 255 - 75 * v;
+      image.data[i * 4 + 3] = 255;
+    }
+    const bitmap = await createImageBitmap(image);
+    ctx.imageSmoothingEnabled = false;
+    ctx.drawImage(bitmap, LABEL_W, 0, width, height);
+  }
+  // Node labels and the time axis.
+  ctx.fillStyle = '#5b6475';
+  ctx.font = '11px system-ui';
+  const labelStep = Math.max(1, Math.ceil(nodes / (height / 14)));
+  const names = state.nodeNames || [];
+  for (let n = 0; n < nodes; n += labelStep) {
+    ctx.fillText(names[d.node_from + n] ?? `#${d.node_from + n}`, 2, (n + 0.5) * (height / nodes) + 4);
+  }
+  for (let i = 0; i <= 6; i++) {
+    const t = d.from + (span * i) / 6;
+    ctx.fillText(duration(Math.round(t)), Math.min(x(t), canvas.width - 60), canvas.height - 4);
+  }
+  if (state.t >= d.from && state.t <= d.to) {
+    ctx.strokeStyle = '#d64545';
+    ctx.beginPath(); ctx.moveTo(x(state.t), 0); ctx.lineTo(x(state.t), height); ctx.stroke();
+  }
+  const ms = performance.now() - started;
+  $('gantt-info').textContent = `${d.jobs_in_view.toLocaleString()} job runs in view, ${d.exact ? 'each drawn' :
+    `density of ${d.nodes_per_row} node(s) per row`}, nodes ${d.node_from}-${d.node_to - 1}, drawn in ${ms.toFixed(0)} ms`;
+  canvas.dataset.drawMs = ms.toFixed(0);
+  canvas.dataset.exact = d.exact;
+}
+
+function ganttTime(canvas, event) {
+  const rect = canvas.getBoundingClientRect();
+  const px = ((event.clientX - rect.left) / rect.width) * canvas.width;
+  const f = Math.min(Math.max((px - LABEL_W) / (canvas.width - LABEL_W), 0), 1);
+  return { t: gantt.from + f * (gantt.to - gantt.from), f,
+    row: ((event.clientY - rect.top) / rect.height) * canvas.height };
+}
+
+function setupGantt() {
+  const canvas = $('gantt');
+  $('gantt-reset').addEventListener('click', () => {
+    Object.assign(gantt, { from: state.info.begin, to: state.info.end, nodeFrom: 0, nodeTo: state.info.nodes });
+    renderGantt();
+  });
+  canvas.addEventListener('mousedown', (e) => { gantt.drag = ganttTime(canvas, e).t; });
+  canvas.addEventListener('mouseup', (e) => {
+    const t = ganttTime(canvas, e).t;
+    if (gantt.drag !== null && Math.abs(t - gantt.drag) > (gantt.to - gantt.from) / 200) {
+      Object.assign(gantt, { from: Math.floor(Math.min(t, gantt.drag)), to: Math.ceil(Math.max(t, gantt.drag)) });
+      renderGantt();
+    }
+    gantt.drag = null;
+  });
+  canvas.addEventListener('wheel', (e) => {
+    e.preventDefault();
+    const nodes = gantt.nodeTo - gantt.nodeFrom, total = state.info.nodes;
+    if (e.shiftKey) {  // scroll nodes
+      const step = Math.max(1, Math.round(nodes / 4)) * Math.sign(e.deltaY || e.deltaX);
+      const from = Math.min(Math.max(gantt.nodeFrom + step, 0), Math.max(total - nodes, 0));
+      Object.assign(gantt, { nodeFrom: from, nodeTo: from + nodes });
+    } else {  // zoom time around the pointer, and nodes with ctrl
+      const { t, f } = ganttTime(canvas, e);
+      const k = e.deltaY > 0 ? 1.5 : 1 / 1.5;
+      if (e.ctrlKey) {
+        const keep = Math.min(Math.max(Math.round(nodes * k), 1), total);
+        const from = Math.min(Math.max(gantt.nodeFrom + Math.round((nodes - keep) / 2), 0), total - keep);
+        Object.assign(gantt, { nodeFrom: from, nodeTo: from + keep });
+      } else {
+        const span = Math.max((gantt.to - gantt.from) * k, 60);
+        Object.assign(gantt, { from: Math.floor(t - f * span), to: Math.ceil(t + (1 - f) * span) });
+      }
+    }
+    clearTimeout(gantt.timer);
+    gantt.timer = setTimeout(renderGantt, 80);
+  }, { passive: false });
+  canvas.addEventListener('mousemove', (e) => {
+    const d = gantt.data;
+    if (!d || !d.exact) { $('gantt-hover').textContent = ''; return; }
+    const { t, row } = ganttTime(canvas, e);
+    const r = Math.floor(row / ((canvas.height - AXIS_H) / Math.max(d.node_to - d.node_from, 1)));
+    const s = d.segments;
+    for (let i = 0; i < s.length; i += 4) {
+      if (s[i] === r && s[i + 1] <= t && t < s[i + 2]) {
+        $('gantt-hover').textContent = `job ${s[i + 3]} on ${state.nodeNames?.[d.node_from + r] ?? r}: ${duration(s[i + 1])} to ${duration(s[i + 2])}`;
+        return;
+      }
+    }
+    $('gantt-hover').textContent = '';
+  });
+}
+
 // ---- Shell ---------------------------------------------------------------------------------------------------------
 
-const RENDER = { overview: renderOverview, jobs: renderJobs, monitoring: renderMonitoring, nodes: renderNodes, events: renderEvents };
+const RENDER = { overview: renderOverview, jobs: renderJobs, monitoring: renderMonitoring, nodes: renderNodes, events: renderEvents,
+  gantt: renderGantt };
 
 async function render() {
   $('time-label').textContent = clockText(state.t);
@@ -233,6 +364,7 @@ async function start() {
   $('event-kind').addEventListener('change', renderEvents);
   $('event-limit').addEventListener('change', renderEvents);
   setInterval(() => { if (state.tab === 'events' && $('event-auto').checked) renderEvents(); }, 2000);
+  setupGantt();
   const tab = params.get('tab');
   if (tab && RENDER[tab]) document.querySelector(`#tabs button[data-tab="${tab}"]`).click();
   else render();
