@@ -4,7 +4,8 @@
 #   scripts/same_results.sh OLD_BINARY NEW_BINARY [--quick] [--only NAME] [--verbose] [--keep] [--list]
 #
 # For every case (a scenario file plus optional --seed / --set arguments) both binaries run the same command
-# (same scenario path, so runs.scenario_file matches) into /tmp/same-results/<case>/{old,new}, then:
+# (same scenario path, so runs.scenario_file matches) into /tmp/same-results/<case>/{old,new} (or
+# $SAME_RESULTS_WORK/<case>/...), then:
 #   - jobs.csv must be byte-for-byte identical (cmp);
 #   - results.sqlite: the schema (sqlite_master) and every table present in either database, dumped with
 #     SELECT * ... ORDER BY rowid (primary key for WITHOUT ROWID tables such as gpu_metrics), must be identical,
@@ -33,7 +34,8 @@ usage() {
 }
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-WORK=/tmp/same-results
+# SAME_RESULTS_WORK moves the work folder, so two comparisons (two worktrees) can run at once.
+WORK=${SAME_RESULTS_WORK:-/tmp/same-results}
 
 OLD='' NEW='' QUICK=0 VERBOSE=0 KEEP=0 LIST=0
 ONLY=()
