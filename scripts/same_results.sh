@@ -94,6 +94,23 @@ done
 # Variants: features no scenario file turns on, as --set overrides on small scenarios.
 add quickstart-seed7 scenarios/quickstart.json --seed 7  # 1.8 s: another seed, with GPU metrics
 
+# Classic policies (every scenario file uses slurm). Quickstart's synthetic GPU day at load 1.3: 0.3 s each. The real
+# HPC2N trace (3,145 jobs) on its machine, 120 nodes x 2 CPUs: 0.4-1.0 s; on 64 such nodes, overloaded (mean wait
+# 2.5 days under fcfs): 0.5 s for fcfs and easy (conservative takes 14 s there, so it is left out).
+NOMETRICS='/metrics={"enabled":false}'
+HPC2N=(--set '/cluster/partitions=[{"name":"batch","nodes":"ALL","default":true}]'
+  --set '/workload={"trace":{"path":"../../shared/traces/hpc2n-subset.swf"}}' --set "$NOMETRICS")
+for p in fcfs sjf easy conservative; do
+  add "classic-$p-quickstart" scenarios/quickstart.json --set "/scheduler/policy=$p" --set "$NOMETRICS" \
+    --set /workload/synthetic/load=1.3
+  add "classic-$p-hpc2n" scenarios/quickstart.json --set "/scheduler/policy=$p" "${HPC2N[@]}" \
+    --set '/cluster/nodes=[{"prefix":"n","count":120,"cpus":2}]'
+done
+for p in fcfs easy; do
+  add "classic-$p-hpc2n-loaded" scenarios/quickstart.json --set "/scheduler/policy=$p" "${HPC2N[@]}" \
+    --set '/cluster/nodes=[{"prefix":"n","count":64,"cpus":2}]'
+done
+
 # Faults. F: health-check-interval.json shrunk to 64 nodes and 3,000 jobs at 50x Llama 3 rates
 # (HealthCheckInterval 120 ANY,CYCLE, SlurmdTimeout 300, Daly checkpoints >= 64 GPUs): 0.13 s,
 # 116 faults (8 suppressed), 66 interruptions (41 black holes), node_events DRAINED 88, DOWN 23, REBOOTING 31.
