@@ -233,7 +233,11 @@ class ClassicScheduler final : public Scheduler {
     // If no job started or ended since the last pass, only submissions happened: FCFS and EASY append them to the
     // queue, and every job looked at before would get the same answer (free resources and the shadow time are
     // the same, and a later `now` only makes backfilling harder). So only the new jobs need a look.
-    const bool unchanged = shortcuts_ && policy_ != SchedulerPolicy::kSjf && resource_version_ == planned_version_;
+    // easy-textbook: a job started on the extra count may leave spare CPUs split across nodes so that the head no
+    // longer fits at its shadow time; a full pass then finds a later shadow time, so it cannot be skipped.
+    const bool unchanged =
+        shortcuts_ && policy_ != SchedulerPolicy::kSjf && resource_version_ == planned_version_ && !extra_used_;
+    extra_used_ = false;
     std::size_t pos = 0;
     std::size_t scan_from = 0;
     std::size_t removed_before_head = 0;
@@ -334,7 +338,13 @@ class ClassicScheduler final : public Scheduler {
       spare_.cpus += state_.free_cpus()[n];
       spare_.gpus += state_.free_gpus()[n];
     }
-    for (std::size_t k = 0; k < released_; ++k) spare_ += count_on(state_.allocation(by_end_[k]), in_partition);
+    for (std::size_t k = 0; k < released_; ++k) {
+      for (const NodeAllocation& a : state_.allocation(by_end_[k])) {
+        if (!state_.node_schedulable(a.node) || !((in_partition[a.node >> 6] >> (a.node & 63)) & 1ULL)) continue;
+        spare_.cpus += a.cpus;
+        spare_.gpus += a.gpus;
+      }
+    }
     spare_ -= count_on(allocation_, in_partition);
   }
 
@@ -353,6 +363,7 @@ class ClassicScheduler final : public Scheduler {
         const ResourceCount used = count_on(allocation_, in_partition);
         if (!(used <= spare_)) continue;
         spare_ -= used;
+        extra_used_ = true;
       }
       start(j, allocation_);
       queue_.remove_at(pos);
@@ -497,6 +508,7 @@ class ClassicScheduler final : public Scheduler {
   std::size_t released_ = 0;               // compute_shadow: running jobs (by_end_ order) ended by the shadow time
   std::uint32_t head_partition_ = 0;       // easy-textbook: the blocked head's partition
   ResourceCount spare_;                    // easy-textbook: extra CPUs and GPUs left at the shadow time
+  bool extra_used_ = false;                // easy-textbook: the last pass started a job on the extra count
 };
 
 }  // namespace

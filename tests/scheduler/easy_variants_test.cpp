@@ -58,6 +58,22 @@ TEST(EasyVariants, TextbookCanDelayTheHeadWhenSpareCpusAreOnTheWrongNodes) {
   EXPECT_EQ(node_lists(node_aware), (std::vector<std::string>{"n[001-002]", "n[001-002]", "n003", "n003"}));
 }
 
+TEST(EasyVariants, TextbookShortcutsReplanAfterAJobTookTheExtra) {
+  // The case above plus D (t=4, 1 CPU, 150 s). A full pass at 4 sees B and C running: at 100 n001 and n002 have 1
+  // free CPU each, so H no longer fits then; its shadow time moves to 302 (B ends), where 5 CPUs are free: extra 1.
+  // D ends at 154 <= 302 and starts at 4 on n003. A pass that only looked at the new job with the shadow time of
+  // 100 would have kept D waiting: after a job takes extra CPUs, the next pass is a full one.
+  std::vector<JobSpec> jobs{make_job(1, 0, 2, 2, 0, 100, 100), make_job(2, 1, 2, 4, 0, 100, 100),
+                            make_job(3, 2, 0, 1, 0, 300, 300), make_job(4, 3, 0, 1, 0, 300, 300),
+                            make_job(5, 4, 0, 1, 0, 150, 150)};
+  for (bool shortcuts : {false, true}) {
+    Scenario s = make_scenario(3, 2, 0, SchedulerPolicy::kFcfs);
+    s.scheduler.slurm.shortcuts = shortcuts;
+    EXPECT_EQ(start_times(run(s, SchedulerPolicy::kEasyTextbook, jobs)), (std::vector<std::int64_t>{0, 302, 2, 3, 4}))
+        << "shortcuts " << shortcuts;
+  }
+}
+
 TEST(EasyVariants, TextbookCountsGpusAndCpusSeparately) {
   // 2 nodes x 8 CPUs x 4 GPUs. A (t=0, 1 node, 1 CPU, 4 GPUs, 100 s) on n001.
   // H (t=1, 2 nodes x 4 GPUs, 2 CPUs) blocks: n001 has no free GPU. Shadow time 100: 16 CPUs and 8 GPUs free,
