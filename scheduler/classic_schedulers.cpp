@@ -227,7 +227,8 @@ class ClassicScheduler final : public Scheduler {
     ++stats_.main_starts;
   }
 
-  // fcfs and sjf: start in queue order until the first job that does not fit. easy: then backfill behind it.
+  // fcfs and sjf: start in queue order until the first job that does not fit. easy and easy-textbook: then backfill
+  // behind it.
   void plan_list() {
     const auto& entries = queue_.entries();
     // If no job started or ended since the last pass, only submissions happened: FCFS and EASY append them to the
