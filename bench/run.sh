@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Speed benchmarks of BENCHMARKS.md. Usage: bench/run.sh [swf|scale|multifactor|topology|all] (default all).
+# Speed benchmarks of BENCHMARKS.md. Usage: bench/run.sh [swf|loaded|scale|multifactor|topology|all] (default all).
 # Each line of output is one run: what, wall seconds, events/s, jobs/s, simulated s per wall s, peak RSS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +21,18 @@ run() {
 if [ "$what" = swf ] || [ "$what" = all ]; then
   bash bench/make_swf_10k.sh "$work/swf-10k.swf"
   for i in 1 2 3 4 5; do run "swf-10k-easy" bench/swf-10k-easy.json; done
+fi
+
+if [ "$what" = loaded ] || [ "$what" = all ]; then
+  # Issue 16: a long queue. HPC2N tiled to 10,000 jobs with arrivals 8x faster, 256 single-CPU nodes; the three
+  # list policies, 5 runs each, interleaved.
+  python3 bench/make_loaded_swf.py ../shared/traces/hpc2n-subset.swf "$work/loaded-10k.swf" --jobs 10000 --compress 8
+  for i in 1 2 3 4 5; do
+    for policy in fcfs easy easy-textbook; do
+      sed "s/\"policy\": \"easy-textbook\"/\"policy\": \"$policy\"/" bench/loaded-10k-easy-textbook.json > "$work/loaded-10k-$policy.json"
+      run "loaded-10k-$policy" "$work/loaded-10k-$policy.json"
+    done
+  done
 fi
 
 if [ "$what" = scale ] || [ "$what" = all ]; then

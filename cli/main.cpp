@@ -139,8 +139,7 @@ int run_command(const std::string& scenario_path, const std::string& out, std::o
   if (!policy.empty()) {
     SchedulerPolicy p;
     if (!parse_policy(policy, p)) {
-      fmt::print(stderr, "gputwin: --policy: unknown policy '{}' (known: fcfs, sjf, easy, conservative, slurm)\n",
-                 policy);
+      fmt::print(stderr, "gputwin: --policy: unknown policy '{}' (known: {})\n", policy, policy_names());
       return 2;
     }
     options.policy = p;
@@ -205,7 +204,7 @@ int main(int argc, char** argv) {
   run->add_option("scenario", scenario_path, "Scenario file (JSON)")->required();
   run->add_option("--out", out, "Output folder (default: out/<scenario name>)");
   CLI::Option* seed_opt = run->add_option("--seed", seed, "Seed, replacing the scenario's");
-  run->add_option("--policy", policy, "Scheduling policy: fcfs, sjf, easy, conservative or slurm");
+  run->add_option("--policy", policy, "Scheduling policy: " + policy_names());
   run->add_flag("--quiet", quiet, "No progress bar and no summary");
   run->add_flag("--no-results", no_results, "Do not write the results folder (benchmarks)");
   run->add_flag("--no-node-history", no_node_history, "Do not record node state changes");

@@ -356,10 +356,29 @@ void read_synthetic(const Field& field, Scenario& scenario) {
 void read_scheduler(const Field& field, SchedulerConfig& config) {
   field.expect_object({"policy", "sched_interval", "default_queue_depth", "batch_sched_delay", "bf_interval",
                        "bf_window", "bf_resolution", "bf_max_job_test", "bf_max_job_start", "bf_continue",
-                       "OverTimeLimit", "KillWait", "epilog_s", "phase_s", "shortcuts", "priority"});
+                       "OverTimeLimit", "KillWait", "epilog_s", "phase_s", "shortcuts", "priority",
+                       "scheduling_point"});
   const std::string policy = field.at("policy").non_empty_string();
   if (!parse_policy(policy, config.policy)) {
-    field.at("policy").fail("unknown policy '" + policy + "' (known: fcfs, sjf, easy, conservative, slurm)");
+    field.at("policy").fail("unknown policy '" + policy + "' (known: " + policy_names() + ")");
+  }
+  if (field.has("scheduling_point")) {
+    const Field f = field.at("scheduling_point");
+    const std::string point = f.non_empty_string();
+    if (point == "instant") {
+      config.scheduling_point = SchedulingPoint::kInstant;
+    } else if (point == "event") {
+      config.scheduling_point = SchedulingPoint::kEvent;
+    } else {
+      f.fail("unknown scheduling point '" + point + "' (known: instant, event)");
+    }
+    // The slurm policy runs its passes on slurmctld's own triggers (batch_sched_delay, sched_interval,
+    // bf_interval), not at the end of an instant.
+    if (config.scheduling_point == SchedulingPoint::kEvent && config.policy == SchedulerPolicy::kSlurm) {
+      f.fail(
+          "\"event\" applies to the classic policies (fcfs, sjf, easy, easy-textbook, conservative); the slurm "
+          "policy schedules on its own triggers (batch_sched_delay, sched_interval, bf_interval)");
+    }
   }
   SlurmParameters& s = config.slurm;
   auto read_int = [&](const char* key, std::int64_t& out, std::int64_t min, std::int64_t max) {
@@ -404,6 +423,8 @@ std::string_view policy_name(SchedulerPolicy policy) {
       return "sjf";
     case SchedulerPolicy::kEasy:
       return "easy";
+    case SchedulerPolicy::kEasyTextbook:
+      return "easy-textbook";
     case SchedulerPolicy::kConservative:
       return "conservative";
     case SchedulerPolicy::kSlurm:
@@ -412,15 +433,30 @@ std::string_view policy_name(SchedulerPolicy policy) {
   return "unknown";
 }
 
+namespace {
+constexpr SchedulerPolicy kAllPolicies[] = {SchedulerPolicy::kFcfs,         SchedulerPolicy::kSjf,
+                                            SchedulerPolicy::kEasy,         SchedulerPolicy::kEasyTextbook,
+                                            SchedulerPolicy::kConservative, SchedulerPolicy::kSlurm};
+}  // namespace
+
 bool parse_policy(std::string_view name, SchedulerPolicy& out) {
-  for (auto p : {SchedulerPolicy::kFcfs, SchedulerPolicy::kSjf, SchedulerPolicy::kEasy, SchedulerPolicy::kConservative,
-                 SchedulerPolicy::kSlurm}) {
+  for (auto p : kAllPolicies) {
     if (policy_name(p) == name) {
       out = p;
       return true;
     }
   }
   return false;
+}
+
+std::string policy_names() {
+  std::string names;
+  for (auto p : kAllPolicies) names += (names.empty() ? "" : ", ") + std::string(policy_name(p));
+  return names;
+}
+
+std::string_view scheduling_point_name(SchedulingPoint point) {
+  return point == SchedulingPoint::kEvent ? "event" : "instant";
 }
 
 bool parse_slurm_time(std::string_view text, std::int64_t& seconds) {

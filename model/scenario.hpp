@@ -18,13 +18,25 @@
 
 namespace gputwin {
 
-/// Scheduling policies (scenario key /scheduler/policy).
-enum class SchedulerPolicy : std::uint8_t { kFcfs, kSjf, kEasy, kConservative, kSlurm };
+/// Scheduling policies (scenario key /scheduler/policy). kEasy reserves the blocked head job's nodes; kEasyTextbook
+/// counts spare CPUs and GPUs instead (Mu'alem and Feitelson's rule); README "Scheduling policies" has both rules.
+enum class SchedulerPolicy : std::uint8_t { kFcfs, kSjf, kEasy, kEasyTextbook, kConservative, kSlurm };
 
-/// The policy's scenario name ("fcfs", "easy", ...).
+/// The policy's scenario name ("fcfs", "easy", "easy-textbook", ...).
 std::string_view policy_name(SchedulerPolicy policy);
 /// Parses a policy name; false if unknown.
 bool parse_policy(std::string_view name, SchedulerPolicy& out);
+/// Every policy name, comma-separated ("fcfs, sjf, ..."), for messages and help.
+std::string policy_names();
+
+/// When the classic policies run a scheduling pass (scenario key /scheduler/scheduling_point).
+enum class SchedulingPoint : std::uint8_t {
+  kInstant,  ///< Once per simulated instant, after every event at that time (submits, ends) has been delivered.
+  kEvent,    ///< After every event, as CQSim and several published simulators do.
+};
+
+/// The scheduling point's scenario name ("instant" or "event").
+std::string_view scheduling_point_name(SchedulingPoint point);
 
 /// slurmctld parameters the `slurm` policy honours, with Slurm's names and defaults (slurm.conf(5)).
 struct SlurmParameters {
@@ -47,9 +59,10 @@ struct SlurmParameters {
 
 /// Which scheduler runs and with what parameters (/scheduler).
 struct SchedulerConfig {
-  SchedulerPolicy policy = SchedulerPolicy::kSlurm;  ///< Policy name.
-  SlurmParameters slurm;                             ///< Parameters of the `slurm` policy.
-  PriorityConfig priority;                           ///< PriorityType and the multifactor parameters.
+  SchedulerPolicy policy = SchedulerPolicy::kSlurm;              ///< Policy name.
+  SchedulingPoint scheduling_point = SchedulingPoint::kInstant;  ///< When the classic policies run a pass.
+  SlurmParameters slurm;                                         ///< Parameters of the `slurm` policy.
+  PriorityConfig priority;                                       ///< PriorityType and the multifactor parameters.
 };
 
 /// A trace workload (/workload/trace).

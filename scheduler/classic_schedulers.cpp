@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <queue>
+#include <span>
 #include <vector>
 
 #include "scheduler/job_policy.hpp"
@@ -13,6 +14,25 @@
 
 namespace gputwin {
 namespace {
+
+/// CPUs and GPUs counted together: textbook EASY's "extra" resources and what a job takes of them.
+struct ResourceCount {
+  std::int64_t cpus = 0;
+  std::int64_t gpus = 0;
+
+  ResourceCount& operator+=(const ResourceCount& o) {
+    cpus += o.cpus;
+    gpus += o.gpus;
+    return *this;
+  }
+  ResourceCount& operator-=(const ResourceCount& o) {
+    cpus -= o.cpus;
+    gpus -= o.gpus;
+    return *this;
+  }
+  /// True if this fits within `o` in both units.
+  bool operator<=(const ResourceCount& o) const { return cpus <= o.cpus && gpus <= o.gpus; }
+};
 
 /// Free resources of every node during one slice of a conservative-backfilling profile.
 struct ProfileSlice {
@@ -186,14 +206,17 @@ class ClassicScheduler final : public Scheduler {
   }
 
   bool try_start(JobIndex j, const std::uint64_t* allowed) {
-    ++stats_.jobs_tested;
-    if (!may_fit_now(j)) return false;
-    if (!selector_.select(select_request(state_.spec(j)), partition_nodes(state_, state_.job(j).partition), allowed,
-                          live_resources(state_), allocation_)) {
-      return false;
-    }
+    if (!select_now(j, allowed)) return false;
     start(j, allocation_);
     return true;
+  }
+
+  // Chooses nodes for job `j` on the free resources now (within `allowed`, null = any), into allocation_.
+  bool select_now(JobIndex j, const std::uint64_t* allowed = nullptr) {
+    ++stats_.jobs_tested;
+    if (!may_fit_now(j)) return false;
+    return selector_.select(select_request(state_.spec(j)), partition_nodes(state_, state_.job(j).partition), allowed,
+                            live_resources(state_), allocation_);
   }
 
   void start(JobIndex j, const std::vector<NodeAllocation>& allocation) {
@@ -204,13 +227,18 @@ class ClassicScheduler final : public Scheduler {
     ++stats_.main_starts;
   }
 
-  // fcfs and sjf: start in queue order until the first job that does not fit. easy: then backfill behind it.
+  // fcfs and sjf: start in queue order until the first job that does not fit. easy and easy-textbook: then backfill
+  // behind it.
   void plan_list() {
     const auto& entries = queue_.entries();
     // If no job started or ended since the last pass, only submissions happened: FCFS and EASY append them to the
     // queue, and every job looked at before would get the same answer (free resources and the shadow time are
     // the same, and a later `now` only makes backfilling harder). So only the new jobs need a look.
-    const bool unchanged = shortcuts_ && policy_ != SchedulerPolicy::kSjf && resource_version_ == planned_version_;
+    // easy-textbook: a job started on the extra count may leave spare CPUs split across nodes so that the head no
+    // longer fits at its shadow time; a full pass then finds a later shadow time, so it cannot be skipped.
+    const bool unchanged =
+        shortcuts_ && policy_ != SchedulerPolicy::kSjf && resource_version_ == planned_version_ && !extra_used_;
+    extra_used_ = false;
     std::size_t pos = 0;
     std::size_t scan_from = 0;
     std::size_t removed_before_head = 0;
@@ -234,9 +262,11 @@ class ClassicScheduler final : public Scheduler {
           for (const NodeAllocation& a : allocation_) allowed_.clear(a.node);  // the head's nodes at the shadow time
         }
       }
+      if (blocked_head_ && policy_ == SchedulerPolicy::kEasyTextbook) reserve_by_count(entries[pos].job);
       scan_from = pos + 1;
     }
     if (policy_ == SchedulerPolicy::kEasy && blocked_head_) backfill_behind_head(scan_from);
+    if (policy_ == SchedulerPolicy::kEasyTextbook && blocked_head_) backfill_by_count(scan_from);
     // Remember where the head is once the started jobs are gone from the queue.
     queue_.compact();
     head_pos_ = pos - removed_before_head;
@@ -262,7 +292,8 @@ class ClassicScheduler final : public Scheduler {
   }
 
   // EASY's reservation for the blocked head: the earliest time running jobs (ending at start + limit) free
-  // enough resources, and the nodes it would get then (left in allocation_). False if it can never fit.
+  // enough resources, and the nodes it would get then (left in allocation_). False if it can never fit. The jobs
+  // ended by then are by_end_[0, released_).
   bool compute_shadow(JobIndex head, SimTime& shadow) {
     by_end_ = running_;
     auto limit_end = [&](JobIndex j) { return state_.job(j).start + from_seconds(state_.job(j).time_limit_s); };
@@ -289,7 +320,75 @@ class ClassicScheduler final : public Scheduler {
       (void)ok;
     }
     scratch_.reset();
+    released_ = i;
     return found;
+  }
+
+  // Textbook EASY (Mu'alem and Feitelson 2001, as CQSim, SchedGym and AccaSim count processors): the head's
+  // shadow time as for easy, and the "extra" resources: what is free in the head's partition at the shadow time
+  // minus what the head takes then. Counted in CPUs and GPUs, the units jobs ask for; which nodes they are on is
+  // not tracked (that is what the node-aware easy adds).
+  void reserve_by_count(JobIndex head) {
+    shadow_ = kNever;
+    spare_ = {};
+    head_partition_ = state_.job(head).partition;
+    if (!compute_shadow(head, shadow_)) return;  // never fits: nothing to protect
+    const std::uint64_t* in_partition = state_.partition_bits(head_partition_);
+    for (NodeIndex n : partition_of(head).nodes) {
+      if (!state_.node_schedulable(n)) continue;
+      spare_.cpus += state_.free_cpus()[n];
+      spare_.gpus += state_.free_gpus()[n];
+    }
+    for (std::size_t k = 0; k < released_; ++k) {
+      for (const NodeAllocation& a : state_.allocation(by_end_[k])) {
+        if (!state_.node_schedulable(a.node) || !((in_partition[a.node >> 6] >> (a.node & 63)) & 1ULL)) continue;
+        spare_.cpus += a.cpus;
+        spare_.gpus += a.gpus;
+      }
+    }
+    spare_ -= count_on(allocation_, in_partition);
+  }
+
+  // Textbook EASY's backfilling: a job behind the head starts now if it fits now and either ends by the shadow
+  // time or takes no more than the extra CPUs and GPUs, which it then uses up.
+  void backfill_by_count(std::size_t from) {
+    const auto& entries = queue_.entries();
+    const std::uint64_t* in_partition = state_.partition_bits(head_partition_);
+    for (std::size_t pos = from; pos < entries.size(); ++pos) {
+      const JobIndex j = entries[pos].job;
+      if (!runnable(j) || !may_fit_now(j)) continue;
+      const bool ends_by_shadow = world_.now() + from_seconds(state_.job(j).time_limit_s) <= shadow_;
+      if (!ends_by_shadow && state_.job(j).partition == head_partition_ && !(least_count(j) <= spare_)) continue;
+      if (!select_now(j)) continue;
+      if (!ends_by_shadow) {
+        const ResourceCount used = count_on(allocation_, in_partition);
+        if (!(used <= spare_)) continue;
+        spare_ -= used;
+        extra_used_ = true;
+      }
+      start(j, allocation_);
+      queue_.remove_at(pos);
+      ++stats_.backfill_starts;
+      --stats_.main_starts;
+    }
+  }
+
+  // CPUs and GPUs of `allocation` on the nodes of bitmap `nodes`.
+  static ResourceCount count_on(std::span<const NodeAllocation> allocation, const std::uint64_t* nodes) {
+    ResourceCount c;
+    for (const NodeAllocation& a : allocation) {
+      if (!((nodes[a.node >> 6] >> (a.node & 63)) & 1ULL)) continue;
+      c.cpus += a.cpus;
+      c.gpus += a.gpus;
+    }
+    return c;
+  }
+
+  // The fewest CPUs and GPUs any allocation of job `j` takes (more for whole nodes).
+  ResourceCount least_count(JobIndex j) const {
+    const JobSpec& spec = state_.spec(j);
+    return ResourceCount{std::max<std::int64_t>(spec.cpus, 1),
+                         std::int64_t{spec.gpus_per_node} * std::max<std::int64_t>(spec.nodes, 1)};
   }
 
   // Conservative backfilling: every queued job, in order, gets the earliest reservation that delays no earlier
@@ -407,6 +506,10 @@ class ClassicScheduler final : public Scheduler {
   std::size_t head_pos_ = 0;               // its queue position
   std::size_t scanned_ = 0;                // queue size at the end of the last pass
   SimTime shadow_ = kNever;                // EASY: the head's shadow time (allowed_ holds the nodes it spares)
+  std::size_t released_ = 0;               // compute_shadow: running jobs (by_end_ order) ended by the shadow time
+  std::uint32_t head_partition_ = 0;       // easy-textbook: the blocked head's partition
+  ResourceCount spare_;                    // easy-textbook: extra CPUs and GPUs left at the shadow time
+  bool extra_used_ = false;                // easy-textbook: the last pass started a job on the extra count
 };
 
 }  // namespace

@@ -4,7 +4,8 @@
 #   scripts/same_results.sh OLD_BINARY NEW_BINARY [--quick] [--only NAME] [--verbose] [--keep] [--list]
 #
 # For every case (a scenario file plus optional --seed / --set arguments) both binaries run the same command
-# (same scenario path, so runs.scenario_file matches) into /tmp/same-results/<case>/{old,new}, then:
+# (same scenario path, so runs.scenario_file matches) into /tmp/same-results/<case>/{old,new} (or
+# $SAME_RESULTS_WORK/<case>/...), then:
 #   - jobs.csv must be byte-for-byte identical (cmp);
 #   - results.sqlite: the schema (sqlite_master) and every table present in either database, dumped with
 #     SELECT * ... ORDER BY rowid (primary key for WITHOUT ROWID tables such as gpu_metrics), must be identical,
@@ -33,7 +34,8 @@ usage() {
 }
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-WORK=/tmp/same-results
+# SAME_RESULTS_WORK moves the work folder, so two comparisons (two worktrees) can run at once.
+WORK=${SAME_RESULTS_WORK:-/tmp/same-results}
 
 OLD='' NEW='' QUICK=0 VERBOSE=0 KEEP=0 LIST=0
 ONLY=()
@@ -91,6 +93,23 @@ done
 
 # Variants: features no scenario file turns on, as --set overrides on small scenarios.
 add quickstart-seed7 scenarios/quickstart.json --seed 7  # 1.8 s: another seed, with GPU metrics
+
+# Classic policies (every scenario file uses slurm). Quickstart's synthetic GPU day at load 1.3: 0.3 s each. The real
+# HPC2N trace (3,145 jobs) on its machine, 120 nodes x 2 CPUs: 0.4-1.0 s; on 64 such nodes, overloaded (mean wait
+# 2.5 days under fcfs): 0.5 s for fcfs and easy (conservative takes 14 s there, so it is left out).
+NOMETRICS='/metrics={"enabled":false}'
+HPC2N=(--set '/cluster/partitions=[{"name":"batch","nodes":"ALL","default":true}]'
+  --set '/workload={"trace":{"path":"../../shared/traces/hpc2n-subset.swf"}}' --set "$NOMETRICS")
+for p in fcfs sjf easy conservative; do
+  add "classic-$p-quickstart" scenarios/quickstart.json --set "/scheduler/policy=$p" --set "$NOMETRICS" \
+    --set /workload/synthetic/load=1.3
+  add "classic-$p-hpc2n" scenarios/quickstart.json --set "/scheduler/policy=$p" "${HPC2N[@]}" \
+    --set '/cluster/nodes=[{"prefix":"n","count":120,"cpus":2}]'
+done
+for p in fcfs easy; do
+  add "classic-$p-hpc2n-loaded" scenarios/quickstart.json --set "/scheduler/policy=$p" "${HPC2N[@]}" \
+    --set '/cluster/nodes=[{"prefix":"n","count":64,"cpus":2}]'
+done
 
 # Faults. F: health-check-interval.json shrunk to 64 nodes and 3,000 jobs at 50x Llama 3 rates
 # (HealthCheckInterval 120 ANY,CYCLE, SlurmdTimeout 300, Daly checkpoints >= 64 GPUs): 0.13 s,

@@ -125,6 +125,7 @@ RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> all, const RunOption
 
   outcome.world = std::make_unique<SimWorld>(state, sc.scheduler.slurm, outcome.recorder.get());
   SimWorld& world = *outcome.world;
+  world.set_scheduling_point(sc.scheduler.scheduling_point);
   // The controllers: the scheduler, and the health, scaling, quota and operations controllers the scenario turns
   // on. They decide; the world's mechanics (faults, power, costs) carry their actions out.
   outcome.scheduler = make_scheduler(sc.scheduler, sc.accounting, world);
@@ -233,6 +234,9 @@ RunInfo run_info(const RunOutcome& outcome) {
   const SlurmParameters& p = sc.scheduler.slurm;
   nlohmann::ordered_json params;
   params["policy"] = info.policy;
+  // Only when not the default, so runs at the default keep the parameters they always had.
+  if (sc.scheduler.scheduling_point != SchedulingPoint::kInstant)
+    params["scheduling_point"] = std::string(scheduling_point_name(sc.scheduler.scheduling_point));
   if (sc.scheduler.policy == SchedulerPolicy::kSlurm) {
     params["sched_interval"] = p.sched_interval_s;
     params["default_queue_depth"] = p.default_queue_depth;

@@ -694,9 +694,11 @@ void SimWorld::run(const std::function<void(const SimWorld&)>& progress, std::ui
     now_ = t;
     ++counters_.instants;
     // At one instant: heap events (ends, releases, timers) in push order, then submits; repeat while any remain.
+    // With scheduling_point "event" the controllers hear of an instant's end after each of them.
     while (true) {
       if (!events_.empty() && events_.top().time == t) {
         dispatch(events_.pop());
+        if (pass_after_every_event_) plane_->on_instant_end();
         continue;
       }
       if (next_submit_ < job_count && from_seconds(specs[next_submit_].submit_s) == t) {
@@ -712,6 +714,7 @@ void SimWorld::run(const std::function<void(const SimWorld&)>& progress, std::ui
         state_.note_job_update();
         last_activity_ = t;
         plane_->on_job_submitted(job);
+        if (pass_after_every_event_) plane_->on_instant_end();
         continue;
       }
       break;

@@ -79,6 +79,9 @@ class SimWorld final : public World {
     running_at_start_ = std::move(running);
     nodes_out_at_start_ = std::move(nodes_out);
   }
+  /// Tells the controllers that an instant ended after every event instead (SchedulingPoint::kEvent), so the
+  /// classic policies run a pass after each submit, job end or timer.
+  void set_scheduling_point(SchedulingPoint point) { pass_after_every_event_ = point == SchedulingPoint::kEvent; }
   /// Keeps the list of running jobs per node (the operations controller ends them; faults and costs need it too).
   void track_jobs_on_nodes();
   /// Runs until no event is left. `progress` (may be empty) is called every `progress_every` events.
@@ -246,6 +249,7 @@ class SimWorld final : public World {
   std::vector<InterruptionRecord> interruptions_;      // runs ended by fail_jobs_on
   std::vector<NodeConditionEvent> condition_changes_;  // every set_node_condition change (a few per fault)
   bool power_save_ = false;                            // Slurm power saving: jobs wait CONFIGURING for nodes
+  bool pass_after_every_event_ = false;                // SchedulingPoint::kEvent
   std::int64_t pending_ = 0;                           // submitted jobs waiting to start
   SimTime latest_return_ = 0;
 };

@@ -45,7 +45,7 @@ class Controller {
   virtual void on_start() {}
   /// A timer set with World::set_timer for this controller fired.
   virtual void on_timer(TimerId timer) { (void)timer; }
-  /// All events of the current instant have been delivered.
+  /// All events of the current instant have been delivered (with scheduling_point "event": after every event).
   virtual void on_instant_end() {}
 
   // ---- Jobs ----

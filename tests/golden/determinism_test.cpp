@@ -149,7 +149,35 @@ TEST_P(ClassicShortcutEquivalence, IncrementalPassesGiveTheFullRePlansSchedule) 
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, ClassicShortcutEquivalence,
-                         ::testing::Values(SchedulerPolicy::kFcfs, SchedulerPolicy::kEasy));
+                         ::testing::Values(SchedulerPolicy::kFcfs, SchedulerPolicy::kEasy,
+                                           SchedulerPolicy::kEasyTextbook));
+
+// The classic policies on a busy GPU cluster (quickstart's nodes and synthetic jobs at load 1.3), at both
+// scheduling points: shortcuts give the plain algorithm's schedule, and two runs agree.
+class ClassicGpuEquivalence : public ::testing::TestWithParam<std::tuple<SchedulerPolicy, SchedulingPoint>> {};
+
+TEST_P(ClassicGpuEquivalence, ShortcutsAndDeterminism) {
+  const auto [policy, point] = GetParam();
+  Scenario plain = load_scenario(std::string(GPUTWIN_SOURCE_DIR) + "/scenarios/quickstart.json");
+  plain.synthetic.jobs = 1500;
+  plain.synthetic.load = 1.3;
+  plain.scheduler.policy = policy;
+  plain.scheduler.scheduling_point = point;
+  plain.scheduler.slurm.shortcuts = false;
+  Scenario fast = plain;
+  fast.scheduler.slurm.shortcuts = true;
+  const RunOutcome p = run_scenario(plain, RunOptions{});
+  const RunOutcome f = run_scenario(fast, RunOptions{});
+  const RunOutcome again = run_scenario(fast, RunOptions{});
+  EXPECT_EQ(schedule_text(p), schedule_text(f));
+  EXPECT_EQ(schedule_text(f), schedule_text(again));
+  EXPECT_GT(f.summary.started, 1000u);
+  EXPECT_GT(f.scheduler_stats.backfill_starts, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(PoliciesAndPoints, ClassicGpuEquivalence,
+                         ::testing::Combine(::testing::Values(SchedulerPolicy::kEasy, SchedulerPolicy::kEasyTextbook),
+                                            ::testing::Values(SchedulingPoint::kInstant, SchedulingPoint::kEvent)));
 
 }  // namespace
 }  // namespace gputwin

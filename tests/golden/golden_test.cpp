@@ -67,6 +67,12 @@ TEST(Golden, FourNodesEasy) {
   EXPECT_EQ(testing::start_times(run_golden("four_nodes_easy")), (std::vector<std::int64_t>{0, 100, 303, 3}));
 }
 
+TEST(Golden, FourNodesEasyTextbook) {
+  // Head J2 needs 3 nodes at its shadow time 100, when all 4 are free: 1 extra node. J4 (1 node, ends 303 > 100)
+  // uses it and starts at 3 on n4, the only free node; J3 then waits for n4 until 303, as under easy.
+  EXPECT_EQ(testing::start_times(run_golden("four_nodes_easy_textbook")), (std::vector<std::int64_t>{0, 100, 303, 3}));
+}
+
 TEST(Golden, FourNodesConservative) {
   // J3 holds a reservation at [200,300) on all nodes, so J4 (300 s) cannot use n4 in [3,200): it starts at 300.
   EXPECT_EQ(testing::start_times(run_golden("four_nodes_conservative")), (std::vector<std::int64_t>{0, 100, 200, 300}));

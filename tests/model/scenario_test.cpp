@@ -56,12 +56,14 @@ TEST(Scenario, ErrorsNameTheFileAndJsonPointer) {
             "s.json: /cluster/nodes/0/gpus: expected a non-negative integer");
   EXPECT_EQ(error_of(with("\"count\": 256", "\"count\": 0")),
             "s.json: /cluster/nodes/0/count: expected a positive integer");
-  EXPECT_EQ(error_of(with("\"policy\": \"fcfs\"", "\"policy\": \"lifo\"")),
-            "s.json: /scheduler/policy: unknown policy 'lifo' (known: fcfs, sjf, easy, conservative, slurm)");
+  EXPECT_EQ(
+      error_of(with("\"policy\": \"fcfs\"", "\"policy\": \"lifo\"")),
+      "s.json: /scheduler/policy: unknown policy 'lifo' (known: fcfs, sjf, easy, easy-textbook, conservative, slurm)");
   EXPECT_EQ(error_of(with("\"nodes\": \"ALL\"", "\"nodes\": \"m[1-2]\"")),
             "s.json: /cluster/partitions/0/nodes: no node named 'm1'");
   EXPECT_EQ(error_of(with("\"format\": \"swf\"", "\"format\": \"gwf\"")),
-            "s.json: /workload/trace/format: unsupported trace format 'gwf' (supported: swf, sacct, sacct-json, slurmdb-json)");
+            "s.json: /workload/trace/format: unsupported trace format 'gwf' (supported: swf, sacct, sacct-json, "
+            "slurmdb-json)");
   EXPECT_EQ(error_of(with("\"seed\": 1,", "")).substr(0, 8), "no error");
   EXPECT_EQ(error_of(with("\"name\": \"lublin-fcfs\",", "")), "s.json: /name: missing required key");
   EXPECT_NE(error_of(with("\"cpus\": 1,", "\"cpus\": 1, \"gpu\": 8,")).find("/cluster/nodes/0/gpu: unknown key"),
@@ -72,6 +74,28 @@ TEST(Scenario, ErrorsNameTheFileAndJsonPointer) {
             "s.json: /scheduler/bf_interval: expected -1 (disabled) or a positive number of seconds");
   EXPECT_EQ(error_of(with("\"gpus\": 0", "\"gpus\": 8, \"gpu_type\": \"h1000\"")).substr(0, 53),
             "s.json: /cluster/nodes/0/gpu_type: unknown GPU model ");
+}
+
+TEST(Scenario, BothEasyVariantsAndTheSchedulingPointAreNamed) {
+  EXPECT_EQ(parse_scenario(kValid, "s.json", "/base").scheduler.scheduling_point, SchedulingPoint::kInstant);
+  const Scenario s =
+      parse_scenario(with("\"policy\": \"fcfs\"", "\"policy\": \"easy-textbook\", \"scheduling_point\": \"event\""),
+                     "s.json", "/base");
+  EXPECT_EQ(s.scheduler.policy, SchedulerPolicy::kEasyTextbook);
+  EXPECT_EQ(s.scheduler.scheduling_point, SchedulingPoint::kEvent);
+  EXPECT_EQ(policy_name(SchedulerPolicy::kEasyTextbook), "easy-textbook");
+  EXPECT_EQ(policy_name(SchedulerPolicy::kEasy), "easy");
+  EXPECT_EQ(scheduling_point_name(SchedulingPoint::kEvent), "event");
+  EXPECT_EQ(parse_scenario(with("\"policy\": \"fcfs\"", "\"policy\": \"easy\", \"scheduling_point\": \"instant\""),
+                           "s.json", "/base")
+                .scheduler.scheduling_point,
+            SchedulingPoint::kInstant);
+  EXPECT_EQ(error_of(with("\"policy\": \"fcfs\"", "\"policy\": \"fcfs\", \"scheduling_point\": \"job\"")),
+            "s.json: /scheduler/scheduling_point: unknown scheduling point 'job' (known: instant, event)");
+  EXPECT_EQ(error_of(with("\"policy\": \"fcfs\"", "\"policy\": \"slurm\", \"scheduling_point\": \"event\"")),
+            "s.json: /scheduler/scheduling_point: \"event\" applies to the classic policies (fcfs, sjf, easy, "
+            "easy-textbook, conservative); the slurm policy schedules on its own triggers (batch_sched_delay, "
+            "sched_interval, bf_interval)");
 }
 
 TEST(Scenario, PartitionsTakeHostlistsAndSlurmTimes) {
