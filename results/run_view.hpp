@@ -186,7 +186,7 @@ struct GanttView {
 };
 
 /// What the run is.
-struct RunInfo {
+struct RunDescription {
   std::string scenario, policy, kind;  ///< kind: "run" for a simulation, "twin" for a live cluster's folder.
   std::uint64_t seed = 0;
   std::int64_t begin_s = 0, end_s = 0;  ///< The time slider's range.
@@ -206,7 +206,7 @@ class RunView {
   RunView& operator=(const RunView&) = delete;
 
   /// What the run is.
-  [[nodiscard]] const RunInfo& info() const { return info_; }
+  [[nodiscard]] const RunDescription& info() const { return info_; }
   /// One page of the Jobs table.
   [[nodiscard]] JobPage jobs(const JobQuery& query) const;
   /// Job `job_id` as of `at_s`; empty if there is no such job.
@@ -273,7 +273,7 @@ class RunView {
   std::filesystem::path dir_;
   std::unique_ptr<ResultsDb> db_;
   mutable std::mutex db_mutex_;  // SQLite handle: one query at a time
-  RunInfo info_;
+  RunDescription info_;
   bool has_job_gpus_ = false;
   std::vector<std::string> strings_;
   std::unordered_map<std::string, std::uint32_t> string_ids_;

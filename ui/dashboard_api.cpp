@@ -145,7 +145,7 @@ HttpResponse DashboardApi::handle(const HttpRequest& request) const {
 }
 
 HttpResponse DashboardApi::api(const HttpRequest& request) const {
-  const RunInfo& info = view_->info();
+  const RunDescription& info = view_->info();
   const std::string& path = request.path;
   const auto at = [&] { return int_param(request, "t", info.end_s, -kTimeBound, kTimeBound); };
   if (path == "/api/info") {

@@ -44,7 +44,7 @@ RunViewSlurmSource::RunViewSlurmSource(const RunView& view, std::int64_t at_s) :
   for (const auto& [account, user] : pairs) account_names.insert(account);
   std::int32_t id = 1;
   auto add = [&](std::string account, std::string user, std::string parent, bool is_default) {
-    SlurmAssociation a;
+    ServedAssociation a;
     a.account = std::move(account);
     a.user = std::move(user);
     a.parent_account = std::move(parent);
@@ -73,8 +73,8 @@ SlurmShapeContext RunViewSlurmSource::context() const {
   return c;
 }
 
-SlurmJob RunViewSlurmSource::slurm_job(JobRow row) const {
-  SlurmJob job;
+ServedJob RunViewSlurmSource::slurm_job(JobRow row) const {
+  ServedJob job;
   if (!row.node_list.empty()) job.node_names = expand_hostlist(row.node_list);
   std::vector<std::pair<std::int32_t, std::string>> placement;
   if (row.start_s >= 0 && row.gpus > 0) placement = view_.job_gpus(row.job_id, row.start_s);
@@ -99,25 +99,25 @@ SlurmJob RunViewSlurmSource::slurm_job(JobRow row) const {
   return job;
 }
 
-std::vector<SlurmJob> RunViewSlurmSource::controller_jobs() const {
-  std::vector<SlurmJob> jobs;
+std::vector<ServedJob> RunViewSlurmSource::controller_jobs() const {
+  std::vector<ServedJob> jobs;
   for (JobRow& row : view_.controller_jobs(at_s_, kMinJobAgeS)) jobs.push_back(slurm_job(std::move(row)));
   return jobs;
 }
 
-std::optional<SlurmJob> RunViewSlurmSource::controller_job(std::int64_t job_id) const {
+std::optional<ServedJob> RunViewSlurmSource::controller_job(std::int64_t job_id) const {
   auto row = view_.job(job_id, at_s_);
   if (!row || row->state.empty()) return std::nullopt;
   if (row->end_s >= 0 && at_s_ - row->end_s > kMinJobAgeS) return std::nullopt;  // purged from slurmctld
   return slurm_job(std::move(*row));
 }
 
-std::vector<SlurmNode> RunViewSlurmSource::nodes() const {
-  std::vector<SlurmNode> nodes;
+std::vector<ServedNode> RunViewSlurmSource::nodes() const {
+  std::vector<ServedNode> nodes;
   std::vector<NodeRow> rows = view_.nodes(at_s_, false);
   nodes.reserve(rows.size());
   for (NodeRow& row : rows) {
-    SlurmNode node;
+    ServedNode node;
     node.row = std::move(row);
     nodes.push_back(std::move(node));
   }
@@ -130,13 +130,13 @@ std::vector<SlurmNode> RunViewSlurmSource::nodes() const {
   }
   // What running jobs hold on each node: their CPUs spread evenly, their GPUs with the placement when stored.
   std::vector<std::vector<std::string>> gpu_lists(nodes.size());
-  for (const SlurmJob& job : controller_jobs()) {
+  for (const ServedJob& job : controller_jobs()) {
     if (job.row.state != "RUNNING" || job.node_names.empty()) continue;
     const auto count = static_cast<std::int32_t>(job.node_names.size());
     for (std::int32_t i = 0; i < count; ++i) {
       const auto it = node_index_.find(job.node_names[static_cast<std::size_t>(i)]);
       if (it == node_index_.end()) continue;
-      SlurmNode& node = nodes[static_cast<std::size_t>(it->second)];
+      ServedNode& node = nodes[static_cast<std::size_t>(it->second)];
       node.alloc_cpus += job.row.cpus / count + (i < job.row.cpus % count ? 1 : 0);
       node.alloc_gpus += job.row.gpus / count + (i < job.row.gpus % count ? 1 : 0);
       node.last_busy_s = at_s_;
@@ -157,24 +157,24 @@ std::vector<PartitionRow> RunViewSlurmSource::partitions() const {
   return view_.partitions(at_s_);
 }
 
-std::vector<SlurmJob> RunViewSlurmSource::accounting_jobs(std::int64_t from_s, std::int64_t to_s,
-                                                          std::size_t max_jobs) const {
-  std::vector<SlurmJob> jobs;
+std::vector<ServedJob> RunViewSlurmSource::accounting_jobs(std::int64_t from_s, std::int64_t to_s,
+                                                           std::size_t max_jobs) const {
+  std::vector<ServedJob> jobs;
   for (JobRow& row : view_.jobs_between(at_s_, from_s, to_s, max_jobs)) jobs.push_back(slurm_job(std::move(row)));
   return jobs;
 }
 
-std::optional<SlurmJob> RunViewSlurmSource::accounting_job(std::int64_t job_id) const {
+std::optional<ServedJob> RunViewSlurmSource::accounting_job(std::int64_t job_id) const {
   auto row = view_.job(job_id, at_s_);
   if (!row || row->state.empty()) return std::nullopt;
   return slurm_job(std::move(*row));
 }
 
-std::vector<SlurmQos> RunViewSlurmSource::qos() const {
-  std::vector<SlurmQos> out;
+std::vector<ServedQos> RunViewSlurmSource::qos() const {
+  std::vector<ServedQos> out;
   std::int32_t id = 1;
   for (const std::string& name : view_.qos_names()) {
-    SlurmQos q;
+    ServedQos q;
     q.name = name;
     q.id = id++;
     out.push_back(std::move(q));
@@ -182,16 +182,16 @@ std::vector<SlurmQos> RunViewSlurmSource::qos() const {
   return out;
 }
 
-std::vector<SlurmAccount> RunViewSlurmSource::accounts() const {
-  std::vector<SlurmAccount> out;
-  for (const SlurmAssociation& a : associations_) {
+std::vector<ServedAccount> RunViewSlurmSource::accounts() const {
+  std::vector<ServedAccount> out;
+  for (const ServedAssociation& a : associations_) {
     if (a.user.empty()) out.push_back({a.account, a.account, a.account});
   }
-  std::sort(out.begin(), out.end(), [](const SlurmAccount& a, const SlurmAccount& b) { return a.name < b.name; });
+  std::sort(out.begin(), out.end(), [](const ServedAccount& a, const ServedAccount& b) { return a.name < b.name; });
   return out;
 }
 
-std::vector<SlurmAssociation> RunViewSlurmSource::associations() const {
+std::vector<ServedAssociation> RunViewSlurmSource::associations() const {
   return associations_;
 }
 

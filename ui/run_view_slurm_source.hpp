@@ -30,16 +30,16 @@ class RunViewSlurmSource : public SlurmSource {
   RunViewSlurmSource(const RunView& view, std::int64_t at_s);
 
   [[nodiscard]] SlurmShapeContext context() const override;
-  [[nodiscard]] std::vector<SlurmJob> controller_jobs() const override;
-  [[nodiscard]] std::optional<SlurmJob> controller_job(std::int64_t job_id) const override;
-  [[nodiscard]] std::vector<SlurmNode> nodes() const override;
+  [[nodiscard]] std::vector<ServedJob> controller_jobs() const override;
+  [[nodiscard]] std::optional<ServedJob> controller_job(std::int64_t job_id) const override;
+  [[nodiscard]] std::vector<ServedNode> nodes() const override;
   [[nodiscard]] std::vector<PartitionRow> partitions() const override;
-  [[nodiscard]] std::vector<SlurmJob> accounting_jobs(std::int64_t from_s, std::int64_t to_s,
-                                                      std::size_t max_jobs) const override;
-  [[nodiscard]] std::optional<SlurmJob> accounting_job(std::int64_t job_id) const override;
-  [[nodiscard]] std::vector<SlurmQos> qos() const override;
-  [[nodiscard]] std::vector<SlurmAccount> accounts() const override;
-  [[nodiscard]] std::vector<SlurmAssociation> associations() const override;
+  [[nodiscard]] std::vector<ServedJob> accounting_jobs(std::int64_t from_s, std::int64_t to_s,
+                                                       std::size_t max_jobs) const override;
+  [[nodiscard]] std::optional<ServedJob> accounting_job(std::int64_t job_id) const override;
+  [[nodiscard]] std::vector<ServedQos> qos() const override;
+  [[nodiscard]] std::vector<ServedAccount> accounts() const override;
+  [[nodiscard]] std::vector<ServedAssociation> associations() const override;
   [[nodiscard]] SlurmDiagCounts diag() const override;
 
   /// The cluster name shown: the scenario's name in lower case, other characters than letters, digits, '-' and
@@ -48,13 +48,13 @@ class RunViewSlurmSource : public SlurmSource {
 
  private:
   /// A job row with what the shapes need besides it (its nodes, their CPUs and GPU indices, ids).
-  [[nodiscard]] SlurmJob slurm_job(JobRow row) const;
+  [[nodiscard]] ServedJob slurm_job(JobRow row) const;
 
   const RunView& view_;
   std::int64_t at_s_;
   std::unordered_map<std::string, std::int32_t> node_index_;       // name -> index into node_rows_
   std::vector<NodeRow> node_rows_;                                 // static facts (CPUs, GPU type) of every node
-  std::vector<SlurmAssociation> associations_;                     // root, then accounts, then account/user pairs
+  std::vector<ServedAssociation> associations_;                    // root, then accounts, then account/user pairs
   std::unordered_map<std::string, std::int32_t> association_ids_;  // "account\x1fuser" -> id
 };
 

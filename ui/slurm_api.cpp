@@ -185,9 +185,9 @@ HttpResponse SlurmApi::slurmctld(const HttpRequest&, SlurmShapeContext& context,
     return json_reply(reply);
   }
   if (endpoint == "jobs") {
-    const std::vector<SlurmJob> jobs = source_.controller_jobs();
+    const std::vector<ServedJob> jobs = source_.controller_jobs();
     RecordsReply reply("jobs", jobs.size());
-    for (const SlurmJob& job : jobs) reply.add(slurmctld_job(context, job));
+    for (const ServedJob& job : jobs) reply.add(slurmctld_job(context, job));
     return std::move(reply).finish(context, ctld);
   }
   if (endpoint.starts_with("job/")) {
@@ -204,10 +204,10 @@ HttpResponse SlurmApi::slurmctld(const HttpRequest&, SlurmShapeContext& context,
   if (endpoint == "nodes" || endpoint.starts_with("node/")) {
     const bool one = endpoint != "nodes";
     const std::string name = one ? endpoint.substr(5) : "";
-    const std::vector<SlurmNode> nodes = source_.nodes();
+    const std::vector<ServedNode> nodes = source_.nodes();
     RecordsReply reply("nodes", one ? 1 : nodes.size());
     bool found = false;
-    for (const SlurmNode& node : nodes) {
+    for (const ServedNode& node : nodes) {
       if (one && node.row.name != name) continue;
       reply.add(slurm_node(context, node));
       found = true;
@@ -267,7 +267,7 @@ HttpResponse SlurmApi::slurmdbd(const HttpRequest& request, SlurmShapeContext& c
       return json_reply(slurm_reply(context, dbd, "jobs", SlurmJson::array(), errors), 400);
     }
     RecordsReply reply("jobs", jobs.size());
-    for (const SlurmJob& job : jobs) reply.add(slurmdbd_job(context, job));
+    for (const ServedJob& job : jobs) reply.add(slurmdbd_job(context, job));
     return std::move(reply).finish(context, dbd);
   }
   if (endpoint.starts_with("job/")) {
@@ -281,18 +281,18 @@ HttpResponse SlurmApi::slurmdbd(const HttpRequest& request, SlurmShapeContext& c
   }
   if (endpoint == "qos") {
     SlurmJson records = SlurmJson::array();
-    for (const SlurmQos& q : source_.qos()) records.push_back(slurm_qos(context, q));
+    for (const ServedQos& q : source_.qos()) records.push_back(slurm_qos(context, q));
     return json_reply(slurm_reply(context, dbd, "qos", std::move(records)));
   }
   if (endpoint == "accounts") {
     SlurmJson records = SlurmJson::array();
-    for (const SlurmAccount& a : source_.accounts()) records.push_back(slurm_account(context, a));
+    for (const ServedAccount& a : source_.accounts()) records.push_back(slurm_account(context, a));
     return json_reply(slurm_reply(context, dbd, "accounts", std::move(records)));
   }
   if (endpoint == "associations") {
-    const std::vector<SlurmAssociation> associations = source_.associations();
+    const std::vector<ServedAssociation> associations = source_.associations();
     RecordsReply reply("associations", associations.size());
-    for (const SlurmAssociation& a : associations) reply.add(slurm_association(context, a));
+    for (const ServedAssociation& a : associations) reply.add(slurm_association(context, a));
     return std::move(reply).finish(context, dbd);
   }
   return not_found();

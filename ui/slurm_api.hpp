@@ -30,23 +30,23 @@ class SlurmSource {
   /// Cluster name, epoch and the simulated time of the answers (the version is set by the API).
   [[nodiscard]] virtual SlurmShapeContext context() const = 0;
   /// Jobs slurmctld still holds: pending, running, and ended within MinJobAge (300 s).
-  [[nodiscard]] virtual std::vector<SlurmJob> controller_jobs() const = 0;
+  [[nodiscard]] virtual std::vector<ServedJob> controller_jobs() const = 0;
   /// Job `job_id` if slurmctld still holds it.
-  [[nodiscard]] virtual std::optional<SlurmJob> controller_job(std::int64_t job_id) const = 0;
+  [[nodiscard]] virtual std::optional<ServedJob> controller_job(std::int64_t job_id) const = 0;
   /// Every node.
-  [[nodiscard]] virtual std::vector<SlurmNode> nodes() const = 0;
+  [[nodiscard]] virtual std::vector<ServedNode> nodes() const = 0;
   /// Every partition.
   [[nodiscard]] virtual std::vector<PartitionRow> partitions() const = 0;
   /// Jobs slurmdbd knows that were submitted by `to_s` and not ended before `from_s` (simulated seconds), in job id
   /// order; at most `max_jobs` (more is an error the caller reports).
-  [[nodiscard]] virtual std::vector<SlurmJob> accounting_jobs(std::int64_t from_s, std::int64_t to_s,
-                                                              std::size_t max_jobs) const = 0;
+  [[nodiscard]] virtual std::vector<ServedJob> accounting_jobs(std::int64_t from_s, std::int64_t to_s,
+                                                               std::size_t max_jobs) const = 0;
   /// Job `job_id` if it was submitted by now.
-  [[nodiscard]] virtual std::optional<SlurmJob> accounting_job(std::int64_t job_id) const = 0;
+  [[nodiscard]] virtual std::optional<ServedJob> accounting_job(std::int64_t job_id) const = 0;
   /// QOS, accounts and associations of slurmdbd.
-  [[nodiscard]] virtual std::vector<SlurmQos> qos() const = 0;
-  [[nodiscard]] virtual std::vector<SlurmAccount> accounts() const = 0;
-  [[nodiscard]] virtual std::vector<SlurmAssociation> associations() const = 0;
+  [[nodiscard]] virtual std::vector<ServedQos> qos() const = 0;
+  [[nodiscard]] virtual std::vector<ServedAccount> accounts() const = 0;
+  [[nodiscard]] virtual std::vector<ServedAssociation> associations() const = 0;
   /// The counters of GET diag.
   [[nodiscard]] virtual SlurmDiagCounts diag() const = 0;
 };

@@ -110,7 +110,7 @@ SlurmJson tres_list(const JobRow& row, bool with_energy) {
 
 /// job_resources of a started job: its nodes, with the job's CPUs spread evenly and the first cores allocated on
 /// each node (the simulator does not place cores; one socket per node).
-SlurmJson job_resources(const SlurmJob& job) {
+SlurmJson job_resources(const ServedJob& job) {
   const JobRow& row = job.row;
   SlurmJson allocation = SlurmJson::array();
   const auto nodes = static_cast<std::int32_t>(job.node_names.size());
@@ -142,7 +142,7 @@ SlurmJson job_resources(const SlurmJob& job) {
 }
 
 /// gres_detail: "gpu:h100:4(IDX:0-3)" per node.
-SlurmJson gres_detail(const SlurmJob& job) {
+SlurmJson gres_detail(const ServedJob& job) {
   SlurmJson out = SlurmJson::array();
   if (job.row.gpus <= 0) return out;
   for (std::size_t i = 0; i < job.node_names.size(); ++i) {
@@ -286,7 +286,7 @@ SlurmJson slurm_diag_statistics(const SlurmShapeContext& context, const SlurmDia
   return s;
 }
 
-SlurmJson slurmctld_job(const SlurmShapeContext& c, const SlurmJob& job) {
+SlurmJson slurmctld_job(const SlurmShapeContext& c, const ServedJob& job) {
   const JobRow& r = job.row;
   const V v = c.version;
   const bool running = r.state == "RUNNING";
@@ -456,7 +456,7 @@ SlurmJson slurmctld_job(const SlurmShapeContext& c, const SlurmJob& job) {
   return j;
 }
 
-SlurmJson slurmdbd_job(const SlurmShapeContext& c, const SlurmJob& job) {
+SlurmJson slurmdbd_job(const SlurmShapeContext& c, const ServedJob& job) {
   const JobRow& r = job.row;
   const V v = c.version;
   const bool has_started = started(r);
@@ -575,7 +575,7 @@ SlurmJson slurmdbd_job(const SlurmShapeContext& c, const SlurmJob& job) {
 namespace {
 
 /// slurmctld's state array of a node: base state plus flags.
-SlurmJson node_state(const SlurmNode& node) {
+SlurmJson node_state(const ServedNode& node) {
   const std::string& s = node.row.state;
   const char* busy = node.alloc_cpus <= 0 && node.alloc_gpus <= 0                           ? "IDLE"
                      : node.alloc_cpus >= node.row.cpus && node.alloc_gpus >= node.row.gpus ? "ALLOCATED"
@@ -591,7 +591,7 @@ SlurmJson node_state(const SlurmNode& node) {
 
 }  // namespace
 
-SlurmJson slurm_node(const SlurmShapeContext& c, const SlurmNode& node) {
+SlurmJson slurm_node(const SlurmShapeContext& c, const ServedNode& node) {
   const NodeRow& r = node.row;
   const V v = c.version;
   SlurmJson n;
@@ -709,7 +709,7 @@ SlurmJson slurm_partition(const SlurmShapeContext& c, const PartitionRow& p) {
   return j;
 }
 
-SlurmJson slurm_qos(const SlurmShapeContext& c, const SlurmQos& q) {
+SlurmJson slurm_qos(const SlurmShapeContext& c, const ServedQos& q) {
   const bool v41 = c.version == V::k41;
   SlurmJson per_account_user = {{"account", infinite()}, {"user", infinite()}};
   SlurmJson max;
@@ -754,7 +754,7 @@ SlurmJson slurm_qos(const SlurmShapeContext& c, const SlurmQos& q) {
   return j;
 }
 
-SlurmJson slurm_account(const SlurmShapeContext&, const SlurmAccount& a) {
+SlurmJson slurm_account(const SlurmShapeContext&, const ServedAccount& a) {
   return {{"associations", empty_array()},
           {"coordinators", empty_array()},
           {"description", a.description.empty() ? a.name : a.description},
@@ -763,7 +763,7 @@ SlurmJson slurm_account(const SlurmShapeContext&, const SlurmAccount& a) {
           {"flags", empty_array()}};
 }
 
-SlurmJson slurm_association(const SlurmShapeContext& c, const SlurmAssociation& a) {
+SlurmJson slurm_association(const SlurmShapeContext& c, const ServedAssociation& a) {
   SlurmJson per_job = {
       {"count", infinite()}, {"accruing", infinite()}, {"submitted", infinite()}, {"wall_clock", infinite()}};
   SlurmJson max;

@@ -43,7 +43,7 @@ struct SlurmShapeContext {
 };
 
 /// A job as both daemons describe it.
-struct SlurmJob {
+struct ServedJob {
   JobRow row;                            ///< Identity, state and times as of the answer's time.
   std::string gpu_type;                  ///< GRES type of its nodes ("" for untyped or no GPUs).
   std::vector<std::string> node_names;   ///< Its nodes once started, in order.
@@ -54,7 +54,7 @@ struct SlurmJob {
 };
 
 /// A node as slurmctld describes it.
-struct SlurmNode {
+struct ServedNode {
   NodeRow row;                          ///< Name, state, CPUs, GPUs, memory.
   std::vector<std::string> partitions;  ///< Partitions that hold it.
   std::int32_t alloc_cpus = 0;
@@ -67,7 +67,7 @@ struct SlurmNode {
 };
 
 /// A QOS as slurmdbd describes it.
-struct SlurmQos {
+struct ServedQos {
   std::string name, description;
   std::int32_t id = 0;
   std::int64_t priority = 0;
@@ -76,12 +76,12 @@ struct SlurmQos {
 };
 
 /// An account as slurmdbd describes it.
-struct SlurmAccount {
+struct ServedAccount {
   std::string name, description, organization;
 };
 
 /// An association (cluster/account/user/partition) as slurmdbd describes it.
-struct SlurmAssociation {
+struct ServedAssociation {
   std::string account, user, partition, parent_account;
   std::int32_t id = 0;
   std::int64_t shares_raw = 1;
@@ -117,24 +117,24 @@ struct SlurmDiagCounts {
 SlurmJson slurm_diag_statistics(const SlurmShapeContext& context, const SlurmDiagCounts& counts);
 
 /// A job record of GET /slurm/vX/jobs and /slurm/vX/job/{id}.
-SlurmJson slurmctld_job(const SlurmShapeContext& context, const SlurmJob& job);
+SlurmJson slurmctld_job(const SlurmShapeContext& context, const ServedJob& job);
 
 /// A job record of GET /slurmdb/vX/jobs and /slurmdb/vX/job/{id}.
-SlurmJson slurmdbd_job(const SlurmShapeContext& context, const SlurmJob& job);
+SlurmJson slurmdbd_job(const SlurmShapeContext& context, const ServedJob& job);
 
 /// A node record of GET /slurm/vX/nodes and /slurm/vX/node/{name}.
-SlurmJson slurm_node(const SlurmShapeContext& context, const SlurmNode& node);
+SlurmJson slurm_node(const SlurmShapeContext& context, const ServedNode& node);
 
 /// A partition record of GET /slurm/vX/partitions.
 SlurmJson slurm_partition(const SlurmShapeContext& context, const PartitionRow& partition);
 
 /// A QOS record of GET /slurmdb/vX/qos.
-SlurmJson slurm_qos(const SlurmShapeContext& context, const SlurmQos& qos);
+SlurmJson slurm_qos(const SlurmShapeContext& context, const ServedQos& qos);
 
 /// An account record of GET /slurmdb/vX/accounts.
-SlurmJson slurm_account(const SlurmShapeContext& context, const SlurmAccount& account);
+SlurmJson slurm_account(const SlurmShapeContext& context, const ServedAccount& account);
 
 /// An association record of GET /slurmdb/vX/associations.
-SlurmJson slurm_association(const SlurmShapeContext& context, const SlurmAssociation& association);
+SlurmJson slurm_association(const SlurmShapeContext& context, const ServedAssociation& association);
 
 }  // namespace gputwin
