@@ -931,4 +931,71 @@ GanttView RunView::gantt(const GanttQuery& query) const {
   return view;
 }
 
+WaitDistribution RunView::waits(std::int64_t at_s, std::size_t points) const {
+  WaitDistribution d;
+  std::vector<std::int64_t> waits;
+  for (const Job& j : jobs_) {
+    if (j.start >= 0 && j.start <= at_s) waits.push_back(j.start - j.submit);
+  }
+  if (waits.empty()) return d;
+  std::sort(waits.begin(), waits.end());
+  const std::size_t n = waits.size();
+  d.jobs = n;
+  double sum = 0;
+  for (const std::int64_t w : waits) sum += static_cast<double>(w);
+  d.mean_s = sum / static_cast<double>(n);
+  // Nearest rank: the smallest wait at least q of the jobs did not exceed.
+  const auto rank = [&](double q) { return waits[std::min(n - 1, static_cast<std::size_t>(std::ceil(q * n)) - 1)]; };
+  d.p50_s = rank(0.50);
+  d.p90_s = rank(0.90);
+  d.p95_s = rank(0.95);
+  d.p99_s = rank(0.99);
+  d.max_s = waits.back();
+  const std::size_t m = std::max<std::size_t>(1, std::min(points, n));
+  for (std::size_t k = 1; k <= m; ++k) {
+    const std::size_t idx = (k * n + m - 1) / m - 1;  // the last job of the k-th of m equal shares
+    d.cdf.emplace_back(waits[idx], static_cast<double>(idx + 1) / static_cast<double>(n));
+  }
+  return d;
+}
+
+void RunView::load_costs() const {
+  costs_loaded_ = true;
+  if (!db_->has_table("costs")) return;
+  std::lock_guard lock(db_mutex_);
+  db_->query("SELECT scope, time, burn_usd_per_h, total_usd FROM costs ORDER BY scope, time", {}, [&](sqlite3_stmt* q) {
+    const auto* scope = reinterpret_cast<const char*>(sqlite3_column_text(q, 0));
+    const std::string name = scope == nullptr ? "" : scope;
+    if (costs_.empty() || costs_.back().first != name) costs_.emplace_back(name, std::vector<CostPoint>{});
+    costs_.back().second.push_back({static_cast<std::int64_t>(sqlite3_column_double(q, 1)), sqlite3_column_double(q, 2),
+                                    sqlite3_column_double(q, 3)});
+  });
+}
+
+std::vector<std::string> RunView::cost_scopes() const {
+  std::lock_guard lock(cache_mutex_);
+  if (!costs_loaded_) load_costs();
+  std::vector<std::string> scopes;
+  for (const auto& [scope, points] : costs_) scopes.push_back(scope);
+  return scopes;
+}
+
+std::vector<CostPoint> RunView::cost_series(std::string_view scope, std::int64_t from_s, std::int64_t to_s,
+                                            std::size_t max_points) const {
+  std::lock_guard lock(cache_mutex_);
+  if (!costs_loaded_) load_costs();
+  std::vector<CostPoint> out;
+  for (const auto& [name, points] : costs_) {
+    if (name != scope) continue;
+    for (const CostPoint& p : points) {
+      if (p.time >= from_s && p.time <= to_s) out.push_back(p);
+    }
+  }
+  if (max_points == 0 || out.size() <= max_points) return out;
+  std::vector<CostPoint> thinned;
+  for (std::size_t k = 0; k < max_points; ++k)
+    thinned.push_back(out[k * (out.size() - 1) / (max_points - 1 ? max_points - 1 : 1)]);
+  return thinned;
+}
+
 }  // namespace gputwin

@@ -159,6 +159,22 @@ struct EventLine {
   std::string text;     ///< What happened.
 };
 
+/// Wait times (start minus submit) of the jobs started by a time.
+struct WaitDistribution {
+  std::size_t jobs = 0;  ///< Jobs started by then.
+  double mean_s = 0;
+  std::int64_t p50_s = 0, p90_s = 0, p95_s = 0, p99_s = 0, max_s = 0;  ///< Nearest-rank quantiles.
+  /// The empirical CDF at most `points` long: (wait, fraction of those jobs that waited at most that long).
+  std::vector<std::pair<std::int64_t, double>> cdf;
+};
+
+/// One sample of a cost series (costs table of a cloud run).
+struct CostPoint {
+  std::int64_t time = 0;
+  double burn_usd_per_h = 0;  ///< Spend rate then.
+  double total_usd = 0;       ///< Spend so far.
+};
+
 /// One Gantt view request: a time window and a range of nodes, drawn on a canvas of `width` x `height` pixels.
 struct GanttQuery {
   std::int64_t from_s = 0, to_s = 0;        ///< Time window.
@@ -240,6 +256,13 @@ class RunView {
   [[nodiscard]] std::vector<std::pair<std::string, std::string>> account_users() const;
   /// Every QOS a job ran under, sorted.
   [[nodiscard]] std::vector<std::string> qos_names() const;
+  /// Wait times of the jobs started by `at_s`, the CDF thinned to `points`.
+  [[nodiscard]] WaitDistribution waits(std::int64_t at_s, std::size_t points) const;
+  /// Cost scopes the run recorded ("cluster", "idle", "account:acct01", ...); empty for a run without costs.
+  [[nodiscard]] std::vector<std::string> cost_scopes() const;
+  /// Scope `scope`'s cost series from `from_s` to `to_s`, at most `max_points` samples (evenly thinned).
+  [[nodiscard]] std::vector<CostPoint> cost_series(std::string_view scope, std::int64_t from_s, std::int64_t to_s,
+                                                   std::size_t max_points) const;
   /// The Gantt view of `query` (built from a per-node index of job runs made by the first call: about 16 bytes per
   /// job per node).
   [[nodiscard]] GanttView gantt(const GanttQuery& query) const;
@@ -289,6 +312,9 @@ class RunView {
   mutable std::mutex cache_mutex_;
   mutable std::unordered_map<int, std::vector<std::uint32_t>> orders_;
   mutable std::vector<std::uint32_t> jobs_by_submit_, jobs_by_start_, jobs_by_end_;
+  void load_costs() const;
+  mutable bool costs_loaded_ = false;
+  mutable std::vector<std::pair<std::string, std::vector<CostPoint>>> costs_;  // per scope, by time
   /// A job's run on one node, for the Gantt index.
   struct NodeRun {
     std::int64_t start = 0, end = 0;

@@ -1,5 +1,6 @@
 #include "ui/dashboard_api.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -278,6 +279,42 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
       g["job_id"].push_back(p.job_id >= 0 ? json(p.job_id) : json(nullptr));
     }
     return HttpResponse::json(json{{"node", name}, {"from", from}, {"to", to}, {"gpus", gpus}}.dump());
+  }
+  if (path == "/api/waits") {
+    const auto points = static_cast<std::size_t>(int_param(request, "points", 400, 1, 20000));
+    const WaitDistribution d = view_->waits(at(), points);
+    json cdf{{"wait", json::array()}, {"fraction", json::array()}};
+    for (const auto& [wait, fraction] : d.cdf) {
+      cdf["wait"].push_back(wait);
+      cdf["fraction"].push_back(fraction);
+    }
+    return HttpResponse::json(json{
+        {"jobs", d.jobs},
+        {"mean", d.mean_s},
+        {"p50", d.p50_s},
+        {"p90", d.p90_s},
+        {"p95", d.p95_s},
+        {"p99", d.p99_s},
+        {"max", d.max_s},
+        {"cdf", cdf}}.dump());
+  }
+  if (path == "/api/costs") {
+    const std::int64_t to = int_param(request, "to", info.end_s, -kTimeBound, kTimeBound);
+    const std::int64_t from = int_param(request, "from", info.begin_s, -kTimeBound, to);
+    const auto points = static_cast<std::size_t>(int_param(request, "points", 600, 2, 20000));
+    const std::vector<std::string> scopes = view_->cost_scopes();
+    const std::string scope = request.param("scope").value_or("cluster");
+    if (!scopes.empty() && std::find(scopes.begin(), scopes.end(), scope) == scopes.end()) {
+      throw HttpError(400, "parameter 'scope': no cost scope '" + scope.substr(0, 100) + "'");
+    }
+    json series{{"time", json::array()}, {"burn_usd_per_h", json::array()}, {"total_usd", json::array()}};
+    for (const CostPoint& p : view_->cost_series(scope, from, to, points)) {
+      series["time"].push_back(p.time);
+      series["burn_usd_per_h"].push_back(p.burn_usd_per_h);
+      series["total_usd"].push_back(p.total_usd);
+    }
+    return HttpResponse::json(
+        json{{"scopes", scopes}, {"scope", scope}, {"from", from}, {"to", to}, {"series", series}}.dump());
   }
   if (path == "/api/gantt") {
     GanttQuery q;

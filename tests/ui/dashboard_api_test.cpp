@@ -180,6 +180,37 @@ TEST_F(HandMadeRun, GanttIsExactWhenItFitsAndADensityGridWhenNot) {
   EXPECT_THROW((void)api.handle(get("/api/gantt", {{"width", "0"}})), HttpError);  // served as a 400
 }
 
+TEST_F(HandMadeRun, WaitsAndCosts) {
+  const RunView view(dir_);
+  // Started by 500: job 1 waited 10 s, job 2 105 s, job 4 170 s (3 and 5 never started).
+  WaitDistribution w = view.waits(500, 10);
+  EXPECT_EQ(w.jobs, 3u);
+  EXPECT_DOUBLE_EQ(w.mean_s, 95.0);
+  EXPECT_EQ(w.p50_s, 105);  // nearest rank: ceil(0.5 x 3) = the 2nd
+  EXPECT_EQ(w.p90_s, 170);
+  EXPECT_EQ(w.max_s, 170);
+  ASSERT_EQ(w.cdf.size(), 3u);
+  EXPECT_EQ(w.cdf[0], (std::pair<std::int64_t, double>{10, 1.0 / 3}));
+  EXPECT_EQ(w.cdf[2], (std::pair<std::int64_t, double>{170, 1.0}));
+  w = view.waits(500, 2);  // two equal shares: the 2nd and the 3rd job
+  ASSERT_EQ(w.cdf.size(), 2u);
+  EXPECT_EQ(w.cdf[0].first, 105);
+  EXPECT_EQ(view.waits(5, 10).jobs, 0u);  // nothing started by 5
+  // Costs: two scopes; cluster's series within [0, 150], and thinned to its ends.
+  EXPECT_EQ(view.cost_scopes(), (std::vector<std::string>{"cluster", "idle"}));
+  const auto part = view.cost_series("cluster", 0, 150, 10);
+  ASSERT_EQ(part.size(), 2u);
+  EXPECT_DOUBLE_EQ(part[1].total_usd, 1.0);
+  const auto ends = view.cost_series("cluster", 0, 500, 2);
+  ASSERT_EQ(ends.size(), 2u);
+  EXPECT_EQ(ends[0].time, 0);
+  EXPECT_EQ(ends[1].time, 200);
+  const DashboardApi api(dir_, dir_ / "no-assets");
+  const auto body = nlohmann::json::parse(api.handle(get("/api/waits", {{"t", "500"}})).body);
+  EXPECT_EQ(body.at("p95"), 170);
+  EXPECT_THROW((void)api.handle(get("/api/costs", {{"scope", "nope"}})), HttpError);
+}
+
 TEST_F(HandMadeRun, EventsAreTheLastLinesUpToTheTime) {
   const RunView view(dir_);
   const auto events = view.events(120, 4, "");

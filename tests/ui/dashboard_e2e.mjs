@@ -178,6 +178,21 @@ try {
     assert.equal(grid.jobs_in_view, runs);
   });
 
+  await check('waits and cost: the wait CDF summary equals the database; no cost without cloud pricing', async () => {
+    await open('analysis');
+    const started = num(`SELECT count(*) FROM jobs WHERE start_time IS NOT NULL AND start_time <= ${t}`);
+    const median = num(`SELECT start_time - submit_time AS w FROM jobs WHERE start_time IS NOT NULL AND start_time <= ${t}
+        ORDER BY w LIMIT 1 OFFSET ${Math.ceil(started / 2) - 1}`);
+    const card = async (label) => (await page.locator(`[data-testid="wait-${label}"] .value`).innerText()).trim();
+    assert.equal(await card('Jobs started'), started.toLocaleString('en-US'));
+    const [h, m, s] = (await card('Median')).split('-').at(-1).split(':').map(Number);
+    const days = (await card('Median')).includes('-') ? Number((await card('Median')).split('-')[0]) : 0;
+    assert.equal(days * 86400 + h * 3600 + m * 60 + s, median);
+    assert.equal(await page.locator('#wait-chart canvas').count() > 0, true, 'the CDF is drawn');
+    assert.match(await text('cost-chart'), /No costs recorded/);
+    await page.screenshot({ path: path.join(artifacts, 'waits-cost.png'), fullPage: true });
+  });
+
   await check('time slider: moving to the end shows the final states', async () => {
     await page.goto(`${url}/?tab=jobs&t=${end}`);
     await page.waitForFunction((want) => document.body.dataset.rendered === want, `jobs@${end}`);

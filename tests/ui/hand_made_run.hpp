@@ -58,6 +58,8 @@ CREATE TABLE gpu_metrics (node_index INTEGER NOT NULL, gpu INTEGER NOT NULL, tim
   util_pct REAL NOT NULL, fb_used_mib REAL NOT NULL, power_w REAL NOT NULL, temp_c REAL NOT NULL,
   nvlink_tx_bytes_per_s REAL NOT NULL, energy_mj REAL NOT NULL, xid INTEGER NOT NULL,
   PRIMARY KEY (node_index, gpu, time)) WITHOUT ROWID;
+CREATE TABLE costs (time REAL NOT NULL, scope TEXT NOT NULL, burn_usd_per_h REAL NOT NULL, total_usd REAL NOT NULL);
+INSERT INTO costs VALUES (0, 'cluster', 36, 0), (100, 'cluster', 36, 1), (100, 'idle', 18, 0.5), (200, 'cluster', 72, 2);
 CREATE TABLE job_gpus (job_id INTEGER NOT NULL, node_index INTEGER NOT NULL, gpus TEXT NOT NULL,
   start_time INTEGER NOT NULL);
 INSERT INTO job_gpus VALUES (1, 0, '0-7', 10), (2, 0, '0-3', 110), (4, 1, '0-7', 200);

@@ -187,6 +187,42 @@ async function renderEvents() {
   $('event-download').href = `/api/events?${new URLSearchParams({ ...params, format: 'text' })}`;
 }
 
+// ---- Waits and cost ------------------------------------------------------------------------------------------------
+
+async function renderAnalysis() {
+  const w = await api('waits', { t: state.t, points: 400 });
+  const cards = [['Jobs started', w.jobs.toLocaleString()], ['Mean wait', duration(Math.round(w.mean))],
+    ['Median', duration(w.p50)], ['P90', duration(w.p90)], ['P95', duration(w.p95)], ['Max', duration(w.max)]];
+  $('wait-cards').replaceChildren(...cards.map(([label, value]) => el('div', { class: 'card', 'data-testid': `wait-${label}` },
+    el('div', { class: 'label' }, label), el('div', { class: 'value' }, value))));
+  if (w.jobs === 0) {
+    $('wait-chart').textContent = 'No job had started by this time.';
+  } else {
+    // Waits on a log axis from 1 s (a zero wait is drawn at 1 s).
+    chart('waits', $('wait-chart'), {
+      series: [{ label: 'wait', value: (u, v) => (v === null ? '' : duration(Math.round(v))) },
+        { label: 'fraction of jobs', stroke: '#2a7ab9', value: (u, v) => (v === null ? '' : `${(v * 100).toFixed(1)}%`) }],
+      scales: { x: { time: false, distr: 3 }, y: { range: [0, 1] } },
+      axes: [{ values: (u, ticks) => ticks.map((v) => duration(Math.round(v))) }, {}],
+    }, [w.cdf.wait.map((v) => Math.max(v, 1)), w.cdf.fraction]);
+  }
+  const scopes = (await api('costs', { to: state.t, points: 2 })).scopes;
+  const select = $('cost-scope');
+  if (!scopes.length) {
+    select.replaceChildren();
+    $('cost-chart').textContent = 'No costs recorded: this run has no cloud pricing (see the README, cloud operation).';
+    return;
+  }
+  if (select.options.length !== scopes.length) select.replaceChildren(...scopes.map((s) => el('option', { value: s }, s)));
+  if (!select.value) select.value = 'cluster';
+  const c = await api('costs', { to: state.t, points: 800, scope: select.value });
+  chart('cost', $('cost-chart'), {
+    series: [{}, { label: 'Burn rate USD/h', stroke: '#c0392b', scale: 'rate' },
+      { label: 'Spent USD', stroke: '#2a7ab9', scale: 'usd' }],
+    axes: [{}, { scale: 'rate' }, { side: 1, scale: 'usd' }], scales: { x: { time: false } },
+  }, [c.series.time, c.series.burn_usd_per_h, c.series.total_usd]);
+}
+
 // ---- Gantt ---------------------------------------------------------------------------------------------------------
 // Jobs on nodes over a window. The server answers at a level of detail that fits the canvas: the jobs themselves
 // (a bar per job per node, coloured by job id) when few enough are in view, else a grid of busy fractions.
@@ -320,7 +356,7 @@ function setupGantt() {
 // ---- Shell ---------------------------------------------------------------------------------------------------------
 
 const RENDER = { overview: renderOverview, jobs: renderJobs, monitoring: renderMonitoring, nodes: renderNodes, events: renderEvents,
-  gantt: renderGantt };
+  gantt: renderGantt, analysis: renderAnalysis };
 
 async function render() {
   $('time-label').textContent = clockText(state.t);
@@ -365,6 +401,7 @@ async function start() {
   $('event-limit').addEventListener('change', renderEvents);
   setInterval(() => { if (state.tab === 'events' && $('event-auto').checked) renderEvents(); }, 2000);
   setupGantt();
+  $('cost-scope').addEventListener('change', renderAnalysis);
   const tab = params.get('tab');
   if (tab && RENDER[tab]) document.querySelector(`#tabs button[data-tab="${tab}"]`).click();
   else render();
