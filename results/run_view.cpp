@@ -371,6 +371,8 @@ void RunView::prepare_orders() const {
     order_by(sort, false);
     order_by(sort, true);
   }
+  std::lock_guard lock(cache_mutex_);
+  if (runs_begin_.empty()) build_gantt_index();
 }
 
 JobPage RunView::jobs(const JobQuery& query) const {

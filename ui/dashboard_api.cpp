@@ -237,9 +237,12 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
     if (filter != "all" && filter != "failed" && filter != "xid" && filter != "healthy") {
       throw HttpError(400, "parameter 'filter': expected all, failed, xid or healthy");
     }
+    // gpu=false leaves out GPU use (one SQLite read per node): what a page that only needs names and states asks.
+    const std::string gpu = request.param("gpu").value_or("true");
+    if (gpu != "true" && gpu != "false") throw HttpError(400, "parameter 'gpu': expected true or false");
     json rows = json::array();
     std::size_t failed = 0, xid = 0, healthy = 0;
-    const auto nodes = view_->nodes(t);
+    const auto nodes = view_->nodes(t, gpu == "true");
     for (const NodeRow& n : nodes) {
       const bool is_failed = n.group == "DRAIN" || n.group == "DOWN" || n.group == "UNKNOWN";
       failed += is_failed ? 1 : 0;

@@ -198,13 +198,16 @@ async function renderAnalysis() {
   if (w.jobs === 0) {
     $('wait-chart').textContent = 'No job had started by this time.';
   } else {
-    // Waits on a log axis from 1 s (a zero wait is drawn at 1 s).
+    // Waits on a log axis from 1 s (a zero wait is drawn at 1 s): x is log10 of the wait, ticks at round durations.
+    const ROUND = [1, 10, 60, 600, 3600, 21600, 86400, 604800, 2592000];
+    const wait = (x) => duration(Math.round(10 ** x));
     chart('waits', $('wait-chart'), {
-      series: [{ label: 'wait', value: (u, v) => (v === null ? '' : duration(Math.round(v))) },
+      series: [{ label: 'wait', value: (u, v) => (v === null ? '' : wait(v)) },
         { label: 'fraction of jobs', stroke: '#2a7ab9', value: (u, v) => (v === null ? '' : `${(v * 100).toFixed(1)}%`) }],
-      scales: { x: { time: false, distr: 3 }, y: { range: [0, 1] } },
-      axes: [{ values: (u, ticks) => ticks.map((v) => duration(Math.round(v))) }, {}],
-    }, [w.cdf.wait.map((v) => Math.max(v, 1)), w.cdf.fraction]);
+      scales: { x: { time: false }, y: { range: [0, 1] } },
+      axes: [{ splits: (u, i, min, max) => ROUND.map(Math.log10).filter((v) => v >= min && v <= max),
+        values: (u, ticks) => ticks.map(wait) }, {}],
+    }, [w.cdf.wait.map((v) => Math.log10(Math.max(v, 1))), w.cdf.fraction]);
   }
   const scopes = (await api('costs', { to: state.t, points: 2 })).scopes;
   const select = $('cost-scope');
@@ -213,13 +216,16 @@ async function renderAnalysis() {
     $('cost-chart').textContent = 'No costs recorded: this run has no cloud pricing (see the README, cloud operation).';
     return;
   }
-  if (select.options.length !== scopes.length) select.replaceChildren(...scopes.map((s) => el('option', { value: s }, s)));
-  if (!select.value) select.value = 'cluster';
+  if (select.options.length !== scopes.length) {
+    select.replaceChildren(...scopes.map((s) => el('option', { value: s }, s)));
+    select.value = scopes.includes('cluster') ? 'cluster' : scopes[0];
+  }
   const c = await api('costs', { to: state.t, points: 800, scope: select.value });
   chart('cost', $('cost-chart'), {
     series: [{}, { label: 'Burn rate USD/h', stroke: '#c0392b', scale: 'rate' },
       { label: 'Spent USD', stroke: '#2a7ab9', scale: 'usd' }],
-    axes: [{}, { scale: 'rate' }, { side: 1, scale: 'usd' }], scales: { x: { time: false } },
+    axes: [{ space: 90, values: (u, ticks) => ticks.map((v) => duration(Math.round(v))) }, { scale: 'rate' },
+      { side: 1, scale: 'usd', size: 70 }], scales: { x: { time: false } },
   }, [c.series.time, c.series.burn_usd_per_h, c.series.total_usd]);
 }
 
@@ -241,7 +247,7 @@ async function renderGantt() {
   if (gantt.from === null) Object.assign(gantt, { from: info.begin, to: info.end, nodeTo: info.nodes });
   const width = canvas.width - LABEL_W, height = canvas.height - AXIS_H;
   const started = performance.now();
-  if (!state.nodeNames) state.nodeNames = (await api('nodes', { t: info.begin })).nodes.map((n) => n.name);
+  if (!state.nodeNames) state.nodeNames = (await api('nodes', { t: info.begin, gpu: false })).nodes.map((n) => n.name);
   const d = await api('gantt', { from: gantt.from, to: gantt.to, node_from: gantt.nodeFrom, node_to: gantt.nodeTo,
     width, height });
   gantt.data = d;
