@@ -12,14 +12,15 @@
 
 #include "cli/compare.hpp"
 #include "cli/import_command.hpp"
-#include "cli/twin_command.hpp"
-#include "cli/serve_command.hpp"
-#include "results/metrics_export.hpp"
 #include "cli/report_command.hpp"
+#include "cli/serve_command.hpp"
 #include "cli/topology_command.hpp"
+#include "cli/twin_command.hpp"
 #include "cli/views.hpp"
 #include "model/errors.hpp"
 #include "model/scenario.hpp"
+#include "results/metrics_export.hpp"
+#include "results/output_file.hpp"
 #include "sim/runner.hpp"
 
 namespace {
@@ -158,26 +159,15 @@ int run_command(const std::string& scenario_path, const std::string& out, std::o
   return 0;
 }
 
-/// `gputwin metrics`: to stdout, or to a file written under a temporary name and renamed when complete.
+/// `gputwin metrics`: to stdout, or to a file written whole or not at all (results/output_file.hpp).
 int metrics_command(const std::filesystem::path& results, const gputwin::MetricsExportOptions& options) {
   if (options.out.empty()) {
     gputwin::export_metrics(results, options, std::cout);
     std::cout.flush();
     return std::cout ? 0 : 1;
   }
-  const std::filesystem::path tmp = options.out.string() + ".tmp";
-  try {
-    std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
-    if (!file) throw std::runtime_error(tmp.string() + ": cannot open for writing");
-    gputwin::export_metrics(results, options, file);
-    file.flush();
-    if (!file) throw std::runtime_error(tmp.string() + ": write failed");
-  } catch (...) {
-    std::error_code ec;
-    std::filesystem::remove(tmp, ec);
-    throw;
-  }
-  std::filesystem::rename(tmp, options.out);
+  gputwin::write_file_whole(options.out, "--out",
+                            [&](std::ostream& file) { gputwin::export_metrics(results, options, file); });
   return 0;
 }
 

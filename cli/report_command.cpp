@@ -17,8 +17,9 @@
 #include <numeric>
 #include <string_view>
 
-#include "results/report_data.hpp"
 #include "faults/checkpoint.hpp"
+#include "results/output_file.hpp"
+#include "results/report_data.hpp"
 #include "results/svg_chart.hpp"
 
 extern char** environ;
@@ -955,23 +956,9 @@ std::string run_description(const ReportData& d) {
 
 // ---- writing ----
 
-/// Writes `text` to `path` under a temporary name in the same folder, renamed into place when complete.
+/// Writes `text` to `path` whole or not at all, never over a device, FIFO, directory or symbolic link.
 void write_file(const std::filesystem::path& path, const std::string& text) {
-  const std::filesystem::path tmp = path.parent_path() / ("." + path.filename().string() + ".tmp");
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error(tmp.string() + ": cannot open for writing");
-    out << text;
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      throw std::runtime_error(tmp.string() + ": write failed");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw std::runtime_error(path.string() + ": cannot move into place: " + ec.message());
+  write_file_whole(path, "--out", [&](std::ostream& out) { out << text; });
 }
 
 /// The executable `name` on PATH; empty if there is none.
@@ -1124,6 +1111,7 @@ int write_report(const std::filesystem::path& results_dir, const ReportOptions& 
       write_file(svg_file, p.svg);
       continue;
     }
+    check_output_target(dir / (p.name + ".png"), "--out");  // before rendering: never over a device or link
     const std::filesystem::path svg_tmp = dir / ("." + p.name + ".svg.tmp");
     const std::filesystem::path png_tmp = dir / ("." + p.name + ".png.tmp");
     try {
