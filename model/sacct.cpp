@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "model/errors.hpp"
+#include "model/input_file.hpp"
 #include "model/scenario.hpp"
 #include "model/text.hpp"
 
@@ -893,6 +894,9 @@ SacctImport parse_sacct_json(const std::string& text, const std::string& file_na
 }
 
 SacctImport read_sacct(const std::filesystem::path& path, SacctFormat format, const SacctImportOptions& options) {
+  if (const auto problem = input_file_problem(path, "trace", kMaxTraceBytes)) {
+    throw TraceError(path.string(), 0, *problem);
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw TraceError(path.string(), 0, std::string("cannot open: ") + std::strerror(errno));
   if (format == SacctFormat::kParsable) return parse_sacct_text(in, path.string(), options);

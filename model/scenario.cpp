@@ -15,6 +15,7 @@
 #include "gpu/gpu_catalogue.hpp"
 #include "model/errors.hpp"
 #include "model/hostlist.hpp"
+#include "model/input_file.hpp"
 #include "model/sacct.hpp"
 #include "model/scenario_field.hpp"
 #include "model/topology_conf.hpp"
@@ -621,6 +622,9 @@ Scenario parse_scenario(const std::string& text, const std::string& file, const 
 }
 
 Scenario load_scenario(const std::filesystem::path& path, const std::vector<std::string>& overrides) {
+  if (const auto problem = input_file_problem(path, "scenario", kMaxScenarioBytes)) {
+    throw ScenarioError(path.string(), "", *problem);
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ScenarioError(path.string(), "", std::string("cannot open: ") + std::strerror(errno));
   std::ostringstream buffer;

@@ -17,6 +17,7 @@
 
 #include "model/errors.hpp"
 #include "model/hostlist.hpp"
+#include "model/input_file.hpp"
 #include "model/scenario.hpp"
 #include "model/text.hpp"
 
@@ -200,6 +201,14 @@ std::vector<Pair> tokenize(const std::string& text, const ConfSource& at) {
 }
 
 std::string read_file_text(const std::filesystem::path& path, const ConfSource& from) {
+  if (const auto problem = input_file_problem(path, "configuration", kMaxConfigBytes)) {
+    if (from.file.empty()) throw ConfigError(path.string(), 0, *problem);
+    constexpr std::string_view kCannotOpen = "cannot open: ";
+    if (problem->starts_with(kCannotOpen)) {
+      fail(from, "cannot open " + squote(path.string()) + ": " + problem->substr(kCannotOpen.size()));
+    }
+    fail(from, squote(path.string()) + ": " + *problem);
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     if (from.file.empty()) throw ConfigError(path.string(), 0, std::string("cannot open: ") + std::strerror(errno));

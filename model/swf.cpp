@@ -18,6 +18,7 @@
 #include <system_error>
 
 #include "model/errors.hpp"
+#include "model/input_file.hpp"
 
 namespace gputwin {
 namespace {
@@ -184,8 +185,9 @@ bool operator==(const SwfRecord& a, const SwfRecord& b) {
 }
 
 SwfTrace read_swf(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw TraceError(path.string(), 0, "cannot open: Is a directory");
+  if (const auto problem = input_file_problem(path, "trace", kMaxTraceBytes)) {
+    throw TraceError(path.string(), 0, *problem);
+  }
   errno = 0;
   std::ifstream in(path, std::ios::binary);
   if (!in) throw TraceError(path.string(), 0, std::string("cannot open: ") + std::strerror(errno ? errno : ENOENT));

@@ -29,6 +29,7 @@
 
 #include "model/errors.hpp"
 #include "model/hostlist.hpp"
+#include "model/input_file.hpp"
 #include "model/text.hpp"
 
 namespace gputwin {
@@ -291,6 +292,9 @@ TopologySpec parse_topology_yaml(std::string_view text, const std::string& file,
 }
 
 TopologySpec read_topology_yaml(const std::string& path, const std::string& name) {
+  if (const auto problem = input_file_problem(path, "configuration", kMaxConfigBytes)) {
+    throw ConfigError(path, 0, *problem);
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path, 0, std::string("cannot open: ") + std::strerror(errno));
   std::ostringstream buffer;
