@@ -541,6 +541,16 @@ Scenario parse_scenario(const std::string& text, const std::string& file, const 
   root.expect_object({"name", "description", "seed", "cluster", "workload", "scheduler", "accounting", "reservations",
                       "performance", "metrics", "faults", "autoscaler", "power_save", "cost", "operations"});
   scenario.name = root.at("name").non_empty_string();
+  // The name becomes a folder (out/<name>) and a label: letters, digits, '.', '_' and '-' only, not "." or "..".
+  const bool safe_name = scenario.name.size() <= 128 && scenario.name != "." && scenario.name != ".." &&
+                         std::all_of(scenario.name.begin(), scenario.name.end(), [](char c) {
+                           return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+                         });
+  if (!safe_name) {
+    root.at("name").fail("'" + scenario.name.substr(0, 64) +
+                         "' is not a plain name: use at most 128 letters, digits, '.', '_' and '-' (not '.' or "
+                         "'..'); it names the output folder out/<name>");
+  }
   if (root.has("description")) scenario.description = root.at("description").string();
   if (root.has("seed")) scenario.seed = root.at("seed").non_negative();
 

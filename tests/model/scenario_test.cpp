@@ -76,6 +76,19 @@ TEST(Scenario, ErrorsNameTheFileAndJsonPointer) {
             "s.json: /cluster/nodes/0/gpu_type: unknown GPU model ");
 }
 
+TEST(Scenario, TheNameIsAPlainNameNotAPath) {
+  // The name becomes out/<name>: "../..", "/tmp/x" or "a/b" would write outside out/ (issue 17).
+  const std::string refused =
+      "' is not a plain name: use at most 128 letters, digits, '.', '_' and '-' (not '.' or '..'); it names the "
+      "output folder out/<name>";
+  EXPECT_EQ(error_of(with("lublin-fcfs", "../..")), "s.json: /name: '../.." + refused);
+  EXPECT_EQ(error_of(with("lublin-fcfs", "/tmp/x")), "s.json: /name: '/tmp/x" + refused);
+  EXPECT_EQ(error_of(with("lublin-fcfs", "a/b")), "s.json: /name: 'a/b" + refused);
+  EXPECT_EQ(error_of(with("lublin-fcfs", "..")), "s.json: /name: '.." + refused);
+  EXPECT_EQ(error_of(with("lublin-fcfs", std::string(129, 'x'))).find("is not a plain name"), 82u);  // name cut to 64
+  EXPECT_EQ(error_of(with("lublin-fcfs", "llama3.1_405b-run")).substr(0, 8), "no error");
+}
+
 TEST(Scenario, BothEasyVariantsAndTheSchedulingPointAreNamed) {
   EXPECT_EQ(parse_scenario(kValid, "s.json", "/base").scheduler.scheduling_point, SchedulingPoint::kInstant);
   const Scenario s =
