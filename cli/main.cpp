@@ -21,6 +21,7 @@
 #include "model/scenario.hpp"
 #include "results/metrics_export.hpp"
 #include "results/output_file.hpp"
+#include "results/output_lock.hpp"
 #include "sim/runner.hpp"
 
 namespace {
@@ -145,12 +146,17 @@ int run_command(const std::string& scenario_path, const std::string& out, std::o
     }
     options.policy = p;
   }
+  // The run owns its results folder from before it starts: a second run into the same folder stops here.
+  std::filesystem::path out_dir;
+  std::optional<gputwin::OutputFolderLock> lock;
+  if (!no_results) {
+    out_dir = out.empty() ? std::filesystem::path("out") / scenario.name : std::filesystem::path(out);
+    lock.emplace(out_dir);
+  }
   ProgressBar bar;
   if (!quiet && isatty(STDERR_FILENO)) options.progress = [&](const RunProgress& p) { bar.update(p); };
   RunOutcome outcome = run_scenario(std::move(scenario), options);
-  std::filesystem::path out_dir;
   if (!no_results) {
-    out_dir = out.empty() ? std::filesystem::path("out") / outcome.scenario->name : std::filesystem::path(out);
     const MetricsInput metrics = metrics_input(outcome);
     write_results(out_dir, run_info(outcome), *outcome.state, outcome.summary, *outcome.recorder,
                   metrics.config.enabled ? &metrics : nullptr, fault_log(outcome), cloud_log(outcome));

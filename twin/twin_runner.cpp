@@ -7,6 +7,7 @@
 #include <ctime>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <thread>
@@ -17,6 +18,7 @@
 #include "control/quota_controller.hpp"
 #include "control/scaling_controller.hpp"
 #include "model/errors.hpp"
+#include "results/output_lock.hpp"
 #include "results/results_store.hpp"
 #include "twin/mirror.hpp"
 #include "twin/twin_results.hpp"
@@ -152,6 +154,14 @@ int run_twin(const TwinOptions& options, std::ostream& err, const std::atomic<bo
       err << "gputwin twin: " << options.replay.string() << ": no saved polls (NNNNNN-jobs.json)\n";
       return 2;
     }
+  }
+  // The twin owns its results folder while it runs: a second twin (or run) into the same folder stops here.
+  std::optional<OutputFolderLock> lock;
+  try {
+    lock.emplace(options.out);
+  } catch (const ResultsError& e) {
+    err << "gputwin twin: " << e.what() << "\n";
+    return 1;
   }
   ClientOptions client_options = options.client;
   std::uint64_t poll_number = 0;
