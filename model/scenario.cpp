@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -506,11 +507,63 @@ bool parse_slurm_time(std::string_view text, std::int64_t& seconds) {
   return true;
 }
 
+namespace {
+
+/// A parser callback that refuses a key given twice in one object (JSON allows it; nlohmann keeps the last, which
+/// would silently drop the first value), naming its JSON pointer.
+json::parser_callback_t duplicate_key_check(const std::string& file) {
+  struct Frame {
+    bool array = false;
+    std::size_t index = 0;  // arrays: the element being read
+    std::string key;        // objects: the key being read
+    std::set<std::string> keys;
+  };
+  auto frames = std::make_shared<std::vector<Frame>>();
+  const auto pointer = [frames](std::size_t depth) {
+    std::string p;
+    for (std::size_t i = 0; i < depth && i < frames->size(); ++i) {
+      const Frame& f = (*frames)[i];
+      p += "/" + (f.array ? std::to_string(f.index - 1) : f.key);
+    }
+    return p;
+  };
+  return [frames, pointer, file](int /*depth*/, json::parse_event_t event, json& parsed) {
+    const auto element_starts = [&] {
+      if (!frames->empty() && frames->back().array) ++frames->back().index;
+    };
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        element_starts();
+        frames->push_back(Frame{event == json::parse_event_t::array_start, 0, {}, {}});
+        break;
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        if (!frames->empty()) frames->pop_back();
+        break;
+      case json::parse_event_t::key: {
+        Frame& f = frames->back();
+        f.key = parsed.get<std::string>();
+        if (!f.keys.insert(f.key).second) {
+          throw ScenarioError(file, pointer(frames->size()), "key given twice in one object");
+        }
+        break;
+      }
+      case json::parse_event_t::value:
+        element_starts();
+        break;
+    }
+    return true;
+  };
+}
+
+}  // namespace
+
 Scenario parse_scenario(const std::string& text, const std::string& file, const std::filesystem::path& base_dir,
                         const std::vector<std::string>& overrides) {
   json doc;
   try {
-    doc = json::parse(text);
+    doc = json::parse(text, duplicate_key_check(file));
   } catch (const json::parse_error& e) {
     // nlohmann reports "... at line L, column C: ..." in what(); keep its position information.
     std::string msg = e.what();

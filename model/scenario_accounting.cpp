@@ -1,6 +1,7 @@
 // Scenario readers for /accounting, /scheduler/priority and inline /workload/jobs. Keys follow slurm.conf and
 // sacctmgr spelling so a site's configuration maps over one to one (README "Accounting and priority").
 #include <set>
+#include <unordered_map>
 
 #include "model/dependency.hpp"
 #include "model/scenario.hpp"
@@ -309,6 +310,84 @@ void read_priority(const Field& field, PriorityConfig& p) {
   }
 }
 
+namespace {
+
+/// Refuses a job that depends on itself and a cycle of dependencies (each would pend for ever), at the JSON pointer of
+/// the first job of the cycle. A dependency on an array job's id stands for every task of it.
+void check_dependency_graph(const Field& field, const std::vector<JobSpec>& jobs) {
+  std::unordered_map<std::uint64_t, std::size_t> job_of_id;
+  std::unordered_map<std::uint64_t, std::vector<std::size_t>> tasks_of_array;
+  for (std::size_t k = 0; k < jobs.size(); ++k) {
+    job_of_id.emplace(jobs[k].id, k);
+    if (jobs[k].array_job_id != 0) tasks_of_array[jobs[k].array_job_id].push_back(k);
+  }
+  std::vector<std::vector<std::size_t>> after(jobs.size());  // job -> the jobs it waits for
+  for (std::size_t k = 0; k < jobs.size(); ++k) {
+    if (jobs[k].dependency.empty()) continue;
+    Dependency dependency;
+    std::string error;
+    if (!parse_dependency(jobs[k].dependency, dependency, error)) continue;  // refused where it was read
+    for (const DependencyTerm& term : dependency.terms) {
+      for (const std::uint64_t id : term.job_ids) {
+        if (const auto tasks = tasks_of_array.find(id); tasks != tasks_of_array.end()) {
+          after[k].insert(after[k].end(), tasks->second.begin(), tasks->second.end());
+        } else if (const auto job = job_of_id.find(id); job != job_of_id.end()) {
+          after[k].push_back(job->second);
+        }
+      }
+    }
+  }
+  // The index of the scenario entry a job came from (array tasks share their entry).
+  const auto entry = [&](std::size_t k) {
+    const std::uint64_t id = jobs[k].array_job_id != 0 ? jobs[k].array_job_id : jobs[k].id;
+    for (std::size_t i = 0; i < field.array_size(); ++i) {
+      if (static_cast<std::uint64_t>(field.at(i).at("id").non_negative()) == id) return i;
+    }
+    return std::size_t{0};
+  };
+  // Depth-first search; a job met again while still on the path closes a cycle.
+  enum : std::uint8_t { kNew, kOnPath, kDone };
+  std::vector<std::uint8_t> mark(jobs.size(), kNew);
+  std::vector<std::pair<std::size_t, std::size_t>> path;  // (job, next edge)
+  for (std::size_t start = 0; start < jobs.size(); ++start) {
+    if (mark[start] != kNew) continue;
+    path.emplace_back(start, 0);
+    mark[start] = kOnPath;
+    while (!path.empty()) {
+      auto& [job, next] = path.back();
+      if (next == after[job].size()) {
+        mark[job] = kDone;
+        path.pop_back();
+        continue;
+      }
+      const std::size_t target = after[job][next++];
+      if (mark[target] == kOnPath) {
+        if (target == job) {
+          field.at(entry(job))
+              .at("dependency")
+              .fail("job " + std::to_string(jobs[job].id) + " depends on itself: it would pend for ever");
+        }
+        std::string cycle;
+        bool in_cycle = false;
+        for (const auto& step : path) {
+          in_cycle = in_cycle || step.first == target;
+          if (in_cycle) cycle += "job " + std::to_string(jobs[step.first].id) + " -> ";
+        }
+        field.at(entry(target))
+            .at("dependency")
+            .fail("dependency cycle " + cycle + "job " + std::to_string(jobs[target].id) +
+                  ": these jobs would pend for ever");
+      }
+      if (mark[target] == kNew) {
+        mark[target] = kOnPath;
+        path.emplace_back(target, 0);
+      }
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<JobSpec> read_inline_jobs(const Field& field) {
   std::vector<JobSpec> jobs;
   std::set<std::uint64_t> ids;
@@ -386,6 +465,7 @@ std::vector<JobSpec> read_inline_jobs(const Field& field) {
     if (!ids.insert(j.id).second) f.at("id").fail("job id " + std::to_string(j.id) + " is used twice");
     jobs.push_back(std::move(j));
   }
+  check_dependency_graph(field, jobs);
   return jobs;
 }
 

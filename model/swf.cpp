@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <string_view>
 #include <system_error>
+#include <unordered_map>
 
 #include "model/errors.hpp"
 #include "model/input_file.hpp"
@@ -221,6 +222,20 @@ SwfTrace parse_swf(std::istream& in, const std::string& file_name) {
       trace.header_comments.emplace_back(text.substr(first + 1));
     } else {
       trace.records.push_back(parse_record(text, file_name, line));
+    }
+  }
+  // A job number names one job: twice only for the parts of a checkpointed job (status 2, 3 or 4 on each part).
+  std::unordered_map<std::int64_t, const SwfRecord*> seen;
+  seen.reserve(trace.records.size());
+  const auto is_part = [](const SwfRecord& r) { return r.status >= 2 && r.status <= 4; };
+  for (const SwfRecord& r : trace.records) {
+    if (r.job_number < 0) continue;
+    const auto [it, added] = seen.emplace(r.job_number, &r);
+    if (!added && !(is_part(r) && is_part(*it->second))) {
+      throw TraceError(file_name, r.line,
+                       "job number " + std::to_string(r.job_number) + " again (first at line " +
+                           std::to_string(it->second->line) +
+                           "); a job number appears twice only for the parts of a checkpointed job (status 2-4)");
     }
   }
   return trace;

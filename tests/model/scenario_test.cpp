@@ -89,6 +89,43 @@ TEST(Scenario, TheNameIsAPlainNameNotAPath) {
   EXPECT_EQ(error_of(with("lublin-fcfs", "llama3.1_405b-run")).substr(0, 8), "no error");
 }
 
+TEST(Scenario, AKeyGivenTwiceIsAnError) {
+  // Issue 17: JSON keeps the last of two equal keys, silently dropping the first value.
+  EXPECT_EQ(error_of(with("\"seed\": 1,", "\"seed\": 1, \"seed\": 2,")),
+            "s.json: /seed: key given twice in one object");
+  EXPECT_EQ(error_of(with("\"default\": true", "\"default\": true, \"name\": \"other\"")),
+            "s.json: /cluster/partitions/0/name: key given twice in one object");
+  EXPECT_EQ(error_of(with("\"cpus\": 1,", "\"cpus\": 1, \"cpus\": 2,")),
+            "s.json: /cluster/nodes/0/cpus: key given twice in one object");
+  // The same key in two different objects is fine.
+  EXPECT_EQ(error_of(kValid).substr(0, 8), "no error");
+}
+
+TEST(Scenario, DependenciesOnItselfAndCyclesAreRefused) {
+  // Issue 17: such jobs used to pend for ever without a word.
+  const auto jobs = [](const std::string& list) {
+    return with("\"trace\": {\"path\": \"lublin_256.swf\", \"format\": \"swf\"}", "\"jobs\": [" + list + "]");
+  };
+  const std::string a = R"({"id": 1, "run_time": 10, "dependency": "afterok:2"})";
+  const std::string b = R"({"id": 2, "run_time": 10, "dependency": "afterany:3"})";
+  const std::string c = R"({"id": 3, "run_time": 10, "dependency": "afterok:1"})";
+  EXPECT_EQ(error_of(jobs(a + "," + b + "," + c)),
+            "s.json: /workload/jobs/0/dependency: dependency cycle job 1 -> job 2 -> job 3 -> job 1: these jobs would "
+            "pend for ever");
+  EXPECT_EQ(error_of(jobs(R"({"id": 1, "run_time": 10}, {"id": 2, "run_time": 10, "dependency": "afterok:1:2"})")),
+            "s.json: /workload/jobs/1/dependency: job 2 depends on itself: it would pend for ever");
+  // An array job whose tasks wait for the array itself is a cycle too.
+  EXPECT_NE(error_of(jobs(R"({"id": 10, "run_time": 10, "array": "0-3", "dependency": "afterok:10"})"))
+                .find("/workload/jobs/0/dependency: "),
+            std::string::npos);
+  // A chain, a diamond and a dependency on a job outside the workload are fine.
+  EXPECT_EQ(error_of(jobs(R"({"id": 1, "run_time": 10}, {"id": 2, "run_time": 10, "dependency": "afterok:1"},
+                            {"id": 3, "run_time": 10, "dependency": "afterok:1,afterany:2"},
+                            {"id": 4, "run_time": 10, "dependency": "afterok:2:3:99"})"))
+                .substr(0, 8),
+            "no error");
+}
+
 TEST(Scenario, BothEasyVariantsAndTheSchedulingPointAreNamed) {
   EXPECT_EQ(parse_scenario(kValid, "s.json", "/base").scheduler.scheduling_point, SchedulingPoint::kInstant);
   const Scenario s =

@@ -45,6 +45,19 @@ std::string record_line(int job, int submit, const std::string& run, int procs, 
          std::to_string(user) + " " + std::to_string(group) + " -1 -1 -1 -1 -1\n";
 }
 
+TEST(ParseSwf, AJobNumberTwiceIsAnErrorUnlessBothAreCheckpointParts) {
+  // Issue 17: a repeated job number used to pass silently (two jobs with one id in the results).
+  EXPECT_EQ(parse_error(record_line(7, 0, "10", 1, 60, 1) + record_line(8, 1, "10", 1, 60, 1) +
+                        record_line(7, 2, "10", 1, 60, 1)),
+            "test.swf: line 3: job number 7 again (first at line 1); a job number appears twice only for the parts "
+            "of a checkpointed job (status 2-4)");
+  // The parts of one checkpointed job share its number (SWF status 2 and 3 or 4).
+  EXPECT_EQ(parse_error(record_line(7, 0, "10", 1, 60, 2) + record_line(7, 20, "10", 1, 60, 3)), "");
+  EXPECT_NE(parse_error(record_line(7, 0, "10", 1, 60, 2) + record_line(7, 20, "10", 1, 60, 1)), "");
+  // -1 (unknown) may repeat.
+  EXPECT_EQ(parse_error(record_line(-1, 0, "10", 1, 60, 1) + record_line(-1, 1, "10", 1, 60, 1)), "");
+}
+
 TEST(ParseSwf, InlineTrace) {
   const SwfTrace trace = parse(
       "; Version: 2.2\n"
