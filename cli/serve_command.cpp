@@ -7,8 +7,10 @@
 #include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <iterator>
 
 #include "model/errors.hpp"
+#include "model/input_file.hpp"
 #include "ui/dashboard_api.hpp"
 #include "ui/http_server.hpp"
 #include "ui/run_view_slurm_source.hpp"
@@ -41,17 +43,12 @@ namespace {
 
 /// The bytes of a JWT key file: a regular file of 1 byte to 64 KiB (Slurm's are 32 random bytes or more).
 std::string read_jwt_key(const std::string& file) {
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(file, error)) throw InputError(file, "", "--jwt-key: not a regular file");
-  const auto size = std::filesystem::file_size(file, error);
-  if (error || size == 0 || size > 64 * 1024) {
-    throw InputError(file, "", "--jwt-key: a key file holds 1 byte to 64 KiB");
-  }
+  if (const auto problem = input_file_problem(file, "key", 64 * 1024))
+    throw InputError(file, "", "--jwt-key: " + *problem);
   std::ifstream in(file, std::ios::binary);
-  std::string key(static_cast<std::size_t>(size), '\0');
-  if (!in.read(key.data(), static_cast<std::streamsize>(key.size()))) {
-    throw InputError(file, "", "--jwt-key: cannot read it");
-  }
+  std::string key((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.eof() && !in) throw InputError(file, "", "--jwt-key: cannot read it");
+  if (key.empty()) throw InputError(file, "", "--jwt-key: the key file is empty");
   return key;
 }
 
@@ -66,6 +63,9 @@ int run_serve_command(const ServeCommand& command) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  // Bad options stop here, before anything listens.
+  const std::string jwt_key =
+      command.no_slurmrestd || command.jwt_key.empty() ? std::string() : read_jwt_key(command.jwt_key);
   const std::filesystem::path assets =
       command.assets.empty() ? std::filesystem::path(GPUTWIN_WEB_ASSETS_DIR) : std::filesystem::path(command.assets);
   const auto started = std::chrono::steady_clock::now();
@@ -93,7 +93,7 @@ int run_serve_command(const ServeCommand& command) {
     const std::int64_t at = command.at_s < 0 ? info.end_s : static_cast<std::int64_t>(command.at_s);
     slurm_source = std::make_unique<RunViewSlurmSource>(api.view(), at);
     SlurmApiOptions options;
-    if (!command.jwt_key.empty()) options.jwt_key = read_jwt_key(command.jwt_key);
+    options.jwt_key = jwt_key;
     slurm_api = std::make_unique<SlurmApi>(*slurm_source, options);
     try {
       HttpServer::Options server_options;
