@@ -155,14 +155,9 @@ int run_twin(const TwinOptions& options, std::ostream& err, const std::atomic<bo
       return 2;
     }
   }
-  // The twin owns its results folder while it runs: a second twin (or run) into the same folder stops here.
+  // The twin owns its results folder from its first write (a twin that never reaches the cluster creates none): a
+  // second twin (or run) into the same folder stops there.
   std::optional<OutputFolderLock> lock;
-  try {
-    lock.emplace(options.out);
-  } catch (const ResultsError& e) {
-    err << "gputwin twin: " << e.what() << "\n";
-    return 1;
-  }
   ClientOptions client_options = options.client;
   std::uint64_t poll_number = 0;
   if (!options.save_replies.empty()) {
@@ -315,6 +310,7 @@ int run_twin(const TwinOptions& options, std::ostream& err, const std::atomic<bo
     const auto write_start = Clock::now();
     if (mirror.polls() > 0) {
       try {
+        if (!lock) lock.emplace(options.out);
         write_twin_results(options.out, mirror, log, info);
       } catch (const ResultsError& e) {
         err << "gputwin twin: " << e.what() << "\n";
