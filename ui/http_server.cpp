@@ -4,30 +4,16 @@
 #include <civetweb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <cctype>
 #include <charconv>
-#include <chrono>
-#include <mutex>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "model/text.hpp"
 
 namespace gputwin {
 
 namespace {
-
-void init_civetweb_once() {
-  static std::once_flag once;
-  std::call_once(once, [] { mg_init_library(0); });
-}
-
-int quiet_log(const mg_connection*, const char*) {
-  return 1;
-}
 
 /// Decodes %XX and '+' (in a query). Invalid escapes are kept as they are.
 std::string url_decode(std::string_view s, bool plus_is_space) {
@@ -60,20 +46,6 @@ std::map<std::string, std::string> parse_query(std::string_view q) {
     out[key] = eq == std::string_view::npos ? "" : url_decode(pair.substr(eq + 1), true);
   }
   return out;
-}
-
-/// Opens and closes a connection to the server, which wakes CivetWeb's accept loop at once.
-void wake(const std::string& host, int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return;
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<std::uint16_t>(port));
-  if (::inet_pton(AF_INET, host == "0.0.0.0" ? "127.0.0.1" : host.c_str(), &address.sin_addr) != 1) {
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  }
-  (void)::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address);
-  ::close(fd);
 }
 
 std::string error_body(const std::string& message) {
@@ -172,7 +144,6 @@ void send_response(mg_connection* connection, const HttpResponse& response) {
 
 HttpServer::HttpServer(Options options, HttpHandler handler)
     : options_(std::move(options)), handler_(std::move(handler)) {
-  init_civetweb_once();
   const std::string ports = listen_spec(options_.listen);
   host_ = ports.substr(0, ports.rfind(':'));
   const std::string threads = std::to_string(std::max(2, options_.threads));
@@ -188,37 +159,16 @@ HttpServer::HttpServer(Options options, HttpHandler handler)
                                  "keep_alive_timeout_ms",
                                  "5000",
                                  nullptr};
-  mg_callbacks callbacks{};
-  callbacks.log_message = quiet_log;
-  context_ = mg_start(&callbacks, this, civet_options);
-  if (context_ == nullptr)
-    throw std::runtime_error("cannot listen on " + options_.listen + " (in use, or not an address of this machine?)");
-  mg_set_request_handler(context_, "/", &HttpServer::on_request, this);
-  mg_server_port bound[1] = {};
-  if (mg_get_server_ports(context_, 1, bound) < 1) {
-    mg_stop(context_);
-    throw std::runtime_error("cannot listen on " + options_.listen);
-  }
-  port_ = bound[0].port;
+  listener_.emplace(civet_options, ports, &HttpServer::on_request, this);
 }
 
 HttpServer::~HttpServer() {
-  stopping_ = true;
-  std::atomic<bool> stopped{false};
-  std::thread stopper([&] {
-    mg_stop(context_);
-    stopped = true;
-  });
-  while (!stopped) {
-    wake(host_.front() == '[' ? "127.0.0.1" : host_, port_);
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  stopper.join();
+  stopping_ = true;  // streams end; then listener_ stops CivetWeb, waiting for the requests in progress
 }
 
 std::string HttpServer::url() const {
   const std::string host = host_ == "0.0.0.0" ? "127.0.0.1" : host_;
-  return "http://" + host + ":" + std::to_string(port_);
+  return "http://" + host + ":" + std::to_string(port());
 }
 
 int HttpServer::on_request(mg_connection* connection, void* self) {

@@ -16,7 +16,8 @@
 #include <utility>
 #include <vector>
 
-struct mg_context;
+#include "ui/civet_listener.hpp"
+
 struct mg_connection;
 
 namespace gputwin {
@@ -95,7 +96,7 @@ class HttpServer {
   HttpServer& operator=(const HttpServer&) = delete;
 
   /// The bound port.
-  [[nodiscard]] int port() const { return port_; }
+  [[nodiscard]] int port() const { return listener_->port(); }
   /// http://ADDR:PORT of the server.
   [[nodiscard]] std::string url() const;
   /// True while the server runs (false from the start of its destruction): streams end when it turns false.
@@ -107,10 +108,9 @@ class HttpServer {
 
   Options options_;
   HttpHandler handler_;
-  mg_context* context_ = nullptr;
-  int port_ = 0;
   std::string host_;
   volatile bool stopping_ = false;
+  std::optional<CivetListener> listener_;  // last: stopped first, while the handler's state still lives
 };
 
 /// Sends `response` on `connection` (used by the server; public for tests of odd clients).

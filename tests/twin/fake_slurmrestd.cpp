@@ -2,11 +2,7 @@
 // closes the connection (kDrop) and a short body is followed by a close (kTruncate), as a crashing slurmrestd would.
 #include "tests/twin/fake_slurmrestd.hpp"
 
-#include <arpa/inet.h>
 #include <civetweb.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -45,27 +41,6 @@ std::string read_body(mg_connection* connection) {
     body.append(buffer, static_cast<std::size_t>(n));
   }
   return body;
-}
-
-void init_civetweb_once() {
-  static std::once_flag once;
-  std::call_once(once, [] { mg_init_library(0); });
-}
-
-int quiet_log(const mg_connection*, const char*) {
-  return 1;
-}
-
-/// Opens and closes a connection to 127.0.0.1:`port`, which wakes a poll() on the listening socket.
-void wake(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return;
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<std::uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  (void)::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address);
-  ::close(fd);
 }
 
 }  // namespace
@@ -110,41 +85,22 @@ std::string RecordedRequest::header(const std::string& name) const {
 }
 
 FakeSlurmrestd::FakeSlurmrestd(int port) {
-  init_civetweb_once();
   const std::string listen = "127.0.0.1:" + std::to_string(port);
   const char* options[] = {"listening_ports",    listen.c_str(), "num_threads", "8", "enable_keep_alive", "no",
                            "request_timeout_ms", "10000",        nullptr};
-  mg_callbacks callbacks{};
-  callbacks.log_message = quiet_log;
-  context_ = mg_start(&callbacks, this, options);
-  if (context_ == nullptr) throw std::runtime_error("fake slurmrestd: cannot listen on " + listen);
-  mg_set_request_handler(context_, "/", &FakeSlurmrestd::on_request, this);
-  mg_server_port ports[1] = {};
-  if (mg_get_server_ports(context_, 1, ports) < 1) {
-    mg_stop(context_);
-    throw std::runtime_error("fake slurmrestd: no listening port");
+  try {
+    listener_.emplace(options, listen, &FakeSlurmrestd::on_request, this);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(std::string("fake slurmrestd: ") + e.what());
   }
-  port_ = ports[0].port;
 }
 
 FakeSlurmrestd::~FakeSlurmrestd() {
-  stopping_ = true;
-  // civetweb's accept loop polls in 2 s quanta (SOCKET_TIMEOUT_QUANTUM): connect to it until mg_stop returns, so it
-  // notices the stop at once instead of up to 2 s later.
-  std::atomic<bool> stopped{false};
-  std::thread stopper([&] {
-    mg_stop(context_);
-    stopped = true;
-  });
-  while (!stopped) {
-    wake(port_);
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  stopper.join();
+  stopping_ = true;  // a late reply in progress gives up; then listener_ stops CivetWeb at once
 }
 
 std::string FakeSlurmrestd::url() const {
-  return "http://127.0.0.1:" + std::to_string(port_);
+  return "http://127.0.0.1:" + std::to_string(port());
 }
 
 void FakeSlurmrestd::serve(const std::string& method, const std::string& path, FakeReply reply) {

@@ -16,11 +16,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "ui/civet_listener.hpp"
+
 struct mg_connection;
-struct mg_context;
 
 namespace gputwin::testing {
 
@@ -76,7 +78,7 @@ class FakeSlurmrestd {
   FakeSlurmrestd& operator=(const FakeSlurmrestd&) = delete;
 
   /// The port listened on.
-  [[nodiscard]] int port() const { return port_; }
+  [[nodiscard]] int port() const { return listener_->port(); }
   /// "http://127.0.0.1:<port>".
   [[nodiscard]] std::string url() const;
 
@@ -110,8 +112,7 @@ class FakeSlurmrestd {
   std::map<std::string, Route> routes_;
   std::vector<RecordedRequest> requests_;
   std::atomic<bool> stopping_{false};
-  mg_context* context_ = nullptr;
-  int port_ = 0;
+  std::optional<CivetListener> listener_;  // last: stopped first, while the routes and requests still live
 };
 
 }  // namespace gputwin::testing
