@@ -42,6 +42,7 @@ RunViewSlurmSource::RunViewSlurmSource(const RunView& view, std::int64_t at_s) :
   const auto pairs = view_.account_users();
   std::set<std::string> account_names;
   for (const auto& [account, user] : pairs) account_names.insert(account);
+  const std::vector<std::string> qos = view_.qos_names();  // every association may use every QOS the jobs used
   std::int32_t id = 1;
   auto add = [&](std::string account, std::string user, std::string parent, bool is_default) {
     ServedAssociation a;
@@ -50,7 +51,7 @@ RunViewSlurmSource::RunViewSlurmSource(const RunView& view, std::int64_t at_s) :
     a.parent_account = std::move(parent);
     a.is_default = is_default;
     a.id = id++;
-    a.qos = view_.qos_names();
+    a.qos = qos;
     association_ids_.emplace(association_key(a.account, a.user), a.id);
     associations_.push_back(std::move(a));
   };
