@@ -37,7 +37,7 @@ OutputFolderLock::OutputFolderLock(const std::filesystem::path& dir) {
     // The pid only helps the message of a run that finds the folder taken; the lock itself holds.
   }
   // What a killed run may have left: the results store's temporary names.
-  for (const char* name : {".results.sqlite.tmp", ".jobs.csv.tmp", ".summary.json.tmp"}) {
+  for (const char* name : kResultsTemporaryFiles) {
     std::filesystem::remove(dir / name, ec);
   }
 }

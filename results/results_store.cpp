@@ -562,8 +562,14 @@ std::optional<MetricsTotals> write_sqlite(const std::filesystem::path& path, con
       bind_text(st.stmt, 1, p.name);
       bind_text(st.stmt, 2, format_hostlist(names));
       sqlite3_bind_int64(st.stmt, 3, p.is_default ? 1 : 0);
-      if (p.default_time_s >= 0) sqlite3_bind_int64(st.stmt, 4, p.default_time_s); else sqlite3_bind_null(st.stmt, 4);
-      if (p.max_time_s >= 0) sqlite3_bind_int64(st.stmt, 5, p.max_time_s); else sqlite3_bind_null(st.stmt, 5);
+      if (p.default_time_s >= 0)
+        sqlite3_bind_int64(st.stmt, 4, p.default_time_s);
+      else
+        sqlite3_bind_null(st.stmt, 4);
+      if (p.max_time_s >= 0)
+        sqlite3_bind_int64(st.stmt, 5, p.max_time_s);
+      else
+        sqlite3_bind_null(st.stmt, 5);
       bind_text(st.stmt, 6, kStateNames[static_cast<int>(p.state)]);
       sqlite3_bind_int64(st.stmt, 7, p.priority_tier);
       sqlite3_bind_int64(st.stmt, 8, p.priority_job_factor);
@@ -777,9 +783,9 @@ void write_results(const std::filesystem::path& out_dir, const RunInfo& info, co
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
   if (ec) throw ResultsError(out_dir.string() + ": cannot create: " + ec.message());
-  const auto db_tmp = out_dir / ".results.sqlite.tmp";
-  const auto csv_tmp = out_dir / ".jobs.csv.tmp";
-  const auto json_tmp = out_dir / ".summary.json.tmp";
+  const auto db_tmp = out_dir / kResultsTemporaryFiles[0];
+  const auto csv_tmp = out_dir / kResultsTemporaryFiles[1];
+  const auto json_tmp = out_dir / kResultsTemporaryFiles[2];
   try {
     const std::optional<MetricsTotals> totals =
         write_sqlite(db_tmp, info, state, summary, recorder, metrics, faults, cloud, extra);

@@ -4,6 +4,7 @@
 // into place, so a crash never leaves half a result.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -48,6 +49,11 @@ struct MetricsInput {
 /// Writes further tables into results.sqlite inside the same transaction (a twin's forecasts, actions and polls);
 /// throws ResultsError on failure, which leaves no result at all.
 using ExtraTablesWriter = std::function<void(sqlite3* db)>;
+
+/// The temporary names write_results writes results.sqlite, jobs.csv and summary.json under, in the results
+/// folder, before renaming each into place.
+inline constexpr std::array<const char*, 3> kResultsTemporaryFiles = {".results.sqlite.tmp", ".jobs.csv.tmp",
+                                                                      ".summary.json.tmp"};
 
 /// Writes results.sqlite, summary.json and jobs.csv into `out_dir` (created if missing). With `metrics`, also
 /// the tables gpu_metrics, cluster_metrics, job_gpus and metrics_info, and the energy and fragmentation figures.
