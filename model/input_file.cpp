@@ -1,15 +1,18 @@
 #include "model/input_file.hpp"
 
 #include <system_error>
+#include <utility>
 
 namespace gputwin {
 namespace {
 
+/// "1 GiB", "64 MiB", "64 KiB" or "100 bytes": a bound in the largest unit it is a whole number of.
 std::string size_text(std::uintmax_t bytes) {
-  if (bytes >= (std::uintmax_t{1} << 30) && bytes % (std::uintmax_t{1} << 30) == 0) {
-    return std::to_string(bytes >> 30) + " GiB";
+  for (const auto& [shift, unit] : {std::pair{30, " GiB"}, std::pair{20, " MiB"}, std::pair{10, " KiB"}}) {
+    const std::uintmax_t one = std::uintmax_t{1} << shift;
+    if (bytes >= one && bytes % one == 0) return std::to_string(bytes >> shift) + unit;
   }
-  return std::to_string(bytes >> 20) + " MiB";
+  return std::to_string(bytes) + " bytes";
 }
 
 }  // namespace

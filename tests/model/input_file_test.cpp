@@ -55,6 +55,9 @@ TEST_F(InputFile, FilesOverTheBoundAreRefusedWithTheLimit) {
             "larger than 64 MiB, the limit for a configuration (67108865 bytes)");
   std::filesystem::resize_file(big, kMaxConfigBytes);
   EXPECT_FALSE(input_file_problem(big, "configuration", kMaxConfigBytes));
+  // Smaller bounds are named in their own unit (the JWT key and token files: 64 KiB).
+  EXPECT_EQ(input_file_problem(big, "key", 64 * 1024).value_or(""),
+            "larger than 64 KiB, the limit for a key (67108864 bytes)");
 }
 
 TEST_F(InputFile, EveryLoaderRefusesADevice) {
