@@ -13,6 +13,7 @@
 
 #include "cli/import_command.hpp"
 #include "model/errors.hpp"
+#include "model/input_file.hpp"
 #include "results/results_store.hpp"
 #include "twin/twin_score.hpp"
 
@@ -30,14 +31,12 @@ constexpr std::uintmax_t kMaxTokenBytes = 64 * 1024;
 
 // The token of --token-file, which must be a regular file of mode 0600 (or stricter) owned by us.
 std::string read_token_file(const std::string& path) {
+  if (const auto problem = input_file_problem(path, "token file", kMaxTokenBytes)) throw ConfigError(path, 0, *problem);
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) throw ConfigError(path, 0, "cannot read the token file");
-  if (!S_ISREG(st.st_mode)) throw ConfigError(path, 0, "the token file is not a regular file");
   if ((st.st_mode & 077) != 0)
     throw ConfigError(path, 0,
                       fmt::format("the token file is readable by others (mode {:o}); chmod 600 it", st.st_mode & 0777));
-  if (static_cast<std::uintmax_t>(st.st_size) > kMaxTokenBytes)
-    throw ConfigError(path, 0, "the token file is larger than 64 KiB");
   std::ifstream in(path, std::ios::binary);
   std::string token((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
