@@ -1,0 +1,273 @@
+#include "scheduler/availability_profile.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cassert>
+
+namespace gputwin {
+namespace {
+
+std::size_t count_bits(const std::uint64_t* words, std::size_t n) {
+  std::size_t c = 0;
+  for (std::size_t w = 0; w < n; ++w) c += static_cast<std::size_t>(std::popcount(words[w]));
+  return c;
+}
+
+}  // namespace
+
+AvailabilityProfile::AvailabilityProfile(const ClusterConfig& config)
+    : config_(config),
+      nodes_(config.nodes.size()),
+      words_((config.nodes.size() + 63) / 64),
+      capable_(words_),
+      window_(words_),
+      view_cpus_(nodes_),
+      view_gpus_(nodes_),
+      view_jobs_(nodes_),
+      view_mem_(nodes_) {}
+
+void AvailabilityProfile::reset(SimTime now, const FreeResources& live) {
+  for (const Slice& s : slices_) spare_rows_.push_back(s.row);
+  slices_.clear();
+  std::uint32_t row;
+  if (!spare_rows_.empty()) {
+    row = spare_rows_.back();
+    spare_rows_.pop_back();
+  } else {
+    row = static_cast<std::uint32_t>(total_cpus_.size());
+    cpus_.resize(cpus_.size() + nodes_);
+    gpus_.resize(gpus_.size() + nodes_);
+    jobs_.resize(jobs_.size() + nodes_);
+    mem_.resize(mem_.size() + nodes_);
+    with_cpu_.resize(with_cpu_.size() + words_);
+    total_cpus_.push_back(0);
+    total_gpus_.push_back(0);
+  }
+  const std::size_t base = row * nodes_;
+  std::int64_t cpus = 0, gpus = 0;
+  std::fill_n(with_cpu_.begin() + static_cast<std::ptrdiff_t>(row * words_), words_, 0ULL);
+  for (std::size_t n = 0; n < nodes_; ++n) {
+    cpus_[base + n] = live.cpus[n];
+    gpus_[base + n] = live.gpus[n];
+    jobs_[base + n] = live.jobs[n];
+    mem_[base + n] = live.mem_mb[n];
+    cpus += live.cpus[n];
+    gpus += live.gpus[n];
+    if (live.cpus[n] > 0) with_cpu_[row * words_ + (n >> 6)] |= 1ULL << (n & 63);
+  }
+  total_cpus_[row] = cpus;
+  total_gpus_[row] = gpus;
+  slices_.push_back(Slice{now, row, 0});
+}
+
+void AvailabilityProfile::advance(SimTime now) {
+  assert(now >= start());
+  const std::size_t s = slice_holding(now);
+  for (std::size_t k = 0; k < s; ++k) spare_rows_.push_back(slices_[k].row);
+  slices_.erase(slices_.begin(), slices_.begin() + static_cast<std::ptrdiff_t>(s));
+  slices_.front().begin = now;
+}
+
+void AvailabilityProfile::add_release(SimTime at, std::span<const NodeAllocation> allocation) {
+  const std::size_t s = split(at);
+  ++slices_[s].sources;
+  apply(s, slices_.size(), allocation, false);
+}
+
+void AvailabilityProfile::release_early(SimTime at, std::span<const NodeAllocation> allocation) {
+  const std::size_t s = slice_holding(at);
+  assert(slices_[s].begin == at && s > 0);
+  apply(0, s, allocation, false);
+  drop_source(s);
+}
+
+void AvailabilityProfile::reserve(SimTime begin, SimTime end, std::span<const NodeAllocation> allocation) {
+  const std::size_t first = split(begin);
+  ++slices_[first].sources;
+  const std::size_t last = split(end);
+  ++slices_[last].sources;
+  apply(first, last, allocation, true);
+}
+
+void AvailabilityProfile::unreserve(SimTime begin, SimTime end, std::span<const NodeAllocation> allocation) {
+  const std::size_t first = slice_holding(begin);
+  const std::size_t last = slice_holding(end);
+  assert(slices_[last].begin == end);
+  apply(first, last, allocation, false);
+  drop_source(last);
+  if (slices_[first].begin == begin) drop_source(first);  // a begin before start() was dropped by advance
+}
+
+bool AvailabilityProfile::is_boundary(SimTime t) const {
+  const std::size_t s = slice_holding(t);
+  return slices_[s].begin == t;
+}
+
+std::uint32_t AvailabilityProfile::free_cpus_at(SimTime t, NodeIndex n) const {
+  return cpus_[slices_[slice_holding(t)].row * nodes_ + n];
+}
+
+std::size_t AvailabilityProfile::slice_holding(SimTime t) const {
+  auto it = std::upper_bound(slices_.begin(), slices_.end(), t, [](SimTime v, const Slice& s) { return v < s.begin; });
+  return it == slices_.begin() ? 0 : static_cast<std::size_t>(it - slices_.begin()) - 1;
+}
+
+std::size_t AvailabilityProfile::split(SimTime t) {
+  const std::size_t s = slice_holding(t);
+  if (slices_[s].begin == t) return s;
+  assert(t > slices_[s].begin);
+  const std::uint32_t row = copy_row(slices_[s].row);
+  slices_.insert(slices_.begin() + static_cast<std::ptrdiff_t>(s) + 1, Slice{t, row, 0});
+  return s + 1;
+}
+
+// One reason fewer for a boundary at slice s; with none left (and s not the start) the slice joins the one
+// before: nothing starts or ends there, so both hold the same state.
+void AvailabilityProfile::drop_source(std::size_t s) {
+  assert(slices_[s].sources > 0);
+  if (--slices_[s].sources > 0 || s == 0) return;
+  spare_rows_.push_back(slices_[s].row);
+  slices_.erase(slices_.begin() + static_cast<std::ptrdiff_t>(s));
+}
+
+std::uint32_t AvailabilityProfile::copy_row(std::uint32_t from) {
+  std::uint32_t row;
+  if (!spare_rows_.empty()) {
+    row = spare_rows_.back();
+    spare_rows_.pop_back();
+  } else {
+    row = static_cast<std::uint32_t>(total_cpus_.size());
+    cpus_.resize(cpus_.size() + nodes_);
+    gpus_.resize(gpus_.size() + nodes_);
+    jobs_.resize(jobs_.size() + nodes_);
+    mem_.resize(mem_.size() + nodes_);
+    with_cpu_.resize(with_cpu_.size() + words_);
+    total_cpus_.push_back(0);
+    total_gpus_.push_back(0);
+  }
+  const auto n = static_cast<std::ptrdiff_t>(nodes_);
+  const auto src = static_cast<std::ptrdiff_t>(from) * n, dst = static_cast<std::ptrdiff_t>(row) * n;
+  std::copy_n(cpus_.begin() + src, n, cpus_.begin() + dst);
+  std::copy_n(gpus_.begin() + src, n, gpus_.begin() + dst);
+  std::copy_n(jobs_.begin() + src, n, jobs_.begin() + dst);
+  std::copy_n(mem_.begin() + src, n, mem_.begin() + dst);
+  const auto w = static_cast<std::ptrdiff_t>(words_);
+  std::copy_n(with_cpu_.begin() + static_cast<std::ptrdiff_t>(from) * w, w,
+              with_cpu_.begin() + static_cast<std::ptrdiff_t>(row) * w);
+  total_cpus_[row] = total_cpus_[from];
+  total_gpus_[row] = total_gpus_[from];
+  return row;
+}
+
+// Takes (take) or gives back `allocation` in slices [first, last).
+void AvailabilityProfile::apply(std::size_t first, std::size_t last, std::span<const NodeAllocation> allocation,
+                                bool take) {
+  std::int64_t cpus = 0, gpus = 0;
+  for (const NodeAllocation& a : allocation) {
+    cpus += a.cpus;
+    gpus += a.gpus;
+  }
+  for (std::size_t k = first; k < last; ++k) {
+    const std::size_t row = slices_[k].row;
+    const std::size_t base = row * nodes_;
+    std::uint64_t* bits = with_cpu_.data() + row * words_;
+    for (const NodeAllocation& a : allocation) {
+      const std::size_t i = base + a.node;
+      if (take) {
+        cpus_[i] -= a.cpus;
+        gpus_[i] -= a.gpus;
+        mem_[i] -= a.mem_mb;
+        jobs_[i] += 1;
+      } else {
+        cpus_[i] += a.cpus;
+        gpus_[i] += a.gpus;
+        mem_[i] += a.mem_mb;
+        jobs_[i] -= 1;
+      }
+      const std::uint64_t bit = 1ULL << (a.node & 63);
+      if (cpus_[i] > 0)
+        bits[a.node >> 6] |= bit;
+      else
+        bits[a.node >> 6] &= ~bit;
+    }
+    total_cpus_[row] += take ? -cpus : cpus;
+    total_gpus_[row] += take ? -gpus : gpus;
+  }
+}
+
+// Nodes among `candidates` that are schedulable and big enough for the request on an empty cluster.
+void AvailabilityProfile::build_capable_mask(const SelectRequest& r, const NodeSet& candidates,
+                                             const std::uint8_t* schedulable) {
+  std::fill(capable_.begin(), capable_.end(), 0ULL);
+  const std::uint32_t cpn = r.nodes > 0 ? (r.cpus + r.nodes - 1) / r.nodes : 1;
+  for (const NodeIndex n : candidates.nodes) {
+    const NodeConfig& c = config_.nodes[n];
+    if (!schedulable[n] || (!r.exclusive && c.cpus < cpn) || c.gpus < r.gpus_per_node ||
+        c.memory_mb < r.mem_per_node_mb)
+      continue;
+    capable_[n >> 6] |= 1ULL << (n & 63);
+  }
+}
+
+SimTime AvailabilityProfile::earliest_start(NodeSelector& selector, const SelectRequest& r, const NodeSet& candidates,
+                                            const std::uint8_t* schedulable, SimTime length,
+                                            std::vector<NodeAllocation>& out) {
+  build_capable_mask(r, candidates, schedulable);
+  const std::size_t need_nodes = r.nodes > 0 ? r.nodes : 1;
+  // An exclusive job on a fixed node count takes whole nodes, which may hold fewer CPUs than it asked for.
+  const std::int64_t need_cpus = r.exclusive && r.nodes > 0 ? std::int64_t{r.nodes} : std::int64_t{r.cpus};
+  const std::int64_t need_gpus = std::int64_t{r.gpus_per_node} * static_cast<std::int64_t>(need_nodes);
+  if (count_bits(capable_.data(), words_) < need_nodes) return kNever;
+  const FreeResources view{view_cpus_.data(), view_gpus_.data(), view_mem_.data(), view_jobs_.data(), schedulable};
+  std::size_t s = 0;
+  while (s < slices_.size()) {
+    const SimTime begin = slices_[s].begin;
+    const SimTime end = begin + length;
+    // Necessary tests, slice by slice: a slice short of CPUs or GPUs in total fails every window holding it;
+    // the nodes with a free CPU in every slice so far must still be enough.
+    std::copy(capable_.begin(), capable_.end(), window_.begin());
+    std::size_t k = s;
+    bool possible = true;
+    std::size_t next = s + 1;
+    for (; k < slices_.size() && (k == s || slices_[k].begin < end); ++k) {
+      const std::size_t row = slices_[k].row;
+      if (total_cpus_[row] < need_cpus || total_gpus_[row] < need_gpus) {
+        possible = false;
+        next = k + 1;
+        break;
+      }
+      const std::uint64_t* bits = with_cpu_.data() + row * words_;
+      for (std::size_t w = 0; w < words_; ++w) window_[w] &= bits[w];
+      if (count_bits(window_.data(), words_) < need_nodes) {
+        possible = false;
+        break;
+      }
+    }
+    if (possible) {
+      // The window's view: per-node minimum of free resources (maximum of jobs) over slices [s, k), as a
+      // rebuilt profile's window_min gives it, for the candidate nodes the selector reads.
+      const std::size_t row0 = slices_[s].row * nodes_;
+      for (const NodeIndex n : candidates.nodes) {
+        view_cpus_[n] = cpus_[row0 + n];
+        view_gpus_[n] = gpus_[row0 + n];
+        view_mem_[n] = mem_[row0 + n];
+        view_jobs_[n] = jobs_[row0 + n];
+      }
+      for (std::size_t q = s + 1; q < k; ++q) {
+        const std::size_t base = slices_[q].row * nodes_;
+        for (const NodeIndex n : candidates.nodes) {
+          view_cpus_[n] = std::min(view_cpus_[n], cpus_[base + n]);
+          view_gpus_[n] = std::min(view_gpus_[n], gpus_[base + n]);
+          view_mem_[n] = std::min(view_mem_[n], mem_[base + n]);
+          view_jobs_[n] = std::max(view_jobs_[n], jobs_[base + n]);
+        }
+      }
+      if (selector.select(r, NodeSet{candidates.nodes, nullptr}, nullptr, view, out)) return begin;
+    }
+    s = next;
+  }
+  out.clear();
+  return kNever;
+}
+
+}  // namespace gputwin
