@@ -477,6 +477,8 @@ class ClassicScheduler final : public Scheduler {
       plan_order_.clear();
     }
     released_jobs_.clear();
+    started_.clear();
+    last_pass_ = now;
     plan_weights_ = state_.node_weights();
     plan_valid_ = true;
 
@@ -486,6 +488,7 @@ class ClassicScheduler final : public Scheduler {
       const JobIndex j = plan_order_[pos];
       PlannedJob& pj = planned_[j];
       if (pj.kind == PlanKind::kReserved && pj.begin == now) {
+        started_.push_back(StartedJob{j, out});
         start(j, pj.allocation);
         profile_end_[j] = pj.end;
         pj.kind = PlanKind::kNone;
@@ -515,6 +518,7 @@ class ClassicScheduler final : public Scheduler {
       }
       kept_profile_.reserve(begin, begin + length, allocation_);
       if (begin == now) {
+        started_.push_back(StartedJob{j, plan_order_.size()});
         start(j, allocation_);
         profile_end_[j] = begin + length;
         pj.kind = PlanKind::kNone;
@@ -555,6 +559,15 @@ class ClassicScheduler final : public Scheduler {
       if (runnable(j) != (pj.kind != PlanKind::kNotRunnable)) return pos;
       if (pj.kind != PlanKind::kReserved) continue;
       if (pj.begin < now) return pos;  // not expected: keep the plan only where it is proven
+      // A job of the last pass that started behind this one (backfilled) is a running job now, which a re-plan
+      // places before every queued job: where it overlaps this job's window, the selector may choose otherwise.
+      for (const StartedJob& s : started_) {
+        if (pos >= s.queued_before || pj.begin >= profile_end_[s.job] || pj.end <= last_pass_) continue;
+        const std::uint64_t* in_partition = state_.partition_bits(state_.job(j).partition);
+        for (const NodeAllocation& a : state_.allocation(s.job)) {
+          if ((in_partition[a.node >> 6] >> (a.node & 63)) & 1ULL) return pos;
+        }
+      }
       if (early_.empty()) continue;
       const std::uint64_t* in_partition = state_.partition_bits(state_.job(j).partition);
       const SimTime length = pj.end - pj.begin;
@@ -662,14 +675,20 @@ class ClassicScheduler final : public Scheduler {
     SimTime begin = 0, end = 0;
     std::vector<NodeAllocation> allocation;
   };
-  AvailabilityProfile kept_profile_;      // running jobs and reservations, kept between passes
-  bool plan_valid_ = false;               // false: the next pass rebuilds the profile
-  bool flat_topology_ = true;             // with a topology the plain algorithm plans
-  std::vector<PlannedJob> planned_;       // by job
-  std::vector<SimTime> profile_end_;      // by job: a running job's expected end in the profile
-  std::vector<JobIndex> plan_order_;      // queued jobs in the plan, in queue order
-  std::vector<JobIndex> released_jobs_;   // jobs released since the last pass
-  std::vector<JobIndex> early_;           // those of them released before their expected end
+  AvailabilityProfile kept_profile_;     // running jobs and reservations, kept between passes
+  bool plan_valid_ = false;              // false: the next pass rebuilds the profile
+  bool flat_topology_ = true;            // with a topology the plain algorithm plans
+  std::vector<PlannedJob> planned_;      // by job
+  std::vector<SimTime> profile_end_;     // by job: a running job's expected end in the profile
+  std::vector<JobIndex> plan_order_;     // queued jobs in the plan, in queue order
+  std::vector<JobIndex> released_jobs_;  // jobs released since the last pass
+  std::vector<JobIndex> early_;          // those of them released before their expected end
+  struct StartedJob {
+    JobIndex job;
+    std::size_t queued_before;  // jobs still queued ahead of it after its pass
+  };
+  std::vector<StartedJob> started_;  // jobs started at the last pass
+  SimTime last_pass_ = 0;
   std::vector<SimTime> whole_node_from_;  // first_changed_position: per node
   std::vector<std::uint32_t> plan_weights_;
   SchedulerStats stats_;
