@@ -4,16 +4,9 @@
 #include <bit>
 #include <cassert>
 
+#include "scheduler/node_bitmap.hpp"
+
 namespace gputwin {
-namespace {
-
-std::size_t count_bits(const std::uint64_t* words, std::size_t n) {
-  std::size_t c = 0;
-  for (std::size_t w = 0; w < n; ++w) c += static_cast<std::size_t>(std::popcount(words[w]));
-  return c;
-}
-
-}  // namespace
 
 AvailabilityProfile::AvailabilityProfile(const ClusterConfig& config)
     : config_(config),
@@ -21,6 +14,7 @@ AvailabilityProfile::AvailabilityProfile(const ClusterConfig& config)
       words_((config.nodes.size() + 63) / 64),
       capable_(words_),
       window_(words_),
+      back_(words_),
       view_cpus_(nodes_),
       view_gpus_(nodes_),
       view_jobs_(nodes_),
@@ -217,54 +211,90 @@ SimTime AvailabilityProfile::earliest_start(NodeSelector& selector, const Select
   // An exclusive job on a fixed node count takes whole nodes, which may hold fewer CPUs than it asked for.
   const std::int64_t need_cpus = r.exclusive && r.nodes > 0 ? std::int64_t{r.nodes} : std::int64_t{r.cpus};
   const std::int64_t need_gpus = std::int64_t{r.gpus_per_node} * static_cast<std::int64_t>(need_nodes);
-  if (count_bits(capable_.data(), words_) < need_nodes) return kNever;
-  const FreeResources view{view_cpus_.data(), view_gpus_.data(), view_mem_.data(), view_jobs_.data(), schedulable};
-  std::size_t s = 0;
-  while (s < slices_.size()) {
+  if (count_words(capable_.data(), words_) < need_nodes) return kNever;
+  // The window's AND of nodes with a free CPU holds every node usable for a request of at least one CPU per
+  // node: the selector then visits only those (a node left out is unusable, as NodeSelector::select requires).
+  const bool superset = !r.exclusive && r.cpus > 0 && candidates.bits != nullptr;
+  const FreeResources view{view_cpus_.data(), view_gpus_.data(), view_mem_.data(), view_jobs_.data(), schedulable,
+                           nullptr, superset ? window_.data() : nullptr};
+  // Windows [s, k) slide forward: k only grows, and the AND over the window is kept as a queue of two stacks
+  // (front_: suffix ANDs of slices [s, m), back_: the AND of slices [m, k)), so each slice is ANDed in a bounded
+  // number of times per query instead of once per window holding it.
+  const std::size_t count = slices_.size();
+  if (front_.size() < count * words_) front_.resize(count * words_);
+  std::size_t s = 0, k = 0, m = 0;
+  std::copy(capable_.begin(), capable_.end(), back_.begin());
+  while (s < count) {
     const SimTime begin = slices_[s].begin;
     const SimTime end = begin + length;
-    // Necessary tests, slice by slice: a slice short of CPUs or GPUs in total fails every window holding it;
-    // the nodes with a free CPU in every slice so far must still be enough.
-    std::copy(capable_.begin(), capable_.end(), window_.begin());
-    std::size_t k = s;
-    bool possible = true;
-    std::size_t next = s + 1;
-    for (; k < slices_.size() && (k == s || slices_[k].begin < end); ++k) {
+    if (k <= s) {  // an empty window
+      k = m = s;
+      std::copy(capable_.begin(), capable_.end(), back_.begin());
+    }
+    bool short_in_total = false;
+    for (; k < count && (k == s || slices_[k].begin < end); ++k) {
       const std::size_t row = slices_[k].row;
+      // A slice short of CPUs or GPUs in total fails every window holding it: the next start to try is after it.
       if (total_cpus_[row] < need_cpus || total_gpus_[row] < need_gpus) {
-        possible = false;
-        next = k + 1;
+        short_in_total = true;
         break;
       }
       const std::uint64_t* bits = with_cpu_.data() + row * words_;
-      for (std::size_t w = 0; w < words_; ++w) window_[w] &= bits[w];
-      if (count_bits(window_.data(), words_) < need_nodes) {
-        possible = false;
-        break;
-      }
+      for (std::size_t w = 0; w < words_; ++w) back_[w] &= bits[w];
     }
-    if (possible) {
+    if (short_in_total) {
+      s = k + 1;
+      k = s;
+      continue;
+    }
+    // The window's AND: front (slices [s, m)) and back (slices [m, k)).
+    if (s < m) {
+      const std::uint64_t* f = front_.data() + s * words_;
+      for (std::size_t w = 0; w < words_; ++w) window_[w] = f[w] & back_[w];
+    } else {
+      std::copy(back_.begin(), back_.end(), window_.begin());
+    }
+    if (count_words(window_.data(), words_) >= need_nodes) {
       // The window's view: per-node minimum of free resources (maximum of jobs) over slices [s, k), as a
-      // rebuilt profile's window_min gives it, for the candidate nodes the selector reads.
+      // rebuilt profile's window_min gives it, for the nodes the selector reads.
       const std::size_t row0 = slices_[s].row * nodes_;
-      for (const NodeIndex n : candidates.nodes) {
+      auto min_over_window = [&](NodeIndex n) {
         view_cpus_[n] = cpus_[row0 + n];
         view_gpus_[n] = gpus_[row0 + n];
         view_mem_[n] = mem_[row0 + n];
         view_jobs_[n] = jobs_[row0 + n];
-      }
-      for (std::size_t q = s + 1; q < k; ++q) {
-        const std::size_t base = slices_[q].row * nodes_;
-        for (const NodeIndex n : candidates.nodes) {
+        for (std::size_t q = s + 1; q < k; ++q) {
+          const std::size_t base = slices_[q].row * nodes_;
           view_cpus_[n] = std::min(view_cpus_[n], cpus_[base + n]);
           view_gpus_[n] = std::min(view_gpus_[n], gpus_[base + n]);
           view_mem_[n] = std::min(view_mem_[n], mem_[base + n]);
           view_jobs_[n] = std::max(view_jobs_[n], jobs_[base + n]);
         }
+      };
+      if (superset) {
+        for (std::size_t w = 0; w < words_; ++w) {
+          for (std::uint64_t bits = window_[w]; bits != 0; bits &= bits - 1)
+            min_over_window(static_cast<NodeIndex>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
+        }
+      } else {
+        for (const NodeIndex n : candidates.nodes) min_over_window(n);
       }
-      if (selector.select(r, NodeSet{candidates.nodes, nullptr}, nullptr, view, out)) return begin;
+      if (selector.select(r, candidates, nullptr, view, out)) return begin;
     }
-    s = next;
+    // Slide: drop slice s from the front, refilling the front stack from the back when it is empty.
+    ++s;
+    if (s > m && s < k) {
+      m = k;
+      std::uint64_t* f = front_.data() + (k - 1) * words_;
+      const std::uint64_t* last = with_cpu_.data() + slices_[k - 1].row * words_;
+      for (std::size_t w = 0; w < words_; ++w) f[w] = capable_[w] & last[w];
+      for (std::size_t q = k - 1; q-- > s;) {
+        std::uint64_t* fq = front_.data() + q * words_;
+        const std::uint64_t* bits = with_cpu_.data() + slices_[q].row * words_;
+        for (std::size_t w = 0; w < words_; ++w) fq[w] = fq[w + words_] & bits[w];
+      }
+      std::copy(capable_.begin(), capable_.end(), back_.begin());
+    }
   }
   out.clear();
   return kNever;

@@ -84,6 +84,7 @@ class AvailabilityProfile {
   std::vector<std::uint32_t> spare_rows_;
   // Query scratch: the nodes that could host the request at all, the window AND, and the window's view.
   std::vector<std::uint64_t> capable_, window_;
+  std::vector<std::uint64_t> front_, back_;  // the sliding window's two stacks (earliest_start)
   std::vector<std::uint32_t> view_cpus_, view_gpus_, view_jobs_;
   std::vector<std::uint64_t> view_mem_;
 };

@@ -509,7 +509,7 @@ class ClassicScheduler final : public Scheduler {
       ++stats_.jobs_tested;
       const SimTime length = from_seconds(state_.job(j).time_limit_s);
       const SimTime begin = kept_profile_.earliest_start(selector_, select_request(state_.spec(j)),
-                                                         NodeSet{partition_of(j).nodes, nullptr},
+                                                         partition_nodes(state_, state_.job(j).partition),
                                                          state_.schedulable().data(), length, allocation_);
       if (begin == kNever) {
         pj.kind = PlanKind::kNoFit;
