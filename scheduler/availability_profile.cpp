@@ -15,12 +15,14 @@ AvailabilityProfile::AvailabilityProfile(const ClusterConfig& config)
       capable_(words_),
       window_(words_),
       back_(words_),
+      usable_(words_),
       view_cpus_(nodes_),
       view_gpus_(nodes_),
       view_jobs_(nodes_),
       view_mem_(nodes_) {}
 
 void AvailabilityProfile::reset(SimTime now, const FreeResources& live) {
+  totals_memo_.clear();
   for (const Slice& s : slices_) spare_rows_.push_back(s.row);
   slices_.clear();
   std::uint32_t row;
@@ -55,6 +57,7 @@ void AvailabilityProfile::reset(SimTime now, const FreeResources& live) {
 }
 
 void AvailabilityProfile::advance(SimTime now) {
+  totals_memo_.clear();
   assert(now >= start());
   const std::size_t s = slice_holding(now);
   for (std::size_t k = 0; k < s; ++k) spare_rows_.push_back(slices_[k].row);
@@ -63,12 +66,14 @@ void AvailabilityProfile::advance(SimTime now) {
 }
 
 void AvailabilityProfile::add_release(SimTime at, std::span<const NodeAllocation> allocation) {
+  totals_memo_.clear();
   const std::size_t s = split(at);
   ++slices_[s].sources;
   apply(s, slices_.size(), allocation, false);
 }
 
 void AvailabilityProfile::release_early(SimTime at, std::span<const NodeAllocation> allocation) {
+  totals_memo_.clear();
   const std::size_t s = slice_holding(at);
   assert(slices_[s].begin == at && s > 0);
   apply(0, s, allocation, false);
@@ -84,6 +89,7 @@ void AvailabilityProfile::reserve(SimTime begin, SimTime end, std::span<const No
 }
 
 void AvailabilityProfile::unreserve(SimTime begin, SimTime end, std::span<const NodeAllocation> allocation) {
+  totals_memo_.clear();
   const std::size_t first = slice_holding(begin);
   const std::size_t last = slice_holding(end);
   assert(slices_[last].begin == end);
@@ -222,7 +228,28 @@ SimTime AvailabilityProfile::earliest_start(NodeSelector& selector, const Select
   // number of times per query instead of once per window holding it.
   const std::size_t count = slices_.size();
   if (front_.size() < count * words_) front_.resize(count * words_);
-  std::size_t s = 0, k = 0, m = 0;
+  // Windows before the first whose slices all had the CPUs and GPUs in total for a request needing no more, for
+  // no longer, failed then and fail now (the profile has only lost free resources since): start there.
+  SimTime from = start();
+  for (const TotalsMemo& e : totals_memo_) {
+    if (e.cpus <= need_cpus && e.gpus <= need_gpus && e.length <= length) from = std::max(from, e.first_window);
+  }
+  if (from == kNever) {
+    out.clear();
+    return kNever;
+  }
+  std::size_t s = slice_holding(from), k = 0, m = 0;
+  assert(slices_[s].begin == from);
+  SimTime first_window = kNever;  // the first window start whose slices all pass the totals test
+  auto remember = [&]() {
+    const TotalsMemo e{need_cpus, need_gpus, length, first_window};
+    if (totals_memo_.size() < kTotalsMemoSize) {
+      totals_memo_.push_back(e);
+    } else {
+      totals_memo_[memo_next_] = e;
+      memo_next_ = (memo_next_ + 1) % kTotalsMemoSize;
+    }
+  };
   std::copy(capable_.begin(), capable_.end(), back_.begin());
   while (s < count) {
     const SimTime begin = slices_[s].begin;
@@ -247,6 +274,7 @@ SimTime AvailabilityProfile::earliest_start(NodeSelector& selector, const Select
       k = s;
       continue;
     }
+    if (first_window == kNever) first_window = begin;
     // The window's AND: front (slices [s, m)) and back (slices [m, k)).
     if (s < m) {
       const std::uint64_t* f = front_.data() + s * words_;
@@ -279,7 +307,24 @@ SimTime AvailabilityProfile::earliest_start(NodeSelector& selector, const Select
       } else {
         for (const NodeIndex n : candidates.nodes) min_over_window(n);
       }
-      if (selector.select(r, candidates, nullptr, view, out)) return begin;
+      if (selector.select(r, candidates, nullptr, view, out)) {
+        // The nodes usable in the chosen window: with the same usable nodes (and the same free resources on
+        // them) the selector chooses the same nodes again.
+        std::fill(usable_.begin(), usable_.end(), 0ULL);
+        auto note = [&](NodeIndex n) {
+          if (selector.usable(r, view, n)) usable_[n >> 6] |= 1ULL << (n & 63);
+        };
+        if (superset) {
+          for (std::size_t w = 0; w < words_; ++w) {
+            for (std::uint64_t bits = window_[w]; bits != 0; bits &= bits - 1)
+              note(static_cast<NodeIndex>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
+          }
+        } else {
+          for (const NodeIndex n : candidates.nodes) note(n);
+        }
+        remember();
+        return begin;
+      }
     }
     // Slide: drop slice s from the front, refilling the front stack from the back when it is empty.
     ++s;
@@ -296,6 +341,7 @@ SimTime AvailabilityProfile::earliest_start(NodeSelector& selector, const Select
       std::copy(capable_.begin(), capable_.end(), back_.begin());
     }
   }
+  remember();
   out.clear();
   return kNever;
 }

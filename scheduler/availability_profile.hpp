@@ -46,6 +46,9 @@ class AvailabilityProfile {
   SimTime earliest_start(NodeSelector& selector, const SelectRequest& request, const NodeSet& candidates,
                          const std::uint8_t* schedulable, SimTime length, std::vector<NodeAllocation>& out);
 
+  /// The candidate nodes usable for the request in the window of the last earliest_start that found one.
+  [[nodiscard]] const std::vector<std::uint64_t>& last_usable() const { return usable_; }
+
   /// The profile's start (the time of the last reset or advance).
   [[nodiscard]] SimTime start() const { return slices_.front().begin; }
   /// True if a slice begins at `t`.
@@ -85,6 +88,16 @@ class AvailabilityProfile {
   // Query scratch: the nodes that could host the request at all, the window AND, and the window's view.
   std::vector<std::uint64_t> capable_, window_;
   std::vector<std::uint64_t> front_, back_;  // the sliding window's two stacks (earliest_start)
+  std::vector<std::uint64_t> usable_;        // last_usable()
+  // What earliest_start learnt since the profile last gained free resources: for a request needing `cpus` and
+  // `gpus` in total for `length`, no window starting before first_window has them in every slice.
+  struct TotalsMemo {
+    std::int64_t cpus, gpus;
+    SimTime length, first_window;
+  };
+  static constexpr std::size_t kTotalsMemoSize = 64;
+  std::vector<TotalsMemo> totals_memo_;
+  std::size_t memo_next_ = 0;
   std::vector<std::uint32_t> view_cpus_, view_gpus_, view_jobs_;
   std::vector<std::uint64_t> view_mem_;
 };

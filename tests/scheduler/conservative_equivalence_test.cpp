@@ -7,6 +7,7 @@
 // and memory requests, node weights. A failure prints the seed and the job table, small enough to check by hand.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <random>
 #include <sstream>
 
@@ -94,13 +95,19 @@ std::string describe(const Case& c) {
   return out.str();
 }
 
+// Seeds to run: `fallback`, or GPUTWIN_EQUIVALENCE_SEEDS (a run of many more seeds, by hand).
+std::uint32_t seed_count(std::uint32_t fallback) {
+  const char* v = std::getenv("GPUTWIN_EQUIVALENCE_SEEDS");
+  return v != nullptr ? static_cast<std::uint32_t>(std::strtoul(v, nullptr, 10)) : fallback;
+}
+
 std::string run_schedule(Case c, bool shortcuts) {
   c.scenario.scheduler.slurm.shortcuts = shortcuts;
   return schedule(run_jobs(c.scenario, c.jobs, RunOptions{}));
 }
 
 TEST(ConservativeEquivalence, KeptPlanGivesThePlainAlgorithmsScheduleOnRandomTraces) {
-  for (std::uint32_t seed = 1; seed <= 2000; ++seed) {
+  for (std::uint32_t seed = 1; seed <= seed_count(2000); ++seed) {
     const Case c = random_case(seed);
     const std::string plain = run_schedule(c, false);
     const std::string kept = run_schedule(c, true);
@@ -110,7 +117,7 @@ TEST(ConservativeEquivalence, KeptPlanGivesThePlainAlgorithmsScheduleOnRandomTra
 
 TEST(ConservativeEquivalence, LongQueuesOnSingleCpuNodes) {
   // The overloaded-replay shape: single-CPU nodes, arrivals much faster than the machine drains them.
-  for (std::uint32_t seed = 1; seed <= 60; ++seed) {
+  for (std::uint32_t seed = 1; seed <= seed_count(60); ++seed) {
     std::mt19937 rng(seed);
     auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
     Case c{make_scenario(16, 1, 0, SchedulerPolicy::kConservative), {}};
