@@ -527,13 +527,17 @@ class ClassicScheduler final : public Scheduler {
         ++out;
         continue;
       }
-      // Planned again: first give back this job's reservation and every later one (once).
+      // Planned again: first build the profile this job sees (once): running jobs and the reservations of the
+      // jobs ahead. Building it anew costs less than giving back every later reservation on the kept profile,
+      // whose later slices are many.
       const bool had = keep && pj.kind == PlanKind::kReserved;
       if (!detached) {
         detached = true;
-        for (std::size_t q = pos; q < entries.size(); ++q) {
-          const PlannedJob& later = planned_[entries[q].job];
-          if (later.kind == PlanKind::kReserved) kept_profile_.unreserve(later.begin, later.end, later.allocation);
+        kept_profile_.reset(now, live_resources(state_));
+        for (const JobIndex r : running_) kept_profile_.add_release(profile_end_[r], state_.allocation(r));
+        for (const JobIndex a : order_scratch_) {
+          const PlannedJob& ahead = planned_[a];
+          if (ahead.kind == PlanKind::kReserved) kept_profile_.reserve(ahead.begin, ahead.end, ahead.allocation);
         }
       }
       if (!is_runnable) {
