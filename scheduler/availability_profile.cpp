@@ -7,6 +7,15 @@
 #include "scheduler/node_bitmap.hpp"
 
 namespace gputwin {
+namespace {
+
+bool same_request(const SelectRequest& a, const SelectRequest& b) {
+  return a.nodes == b.nodes && a.cpus == b.cpus && a.gpus_per_node == b.gpus_per_node &&
+         a.mem_per_node_mb == b.mem_per_node_mb && a.exclusive == b.exclusive && a.switches == b.switches &&
+         a.switch_wait_over == b.switch_wait_over;
+}
+
+}  // namespace
 
 AvailabilityProfile::AvailabilityProfile(const ClusterConfig& config)
     : config_(config),
@@ -23,6 +32,8 @@ AvailabilityProfile::AvailabilityProfile(const ClusterConfig& config)
 
 void AvailabilityProfile::reset(SimTime now, const FreeResources& live) {
   totals_memo_.clear();
+  capable_keys_.clear();
+  capable_cache_.clear();
   for (const Slice& s : slices_) spare_rows_.push_back(s.row);
   slices_.clear();
   std::uint32_t row;
@@ -195,17 +206,30 @@ void AvailabilityProfile::apply(std::size_t first, std::size_t last, std::span<c
   }
 }
 
-// Nodes among `candidates` that are schedulable and big enough for the request on an empty cluster.
+// Nodes among `candidates` that are schedulable and big enough for the request on an empty cluster. Kept for the
+// last few request shapes until reset() (which a change of a node's state precedes).
 void AvailabilityProfile::build_capable_mask(const SelectRequest& r, const NodeSet& candidates,
                                              const std::uint8_t* schedulable) {
-  std::fill(capable_.begin(), capable_.end(), 0ULL);
   const std::uint32_t cpn = r.nodes > 0 ? (r.cpus + r.nodes - 1) / r.nodes : 1;
+  const CapableKey key{candidates.nodes.data(), candidates.nodes.size(), r.exclusive ? 0 : cpn, r.gpus_per_node,
+                       r.mem_per_node_mb, r.exclusive};
+  for (std::size_t e = 0; e < capable_keys_.size(); ++e) {
+    if (capable_keys_[e] == key) {
+      std::copy_n(capable_cache_.begin() + static_cast<std::ptrdiff_t>(e * words_), words_, capable_.begin());
+      return;
+    }
+  }
+  std::fill(capable_.begin(), capable_.end(), 0ULL);
   for (const NodeIndex n : candidates.nodes) {
     const NodeConfig& c = config_.nodes[n];
     if (!schedulable[n] || (!r.exclusive && c.cpus < cpn) || c.gpus < r.gpus_per_node ||
         c.memory_mb < r.mem_per_node_mb)
       continue;
     capable_[n >> 6] |= 1ULL << (n & 63);
+  }
+  if (capable_keys_.size() < kCapableCacheSize) {
+    capable_keys_.push_back(key);
+    capable_cache_.insert(capable_cache_.end(), capable_.begin(), capable_.end());
   }
 }
 
@@ -230,10 +254,15 @@ SimTime AvailabilityProfile::earliest_start(NodeSelector& selector, const Select
   if (front_.size() < count * words_) front_.resize(count * words_);
   // Windows before the first whose slices all had the CPUs and GPUs in total for a request needing no more, for
   // no longer, failed then and fail now (the profile has only lost free resources since): start there.
-  SimTime from = start();
+  // The same request (the same candidates) for no longer fits nowhere before where it last fitted either.
+  SimTime totals_from = start(), from = start();
   for (const TotalsMemo& e : totals_memo_) {
-    if (e.cpus <= need_cpus && e.gpus <= need_gpus && e.length <= length) from = std::max(from, e.first_window);
+    if (e.cpus <= need_cpus && e.gpus <= need_gpus && e.length <= length) {
+      totals_from = std::max(totals_from, e.first_window);
+      if (same_request(e.request, r) && e.candidates == candidates.nodes.data()) from = std::max(from, e.first_fit);
+    }
   }
+  from = std::max(from, totals_from);
   if (from == kNever) {
     out.clear();
     return kNever;
@@ -241,8 +270,10 @@ SimTime AvailabilityProfile::earliest_start(NodeSelector& selector, const Select
   std::size_t s = slice_holding(from), k = 0, m = 0;
   assert(slices_[s].begin == from);
   SimTime first_window = kNever;  // the first window start whose slices all pass the totals test
-  auto remember = [&]() {
-    const TotalsMemo e{need_cpus, need_gpus, length, first_window};
+  auto remember = [&](SimTime first_fit) {
+    // Started past the totals bound on the strength of an earlier fit: the windows in between were not tested.
+    if (from > totals_from) first_window = totals_from;
+    const TotalsMemo e{need_cpus, need_gpus, length, first_window, first_fit, r, candidates.nodes.data()};
     if (totals_memo_.size() < kTotalsMemoSize) {
       totals_memo_.push_back(e);
     } else {
@@ -322,7 +353,7 @@ SimTime AvailabilityProfile::earliest_start(NodeSelector& selector, const Select
         } else {
           for (const NodeIndex n : candidates.nodes) note(n);
         }
-        remember();
+        remember(begin);
         return begin;
       }
     }
@@ -341,7 +372,7 @@ SimTime AvailabilityProfile::earliest_start(NodeSelector& selector, const Select
       std::copy(capable_.begin(), capable_.end(), back_.begin());
     }
   }
-  remember();
+  remember(kNever);
   out.clear();
   return kNever;
 }

@@ -90,12 +90,27 @@ class AvailabilityProfile {
   std::vector<std::uint64_t> front_, back_;  // the sliding window's two stacks (earliest_start)
   std::vector<std::uint64_t> usable_;        // last_usable()
   // What earliest_start learnt since the profile last gained free resources: for a request needing `cpus` and
-  // `gpus` in total for `length`, no window starting before first_window has them in every slice.
+  // `gpus` in total for `length`, no window starting before first_window has them in every slice, and `request`
+  // on `candidates` fits in no window starting before first_fit.
   struct TotalsMemo {
     std::int64_t cpus, gpus;
-    SimTime length, first_window;
+    SimTime length, first_window, first_fit;
+    SelectRequest request;
+    const NodeIndex* candidates;
   };
   static constexpr std::size_t kTotalsMemoSize = 64;
+  // build_capable_mask's cache: request shapes (candidate list, CPUs per node, GPUs, memory, exclusive) and masks.
+  struct CapableKey {
+    const NodeIndex* nodes;
+    std::size_t count;
+    std::uint32_t cpus_per_node, gpus_per_node;
+    std::uint64_t mem_per_node_mb;
+    bool exclusive;
+    bool operator==(const CapableKey&) const = default;
+  };
+  static constexpr std::size_t kCapableCacheSize = 32;
+  std::vector<CapableKey> capable_keys_;
+  std::vector<std::uint64_t> capable_cache_;
   std::vector<TotalsMemo> totals_memo_;
   std::size_t memo_next_ = 0;
   std::vector<std::uint32_t> view_cpus_, view_gpus_, view_jobs_;

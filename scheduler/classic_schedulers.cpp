@@ -599,6 +599,7 @@ class ClassicScheduler final : public Scheduler {
   // A reservation (or a start) of a job ahead that takes all CPUs of a node over [begin, end): the node is usable
   // by no job then. Kept per node, by begin.
   void note_whole_nodes(SimTime begin, SimTime end, const std::vector<NodeAllocation>& allocation) {
+    if (changes_.size() > kMaxChangesToProve) return;  // no proof later in this pass reads them
     for (const NodeAllocation& a : allocation) {
       if (a.cpus != state_.config().nodes[a.node].cpus) continue;
       std::vector<std::pair<SimTime, SimTime>>& taken = whole_taken_[a.node];
