@@ -55,7 +55,8 @@ class ClassicScheduler final : public Scheduler {
         allowed_(state_.node_count()),
         kept_profile_(state_.config()),
         flat_topology_(state_.config().topology.slurm.kind == TopologyKind::kFlat),
-        whole_taken_(state_.node_count()) {}
+        whole_taken_(state_.node_count()),
+        whole_taken_sorted_(state_.node_count(), 1) {}
 
   void on_job_submitted(JobIndex j) override {
     JobRuntime& rt = const_cast<ClusterState&>(state_).job_mut(j);
@@ -491,6 +492,7 @@ class ClassicScheduler final : public Scheduler {
     plan_weights_ = state_.node_weights();
     plan_valid_ = true;
     for (auto& taken : whole_taken_) taken.clear();
+    std::fill(whole_taken_sorted_.begin(), whole_taken_sorted_.end(), 1);
 
     // Until the first job planned again (detached false), the profile holds every kept reservation, later jobs'
     // too; from then on, the reservations of the jobs not walked yet are given back, and each job walked puts its
@@ -603,14 +605,18 @@ class ClassicScheduler final : public Scheduler {
     for (const NodeAllocation& a : allocation) {
       if (a.cpus != state_.config().nodes[a.node].cpus) continue;
       std::vector<std::pair<SimTime, SimTime>>& taken = whole_taken_[a.node];
+      if (!taken.empty() && taken.back().first > begin) whole_taken_sorted_[a.node] = 0;  // sorted when read
       taken.emplace_back(begin, end);
-      for (std::size_t k = taken.size() - 1; k > 0 && taken[k - 1].first > begin; --k) std::swap(taken[k - 1], taken[k]);
     }
   }
 
   // True if every window [t, t + length) with now <= t < before holds a time at which a job ahead takes all of
   // node n (note_whole_nodes).
-  bool whole_node_blocks_windows(NodeIndex n, SimTime now, SimTime length, SimTime before) const {
+  bool whole_node_blocks_windows(NodeIndex n, SimTime now, SimTime length, SimTime before) {
+    if (!whole_taken_sorted_[n]) {
+      std::sort(whole_taken_[n].begin(), whole_taken_[n].end());
+      whole_taken_sorted_[n] = 1;
+    }
     SimTime reach = now;  // every window starting before reach is blocked
     for (const auto& [begin, end] : whole_taken_[n]) {
       if (reach >= before) return true;
@@ -775,6 +781,7 @@ class ClassicScheduler final : public Scheduler {
   std::vector<StartedJob> started_;  // jobs started at the last pass
   SimTime last_pass_ = 0;
   std::vector<std::vector<std::pair<SimTime, SimTime>>> whole_taken_;  // plan_conservative: see note_whole_nodes
+  std::vector<std::uint8_t> whole_taken_sorted_;                        // per node: whole_taken_ is by begin
   std::vector<std::uint32_t> plan_weights_;
   SchedulerStats stats_;
   bool dirty_ = false;
