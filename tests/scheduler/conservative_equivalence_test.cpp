@@ -131,5 +131,29 @@ TEST(ConservativeEquivalence, LongQueuesOnSingleCpuNodes) {
   }
 }
 
+TEST(ConservativeEquivalence, ReservationBeginningAtAnEarlyEnd) {
+  // 2 nodes x 1 CPU. A (n0) and B (n1) run from 0 with limit 100; C needs both nodes, so it reserves [100, 150),
+  // beginning at A's (and B's) expected end; D (1 node, 60 s) reserves [150, 210). A ends early at 30: the
+  // boundary at 100 that C's reservation begins on loses one of its sources (B's end keeps it), so C is planned
+  // again and keeps [100, 150); D now fits on n0 in [30, 90) and starts at 30. By hand: A 0 n0, B 0 n1, C 100
+  // n0 n1, D 30 n0.
+  Case c{make_scenario(2, 1, 0, SchedulerPolicy::kConservative), {}};
+  c.jobs.push_back(make_job(1, 0, 1, 1, 0, 100, 30));   // A
+  c.jobs.push_back(make_job(2, 0, 1, 1, 0, 100, 100));  // B
+  c.jobs.push_back(make_job(3, 1, 2, 2, 0, 50, 50));    // C
+  c.jobs.push_back(make_job(4, 2, 1, 1, 0, 60, 60));    // D
+  const std::string expected =
+      "job 1 start 0 on n0:1c0g0m\njob 2 start 0 on n1:1c0g0m\njob 3 start 100 on n0:1c0g0m n1:1c0g0m\n"
+      "job 4 start 30 on n0:1c0g0m\n";
+  EXPECT_EQ(run_schedule(c, false), expected);
+  EXPECT_EQ(run_schedule(c, true), expected);
+  // The same with B ending early too, at 60: the boundary at 100 loses its last source, so C cannot begin there;
+  // n1 is free from 60 and n0 once D ends at 90 (its expected end, a boundary), so C starts at 90.
+  c.jobs[1].run_time_s = 60;
+  const std::string plain = run_schedule(c, false);
+  EXPECT_EQ(run_schedule(c, true), plain);
+  EXPECT_NE(plain.find("job 3 start 90 on n0:1c0g0m n1:1c0g0m"), std::string::npos) << plain;
+}
+
 }  // namespace
 }  // namespace gputwin
