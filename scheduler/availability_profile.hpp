@@ -42,7 +42,8 @@ class AvailabilityProfile {
 
   /// The earliest slice begin at which `request` fits on `candidates` (schedulable nodes only) during
   /// [begin, begin + length), and the nodes `selector` chooses on the window's per-node minimum (in `out`); kNever
-  /// if it fits nowhere. Slices are tried in time order, as a rebuilt profile would be.
+  /// if it fits nowhere. Slices are tried in time order, as a rebuilt profile would be, after the windows known to
+  /// fail (from earlier queries since the profile last gained free resources: see TotalsMemo).
   SimTime earliest_start(NodeSelector& selector, const SelectRequest& request, const NodeSet& candidates,
                          const std::uint8_t* schedulable, SimTime length, std::vector<NodeAllocation>& out);
 
