@@ -17,6 +17,7 @@
 
 #include "model/errors.hpp"
 #include "model/input_file.hpp"
+#include "model/input_limits.hpp"
 #include "model/scenario.hpp"
 #include "model/text.hpp"
 
@@ -360,6 +361,8 @@ SacctImport convert(std::vector<Record>& records, const std::string& file, const
         auto it = throttle.find(r.array_job_id);
         if (it != throttle.end()) job.array_max_running = it->second;
       }
+      if (drafts.size() == kMaxJobs)
+        fail_at(file, r, "more than " + std::to_string(kMaxJobs) + " jobs (an input bound)");
       drafts.push_back({std::move(job), r.needs_id});
     }
   }

@@ -17,6 +17,7 @@
 #include "model/errors.hpp"
 #include "model/hostlist.hpp"
 #include "model/input_file.hpp"
+#include "model/input_limits.hpp"
 #include "model/sacct.hpp"
 #include "model/scenario_field.hpp"
 #include "model/topology_conf.hpp"
@@ -38,18 +39,28 @@ void read_nodes(const Field& nodes_field, ClusterConfig& cluster) {
   const std::size_t groups = nodes_field.array_size();
   if (groups == 0) nodes_field.fail("expected at least one node group");
   std::set<std::string> names;
+  std::uint64_t gpus = 0;
   for (std::size_t g = 0; g < groups; ++g) {
     const Field group = nodes_field.at(g);
     group.expect_object(
         {"prefix", "count", "cpus", "memory_gb", "gpus", "gpu_type", "weight", "start_index", "digits", "state"});
     const std::string prefix = group.has("prefix") ? group.at("prefix").non_empty_string() : "node";
-    const std::uint64_t count = group.at("count").positive();
+    const std::uint64_t count = group.at("count").positive_at_most(kMaxNodes);
+    if (cluster.nodes.size() + count > kMaxNodes) {
+      group.at("count").fail("the cluster would have more than " + std::to_string(kMaxNodes) +
+                             " nodes (an input bound)");
+    }
     NodeConfig node;
-    node.cpus = group.at("cpus").u32();
+    node.cpus = static_cast<std::uint32_t>(group.at("cpus").at_most(kMaxCpusPerNode));
     if (node.cpus == 0) group.at("cpus").fail("expected a positive integer");
-    node.memory_mb = group.has("memory_gb") ? static_cast<std::uint64_t>(group.at("memory_gb").number() * 1024.0) : 0;
-    if (group.has("memory_gb") && group.at("memory_gb").number() < 0) group.at("memory_gb").fail("expected >= 0");
-    node.gpus = group.has("gpus") ? group.at("gpus").u32() : 0;
+    if (group.has("memory_gb")) {
+      const double gb = group.at("memory_gb").number();
+      if (!(gb >= 0) || gb > kMaxMemoryGbPerNode) {
+        group.at("memory_gb").fail("expected a number from 0 to " + std::to_string(kMaxMemoryGbPerNode));
+      }
+      node.memory_mb = static_cast<std::uint64_t>(gb * 1024.0);
+    }
+    node.gpus = group.has("gpus") ? static_cast<std::uint32_t>(group.at("gpus").at_most(kMaxGpusPerNode)) : 0;
     if (group.has("gpu_type")) {
       node.gpu_type = group.at("gpu_type").non_empty_string();
       if (!find_gpu_model(node.gpu_type)) {
@@ -69,15 +80,19 @@ void read_nodes(const Field& nodes_field, ClusterConfig& cluster) {
         group.at("state").fail("expected IDLE, UNKNOWN, DOWN or DRAIN");
       }
     }
-    const std::uint64_t start = group.has("start_index") ? group.at("start_index").non_negative() : 1;
+    const std::uint64_t start = group.has("start_index") ? group.at("start_index").at_most(kMaxNodeIndex) : 1;
     int digits = 3;
-    if (group.has("digits")) digits = static_cast<int>(group.at("digits").u32());
+    if (group.has("digits")) digits = static_cast<int>(group.at("digits").at_most(kMaxNodeIndexDigits));
     const int needed = static_cast<int>(std::to_string(start + count - 1).size());
     digits = std::max(digits, needed);
     for (std::uint64_t i = 0; i < count; ++i) {
       node.name = prefix + pad_index(start + i, digits);
       if (!names.insert(node.name).second) group.fail("node name '" + node.name + "' is defined twice");
       cluster.nodes.push_back(node);
+    }
+    gpus += count * node.gpus;
+    if (gpus > kMaxGpus) {
+      group.at("gpus").fail("the cluster would have more than " + std::to_string(kMaxGpus) + " GPUs (an input bound)");
     }
   }
 }
@@ -345,7 +360,7 @@ void read_synthetic(const Field& field, Scenario& scenario) {
     names += (names.empty() ? "" : ", ") + std::string(p.name);
   }
   if (!known) field.at("profile").fail("unknown profile '" + w.profile + "' (known: " + names + ")");
-  w.jobs = field.at("jobs").positive();
+  w.jobs = field.at("jobs").positive_at_most(kMaxJobs);
   if (field.has("load")) {
     w.load = field.at("load").number();
     if (!(w.load > 0.0) || w.load > 100.0) field.at("load").fail("expected a number in (0, 100]");
@@ -472,7 +487,7 @@ bool parse_slurm_time(std::string_view text, std::int64_t& seconds) {
   std::string_view rest = text;
   if (dash != std::string_view::npos) {
     auto r = std::from_chars(text.data(), text.data() + dash, days);
-    if (r.ec != std::errc() || r.ptr != text.data() + dash || days < 0) return false;
+    if (r.ec != std::errc() || r.ptr != text.data() + dash || days < 0 || days > kMaxTimeSeconds) return false;
     rest = text.substr(dash + 1);
   }
   std::vector<std::int64_t> parts;
@@ -483,6 +498,7 @@ bool parse_slurm_time(std::string_view text, std::int64_t& seconds) {
     std::int64_t v = 0;
     auto r = std::from_chars(piece.data(), piece.data() + piece.size(), v);
     if (piece.empty() || r.ec != std::errc() || r.ptr != piece.data() + piece.size() || v < 0) return false;
+    if (v > kMaxTimeSeconds) return false;  // keeps the sum below from overflowing; callers bound the total
     parts.push_back(v);
     if (colon == std::string_view::npos) break;
     pos = colon + 1;
@@ -697,6 +713,33 @@ Scenario load_scenario(const std::filesystem::path& path, const std::vector<std:
   return s;
 }
 
+namespace {
+
+/// Which of `job`'s times is outside the input bounds (model/input_limits.hpp), or "" if none is. Every workload
+/// source is checked again here, whatever its reader checked, so no later arithmetic can overflow.
+std::string job_bound_problem(const JobSpec& job) {
+  const auto outside = [](std::int64_t v) { return v < 0 || v > kMaxTimeSeconds; };
+  const auto too_long = [](std::int64_t v) { return v < 0 || v > kMaxDurationSeconds; };
+  const std::string bound = " s is outside 0 to 1e10 s (about 317 years), the bound on input times";
+  const std::string long_bound = " s is outside 0 to 1e9 s (about 31 years), the bound on input durations";
+  const std::string id = "job " + std::to_string(job.id) + ": ";
+  if (outside(job.submit_s)) return id + "submit time " + std::to_string(job.submit_s) + bound;
+  if (too_long(job.run_time_s)) return id + "run time " + std::to_string(job.run_time_s) + long_bound;
+  if (job.time_limit_s != kNoTimeLimit && too_long(job.time_limit_s)) {
+    return id + "time limit " + std::to_string(job.time_limit_s) + long_bound;
+  }
+  if (job.begin_s != -1 && outside(job.begin_s)) return id + "begin time " + std::to_string(job.begin_s) + bound;
+  if (job.hold_until_s != -1 && job.hold_until_s != kHeldForever && outside(job.hold_until_s)) {
+    return id + "hold-until time " + std::to_string(job.hold_until_s) + bound;
+  }
+  if (job.switch_wait_s != -1 && too_long(job.switch_wait_s)) {
+    return id + "switch wait " + std::to_string(job.switch_wait_s) + long_bound;
+  }
+  return {};
+}
+
+}  // namespace
+
 std::vector<JobSpec> load_workload(const Scenario& scenario) {
   std::vector<JobSpec> jobs;
   if (scenario.has_inline_jobs) {
@@ -737,6 +780,18 @@ std::vector<JobSpec> load_workload(const Scenario& scenario) {
     } catch (const std::invalid_argument& e) {
       throw ScenarioError(scenario.file.filename().string(), "/workload/synthetic", e.what());
     }
+  }
+  const std::string source = scenario.has_trace ? scenario.trace.path.string() : scenario.file.filename().string();
+  const std::string where = scenario.has_trace         ? ""
+                            : scenario.has_inline_jobs ? "/workload/jobs"
+                                                       : "/workload/synthetic";
+  if (jobs.size() > kMaxJobs) {
+    throw ScenarioError(source, where,
+                        std::to_string(jobs.size()) + " jobs, more than the bound of " + std::to_string(kMaxJobs));
+  }
+  for (const JobSpec& job : jobs) {
+    if (const std::string problem = job_bound_problem(job); !problem.empty())
+      throw ScenarioError(source, where, problem);
   }
   return jobs;
 }
