@@ -108,8 +108,8 @@ std::vector<ServedJob> RunViewSlurmSource::controller_jobs() const {
 
 std::optional<ServedJob> RunViewSlurmSource::controller_job(std::int64_t job_id) const {
   auto row = view_.job(job_id, at_s_);
-  if (!row || row->state.empty()) return std::nullopt;
-  if (row->end_s >= 0 && at_s_ - row->end_s > kMinJobAgeS) return std::nullopt;  // purged from slurmctld
+  if (!row || row->state.empty() || row->state == "REJECTED") return std::nullopt;  // refused at submit
+  if (row->end_s >= 0 && at_s_ - row->end_s > kMinJobAgeS) return std::nullopt;     // purged from slurmctld
   return slurm_job(std::move(*row));
 }
 
@@ -167,7 +167,7 @@ std::vector<ServedJob> RunViewSlurmSource::accounting_jobs(std::int64_t from_s, 
 
 std::optional<ServedJob> RunViewSlurmSource::accounting_job(std::int64_t job_id) const {
   auto row = view_.job(job_id, at_s_);
-  if (!row || row->state.empty()) return std::nullopt;
+  if (!row || row->state.empty() || row->state == "REJECTED") return std::nullopt;  // refused at submit
   return slurm_job(std::move(*row));
 }
 

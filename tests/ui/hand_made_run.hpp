@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <string>
 
+#include "tests/support/hand_made_results.hpp"
+
 namespace gputwin {
 
 // Two nodes of 8 H100s; five jobs:
@@ -77,8 +79,11 @@ class HandMadeRun : public ::testing::Test {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open((dir_ / "results.sqlite").c_str(), &db), SQLITE_OK);
     char* error = nullptr;
-    ASSERT_EQ(sqlite3_exec(db, kHandMadeDatabase, nullptr, nullptr, &error), SQLITE_OK) << (error ? error : "");
+    ASSERT_EQ(sqlite3_exec(db, (testing::results_stamp_sql() + kHandMadeDatabase).c_str(), nullptr, nullptr, &error),
+              SQLITE_OK)
+        << (error ? error : "");
     sqlite3_close(db);
+    testing::write_summary_marker(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
   std::filesystem::path dir_;
