@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 
+#include "scheduler/availability_profile.hpp"
 #include "scheduler/job_policy.hpp"
 #include "scheduler/job_queue.hpp"
 #include "scheduler/node_bitmap.hpp"
@@ -51,7 +52,10 @@ class ClassicScheduler final : public Scheduler {
         jobs_(state_, accounting, config.priority),
         selector_(state_.config(), &state_.node_weights()),
         scratch_(state_),
-        allowed_(state_.node_count()) {}
+        allowed_(state_.node_count()),
+        kept_profile_(state_.config()),
+        flat_topology_(state_.config().topology.slurm.kind == TopologyKind::kFlat),
+        whole_node_from_(state_.node_count(), kNever) {}
 
   void on_job_submitted(JobIndex j) override {
     JobRuntime& rt = const_cast<ClusterState&>(state_).job_mut(j);
@@ -83,16 +87,19 @@ class ClassicScheduler final : public Scheduler {
     jobs_.on_start(j, state_.allocation(j), to_seconds(rt.start));
     running_.push_back(j);
     ++resource_version_;
+    plan_valid_ = false;
     dirty_ = true;
   }
 
   void on_job_released(JobIndex j) override {
+    if (plan_valid_) released_jobs_.push_back(j);
     jobs_.on_end(j);
     dirty_ = true;
     ++resource_version_;
     running_.erase(std::find(running_.begin(), running_.end(), j));
   }
   void on_timer(TimerId timer) override {
+    plan_valid_ = false;
     const std::int64_t now = to_seconds(world_.now());
     if (timer == kPriorityCalc) {
       queue_.compact();
@@ -115,12 +122,14 @@ class ClassicScheduler final : public Scheduler {
   // A node entering or leaving service changes what fits: the next pass looks at the whole queue again (a node back
   // from a reboot may start the blocked head).
   void on_node_changed(NodeIndex, NodeCondition, NodeCondition) override {
+    plan_valid_ = false;
     dirty_ = true;
     ++resource_version_;
   }
   // A requeued job (preemption, node failure): back in the queue, eligible 121 s later (job_requeue_internal).
   void on_job_requeued(JobIndex j) override {
     const std::int64_t now = to_seconds(world_.now());
+    plan_valid_ = false;
     jobs_.requeue(j, now);
     JobRuntime& rt = const_cast<ClusterState&>(state_).job_mut(j);
     rt.priority = jobs_.multifactor() ? jobs_.priority(j) : 0;
@@ -131,12 +140,14 @@ class ClassicScheduler final : public Scheduler {
     dirty_ = true;
   }
   void on_job_cancelled(JobIndex j) override {
+    plan_valid_ = false;
     queue_.remove_job(j);
     jobs_.on_end(j);
     dirty_ = true;
   }
   // An operator held, released or prioritised a pending job: the queue is sorted again.
   void on_job_updated(JobIndex j, const JobUpdate& update) override {
+    plan_valid_ = false;
     switch (update.kind) {
       case JobUpdate::Kind::kHold:
         jobs_.hold(j);
@@ -391,9 +402,10 @@ class ClassicScheduler final : public Scheduler {
                          std::int64_t{spec.gpus_per_node} * std::max<std::int64_t>(spec.nodes, 1)};
   }
 
-  // Conservative backfilling: every queued job, in order, gets the earliest reservation that delays no earlier
-  // reservation; jobs whose reservation starts now start.
-  void plan_conservative() {
+  // Conservative backfilling, the plain algorithm (the reference the kept plan must reproduce; used without
+  // shortcuts and with a topology): every queued job, in order, gets the earliest reservation that delays no
+  // earlier reservation, on a profile rebuilt from the running jobs; jobs whose reservation starts now start.
+  void plan_conservative_reference() {
     build_profile();
     const auto& entries = queue_.entries();
     for (std::size_t pos = 0; pos < entries.size(); ++pos) {
@@ -416,6 +428,164 @@ class ClassicScheduler final : public Scheduler {
         break;
       }
     }
+  }
+
+  // Conservative backfilling with the plan kept between passes: the same reservations, and so the same starts,
+  // as plan_conservative_reference, which re-plans every queued job on a rebuilt profile. What a re-plan at
+  // `now` computes depends only on the profile (running jobs' expected ends, reservations) and the queue. Jobs
+  // whose reservation provably comes out the same keep it; from the first job for which that is not proven, the
+  // rest of the queue is planned again, in order, on the kept profile. README "Scheduling policies" gives the rules.
+  void plan_conservative() {
+    if (!shortcuts_ || !flat_topology_) {
+      plan_valid_ = false;
+      plan_conservative_reference();
+      return;
+    }
+    const SimTime now = world_.now();
+    if (planned_.size() < state_.job_count()) {
+      planned_.resize(state_.job_count());
+      profile_end_.resize(state_.job_count(), kNever);
+    }
+    bool keep = plan_valid_ && state_.node_weights() == plan_weights_;
+    // A job still running at its expected end ends "at now + 1" in a rebuilt profile: that moves with now.
+    for (std::size_t k = 0; keep && k < running_.size(); ++k) keep = profile_end_[running_[k]] > now;
+    const auto& entries = queue_.entries();
+    std::size_t first_replanned = 0;  // queue position from which jobs are planned again
+    if (keep) {
+      kept_profile_.advance(now);
+      first_replanned = first_changed_position(now);
+      // Give back the reservations of the jobs to plan again, then what jobs that ended early held.
+      std::size_t kept = 0;
+      while (kept < plan_order_.size() && kept < first_replanned && plan_order_[kept] == entries[kept].job) ++kept;
+      for (std::size_t k = plan_order_.size(); k-- > kept;) {
+        PlannedJob& pj = planned_[plan_order_[k]];
+        if (pj.kind == PlanKind::kReserved) kept_profile_.unreserve(pj.begin, pj.end, pj.allocation);
+        pj.kind = PlanKind::kNone;
+      }
+      plan_order_.resize(kept);
+      for (const JobIndex r : released_jobs_) {
+        if (profile_end_[r] > now) kept_profile_.release_early(profile_end_[r], state_.allocation(r));
+      }
+    } else {
+      kept_profile_.reset(now, live_resources(state_));
+      for (const JobIndex j : running_) {
+        // A job past its limit still holds its nodes (epilog) until released: never count them free now.
+        profile_end_[j] = std::max(now + 1, state_.job(j).start + from_seconds(state_.job(j).time_limit_s));
+        kept_profile_.add_release(profile_end_[j], state_.allocation(j));
+      }
+      for (const JobIndex j : plan_order_) planned_[j].kind = PlanKind::kNone;
+      plan_order_.clear();
+    }
+    released_jobs_.clear();
+    started_.clear();
+    last_pass_ = now;
+    plan_weights_ = state_.node_weights();
+    plan_valid_ = true;
+
+    // Kept reservations that begin now start, in queue order, before any job planned again.
+    std::size_t out = 0;
+    for (std::size_t pos = 0; pos < plan_order_.size(); ++pos) {
+      const JobIndex j = plan_order_[pos];
+      PlannedJob& pj = planned_[j];
+      if (pj.kind == PlanKind::kReserved && pj.begin == now) {
+        started_.push_back(StartedJob{j, out});
+        start(j, pj.allocation);
+        profile_end_[j] = pj.end;
+        pj.kind = PlanKind::kNone;
+        queue_.remove_at(pos);
+      } else {
+        plan_order_[out++] = j;
+      }
+    }
+    plan_order_.resize(out);
+    for (std::size_t pos = first_replanned; pos < entries.size(); ++pos) {
+      const JobIndex j = entries[pos].job;
+      PlannedJob& pj = planned_[j];
+      if (!runnable(j)) {
+        pj.kind = PlanKind::kNotRunnable;
+        plan_order_.push_back(j);
+        continue;
+      }
+      ++stats_.jobs_tested;
+      const SimTime length = from_seconds(state_.job(j).time_limit_s);
+      const SimTime begin = kept_profile_.earliest_start(selector_, select_request(state_.spec(j)),
+                                                         partition_nodes(state_, state_.job(j).partition),
+                                                         state_.schedulable().data(), length, allocation_);
+      if (begin == kNever) {
+        pj.kind = PlanKind::kNoFit;
+        plan_order_.push_back(j);
+        continue;
+      }
+      kept_profile_.reserve(begin, begin + length, allocation_);
+      if (begin == now) {
+        started_.push_back(StartedJob{j, plan_order_.size()});
+        start(j, allocation_);
+        profile_end_[j] = begin + length;
+        pj.kind = PlanKind::kNone;
+        queue_.remove_at(pos);
+        continue;
+      }
+      pj.kind = PlanKind::kReserved;
+      pj.begin = begin;
+      pj.end = begin + length;
+      pj.allocation = allocation_;
+      plan_order_.push_back(j);
+    }
+  }
+
+  // The first queue position whose job a re-plan at `now` might place differently from the kept plan (the queue
+  // size if none). Before it, every job is one the last pass planned (no new job sorted in before it), is as
+  // runnable as it was, and, when jobs ended before their expected end (freeing their nodes from now to that
+  // end), provably keeps its reservation:
+  //  - its reservation does not begin at such an end (no longer a slice boundary), nor overlap the freed time
+  //    on a freed node of its partition (the window's view is unchanged);
+  //  - it cannot fit earlier: a window that failed before fits now only with a freed node usable all through
+  //    it, and such a node is usable only until the first reservation of an earlier job that takes the whole
+  //    node, which no earlier reservation can overlap the freed time with.
+  // Jobs that did not fit anywhere still fit nowhere (the profile's last slice is the empty cluster).
+  std::size_t first_changed_position(SimTime now) {
+    early_.clear();
+    for (const JobIndex r : released_jobs_) {
+      if (profile_end_[r] > now) early_.push_back(r);
+    }
+    for (const JobIndex r : early_) {
+      for (const NodeAllocation& a : state_.allocation(r)) whole_node_from_[a.node] = kNever;
+    }
+    const auto& entries = queue_.entries();
+    for (std::size_t pos = 0; pos < entries.size(); ++pos) {
+      const JobIndex j = entries[pos].job;
+      if (pos >= plan_order_.size() || plan_order_[pos] != j) return pos;  // a new job
+      const PlannedJob& pj = planned_[j];
+      if (runnable(j) != (pj.kind != PlanKind::kNotRunnable)) return pos;
+      if (pj.kind != PlanKind::kReserved) continue;
+      if (pj.begin < now) return pos;  // not expected: keep the plan only where it is proven
+      // A job of the last pass that started behind this one (backfilled) is a running job now, which a re-plan
+      // places before every queued job: where it overlaps this job's window, the selector may choose otherwise.
+      for (const StartedJob& s : started_) {
+        if (pos >= s.queued_before || pj.begin >= profile_end_[s.job] || pj.end <= last_pass_) continue;
+        const std::uint64_t* in_partition = state_.partition_bits(state_.job(j).partition);
+        for (const NodeAllocation& a : state_.allocation(s.job)) {
+          if ((in_partition[a.node >> 6] >> (a.node & 63)) & 1ULL) return pos;
+        }
+      }
+      if (early_.empty()) continue;
+      const std::uint64_t* in_partition = state_.partition_bits(state_.job(j).partition);
+      const SimTime length = pj.end - pj.begin;
+      for (const JobIndex r : early_) {
+        const SimTime freed_until = profile_end_[r];
+        if (pj.begin == freed_until) return pos;
+        for (const NodeAllocation& a : state_.allocation(r)) {
+          if (!((in_partition[a.node >> 6] >> (a.node & 63)) & 1ULL)) continue;
+          if (pj.begin < freed_until) return pos;
+          if (pj.begin > now && now + length <= whole_node_from_[a.node]) return pos;
+        }
+      }
+      for (const NodeAllocation& a : pj.allocation) {
+        if (a.cpus == state_.config().nodes[a.node].cpus)
+          whole_node_from_[a.node] = std::min(whole_node_from_[a.node], pj.begin);
+      }
+    }
+    return entries.size();
   }
 
   void build_profile() {
@@ -494,10 +664,33 @@ class ClassicScheduler final : public Scheduler {
   JobQueue queue_;
   std::vector<NodeAllocation> allocation_;
   NodeBitmap allowed_;
-  std::vector<JobIndex> running_;  // jobs holding resources, in start order
-  std::vector<JobIndex> by_end_;   // running_ by expected end (start + limit), for EASY's shadow time
-  std::vector<ProfileSlice> profile_;
+  std::vector<JobIndex> running_;      // jobs holding resources, in start order
+  std::vector<JobIndex> by_end_;       // running_ by expected end (start + limit), for EASY's shadow time
+  std::vector<ProfileSlice> profile_;  // plan_conservative_reference's profile, rebuilt at every pass
   ProfileSlice min_;
+  // The kept conservative plan (plan_conservative).
+  enum class PlanKind : std::uint8_t { kNone, kNotRunnable, kNoFit, kReserved };
+  struct PlannedJob {
+    PlanKind kind = PlanKind::kNone;  // kNone: not in the plan
+    SimTime begin = 0, end = 0;
+    std::vector<NodeAllocation> allocation;
+  };
+  AvailabilityProfile kept_profile_;     // running jobs and reservations, kept between passes
+  bool plan_valid_ = false;              // false: the next pass rebuilds the profile
+  bool flat_topology_ = true;            // with a topology the plain algorithm plans
+  std::vector<PlannedJob> planned_;      // by job
+  std::vector<SimTime> profile_end_;     // by job: a running job's expected end in the profile
+  std::vector<JobIndex> plan_order_;     // queued jobs in the plan, in queue order
+  std::vector<JobIndex> released_jobs_;  // jobs released since the last pass
+  std::vector<JobIndex> early_;          // those of them released before their expected end
+  struct StartedJob {
+    JobIndex job;
+    std::size_t queued_before;  // jobs still queued ahead of it after its pass
+  };
+  std::vector<StartedJob> started_;  // jobs started at the last pass
+  SimTime last_pass_ = 0;
+  std::vector<SimTime> whole_node_from_;  // first_changed_position: per node
+  std::vector<std::uint32_t> plan_weights_;
   SchedulerStats stats_;
   bool dirty_ = false;
   std::uint64_t resource_version_ = 0;     // starts + releases so far

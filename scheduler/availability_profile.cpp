@@ -1,0 +1,303 @@
+#include "scheduler/availability_profile.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cassert>
+
+#include "scheduler/node_bitmap.hpp"
+
+namespace gputwin {
+
+AvailabilityProfile::AvailabilityProfile(const ClusterConfig& config)
+    : config_(config),
+      nodes_(config.nodes.size()),
+      words_((config.nodes.size() + 63) / 64),
+      capable_(words_),
+      window_(words_),
+      back_(words_),
+      view_cpus_(nodes_),
+      view_gpus_(nodes_),
+      view_jobs_(nodes_),
+      view_mem_(nodes_) {}
+
+void AvailabilityProfile::reset(SimTime now, const FreeResources& live) {
+  for (const Slice& s : slices_) spare_rows_.push_back(s.row);
+  slices_.clear();
+  std::uint32_t row;
+  if (!spare_rows_.empty()) {
+    row = spare_rows_.back();
+    spare_rows_.pop_back();
+  } else {
+    row = static_cast<std::uint32_t>(total_cpus_.size());
+    cpus_.resize(cpus_.size() + nodes_);
+    gpus_.resize(gpus_.size() + nodes_);
+    jobs_.resize(jobs_.size() + nodes_);
+    mem_.resize(mem_.size() + nodes_);
+    with_cpu_.resize(with_cpu_.size() + words_);
+    total_cpus_.push_back(0);
+    total_gpus_.push_back(0);
+  }
+  const std::size_t base = row * nodes_;
+  std::int64_t cpus = 0, gpus = 0;
+  std::fill_n(with_cpu_.begin() + static_cast<std::ptrdiff_t>(row * words_), words_, 0ULL);
+  for (std::size_t n = 0; n < nodes_; ++n) {
+    cpus_[base + n] = live.cpus[n];
+    gpus_[base + n] = live.gpus[n];
+    jobs_[base + n] = live.jobs[n];
+    mem_[base + n] = live.mem_mb[n];
+    cpus += live.cpus[n];
+    gpus += live.gpus[n];
+    if (live.cpus[n] > 0) with_cpu_[row * words_ + (n >> 6)] |= 1ULL << (n & 63);
+  }
+  total_cpus_[row] = cpus;
+  total_gpus_[row] = gpus;
+  slices_.push_back(Slice{now, row, 0});
+}
+
+void AvailabilityProfile::advance(SimTime now) {
+  assert(now >= start());
+  const std::size_t s = slice_holding(now);
+  for (std::size_t k = 0; k < s; ++k) spare_rows_.push_back(slices_[k].row);
+  slices_.erase(slices_.begin(), slices_.begin() + static_cast<std::ptrdiff_t>(s));
+  slices_.front().begin = now;
+}
+
+void AvailabilityProfile::add_release(SimTime at, std::span<const NodeAllocation> allocation) {
+  const std::size_t s = split(at);
+  ++slices_[s].sources;
+  apply(s, slices_.size(), allocation, false);
+}
+
+void AvailabilityProfile::release_early(SimTime at, std::span<const NodeAllocation> allocation) {
+  const std::size_t s = slice_holding(at);
+  assert(slices_[s].begin == at && s > 0);
+  apply(0, s, allocation, false);
+  drop_source(s);
+}
+
+void AvailabilityProfile::reserve(SimTime begin, SimTime end, std::span<const NodeAllocation> allocation) {
+  const std::size_t first = split(begin);
+  ++slices_[first].sources;
+  const std::size_t last = split(end);
+  ++slices_[last].sources;
+  apply(first, last, allocation, true);
+}
+
+void AvailabilityProfile::unreserve(SimTime begin, SimTime end, std::span<const NodeAllocation> allocation) {
+  const std::size_t first = slice_holding(begin);
+  const std::size_t last = slice_holding(end);
+  assert(slices_[last].begin == end);
+  apply(first, last, allocation, false);
+  drop_source(last);
+  if (slices_[first].begin == begin) drop_source(first);  // a begin before start() was dropped by advance
+}
+
+bool AvailabilityProfile::is_boundary(SimTime t) const {
+  const std::size_t s = slice_holding(t);
+  return slices_[s].begin == t;
+}
+
+std::uint32_t AvailabilityProfile::free_cpus_at(SimTime t, NodeIndex n) const {
+  return cpus_[slices_[slice_holding(t)].row * nodes_ + n];
+}
+
+std::size_t AvailabilityProfile::slice_holding(SimTime t) const {
+  auto it = std::upper_bound(slices_.begin(), slices_.end(), t, [](SimTime v, const Slice& s) { return v < s.begin; });
+  return it == slices_.begin() ? 0 : static_cast<std::size_t>(it - slices_.begin()) - 1;
+}
+
+std::size_t AvailabilityProfile::split(SimTime t) {
+  const std::size_t s = slice_holding(t);
+  if (slices_[s].begin == t) return s;
+  assert(t > slices_[s].begin);
+  const std::uint32_t row = copy_row(slices_[s].row);
+  slices_.insert(slices_.begin() + static_cast<std::ptrdiff_t>(s) + 1, Slice{t, row, 0});
+  return s + 1;
+}
+
+// One reason fewer for a boundary at slice s; with none left (and s not the start) the slice joins the one
+// before: nothing starts or ends there, so both hold the same state.
+void AvailabilityProfile::drop_source(std::size_t s) {
+  assert(slices_[s].sources > 0);
+  if (--slices_[s].sources > 0 || s == 0) return;
+  spare_rows_.push_back(slices_[s].row);
+  slices_.erase(slices_.begin() + static_cast<std::ptrdiff_t>(s));
+}
+
+std::uint32_t AvailabilityProfile::copy_row(std::uint32_t from) {
+  std::uint32_t row;
+  if (!spare_rows_.empty()) {
+    row = spare_rows_.back();
+    spare_rows_.pop_back();
+  } else {
+    row = static_cast<std::uint32_t>(total_cpus_.size());
+    cpus_.resize(cpus_.size() + nodes_);
+    gpus_.resize(gpus_.size() + nodes_);
+    jobs_.resize(jobs_.size() + nodes_);
+    mem_.resize(mem_.size() + nodes_);
+    with_cpu_.resize(with_cpu_.size() + words_);
+    total_cpus_.push_back(0);
+    total_gpus_.push_back(0);
+  }
+  const auto n = static_cast<std::ptrdiff_t>(nodes_);
+  const auto src = static_cast<std::ptrdiff_t>(from) * n, dst = static_cast<std::ptrdiff_t>(row) * n;
+  std::copy_n(cpus_.begin() + src, n, cpus_.begin() + dst);
+  std::copy_n(gpus_.begin() + src, n, gpus_.begin() + dst);
+  std::copy_n(jobs_.begin() + src, n, jobs_.begin() + dst);
+  std::copy_n(mem_.begin() + src, n, mem_.begin() + dst);
+  const auto w = static_cast<std::ptrdiff_t>(words_);
+  std::copy_n(with_cpu_.begin() + static_cast<std::ptrdiff_t>(from) * w, w,
+              with_cpu_.begin() + static_cast<std::ptrdiff_t>(row) * w);
+  total_cpus_[row] = total_cpus_[from];
+  total_gpus_[row] = total_gpus_[from];
+  return row;
+}
+
+// Takes (take) or gives back `allocation` in slices [first, last).
+void AvailabilityProfile::apply(std::size_t first, std::size_t last, std::span<const NodeAllocation> allocation,
+                                bool take) {
+  std::int64_t cpus = 0, gpus = 0;
+  for (const NodeAllocation& a : allocation) {
+    cpus += a.cpus;
+    gpus += a.gpus;
+  }
+  for (std::size_t k = first; k < last; ++k) {
+    const std::size_t row = slices_[k].row;
+    const std::size_t base = row * nodes_;
+    std::uint64_t* bits = with_cpu_.data() + row * words_;
+    for (const NodeAllocation& a : allocation) {
+      const std::size_t i = base + a.node;
+      if (take) {
+        cpus_[i] -= a.cpus;
+        gpus_[i] -= a.gpus;
+        mem_[i] -= a.mem_mb;
+        jobs_[i] += 1;
+      } else {
+        cpus_[i] += a.cpus;
+        gpus_[i] += a.gpus;
+        mem_[i] += a.mem_mb;
+        jobs_[i] -= 1;
+      }
+      const std::uint64_t bit = 1ULL << (a.node & 63);
+      if (cpus_[i] > 0)
+        bits[a.node >> 6] |= bit;
+      else
+        bits[a.node >> 6] &= ~bit;
+    }
+    total_cpus_[row] += take ? -cpus : cpus;
+    total_gpus_[row] += take ? -gpus : gpus;
+  }
+}
+
+// Nodes among `candidates` that are schedulable and big enough for the request on an empty cluster.
+void AvailabilityProfile::build_capable_mask(const SelectRequest& r, const NodeSet& candidates,
+                                             const std::uint8_t* schedulable) {
+  std::fill(capable_.begin(), capable_.end(), 0ULL);
+  const std::uint32_t cpn = r.nodes > 0 ? (r.cpus + r.nodes - 1) / r.nodes : 1;
+  for (const NodeIndex n : candidates.nodes) {
+    const NodeConfig& c = config_.nodes[n];
+    if (!schedulable[n] || (!r.exclusive && c.cpus < cpn) || c.gpus < r.gpus_per_node ||
+        c.memory_mb < r.mem_per_node_mb)
+      continue;
+    capable_[n >> 6] |= 1ULL << (n & 63);
+  }
+}
+
+SimTime AvailabilityProfile::earliest_start(NodeSelector& selector, const SelectRequest& r, const NodeSet& candidates,
+                                            const std::uint8_t* schedulable, SimTime length,
+                                            std::vector<NodeAllocation>& out) {
+  build_capable_mask(r, candidates, schedulable);
+  const std::size_t need_nodes = r.nodes > 0 ? r.nodes : 1;
+  // An exclusive job on a fixed node count takes whole nodes, which may hold fewer CPUs than it asked for.
+  const std::int64_t need_cpus = r.exclusive && r.nodes > 0 ? std::int64_t{r.nodes} : std::int64_t{r.cpus};
+  const std::int64_t need_gpus = std::int64_t{r.gpus_per_node} * static_cast<std::int64_t>(need_nodes);
+  if (count_words(capable_.data(), words_) < need_nodes) return kNever;
+  // The window's AND of nodes with a free CPU holds every node usable for a request of at least one CPU per
+  // node: the selector then visits only those (a node left out is unusable, as NodeSelector::select requires).
+  const bool superset = !r.exclusive && r.cpus > 0 && candidates.bits != nullptr;
+  const FreeResources view{view_cpus_.data(), view_gpus_.data(), view_mem_.data(), view_jobs_.data(), schedulable,
+                           nullptr, superset ? window_.data() : nullptr};
+  // Windows [s, k) slide forward: k only grows, and the AND over the window is kept as a queue of two stacks
+  // (front_: suffix ANDs of slices [s, m), back_: the AND of slices [m, k)), so each slice is ANDed in a bounded
+  // number of times per query instead of once per window holding it.
+  const std::size_t count = slices_.size();
+  if (front_.size() < count * words_) front_.resize(count * words_);
+  std::size_t s = 0, k = 0, m = 0;
+  std::copy(capable_.begin(), capable_.end(), back_.begin());
+  while (s < count) {
+    const SimTime begin = slices_[s].begin;
+    const SimTime end = begin + length;
+    if (k <= s) {  // an empty window
+      k = m = s;
+      std::copy(capable_.begin(), capable_.end(), back_.begin());
+    }
+    bool short_in_total = false;
+    for (; k < count && (k == s || slices_[k].begin < end); ++k) {
+      const std::size_t row = slices_[k].row;
+      // A slice short of CPUs or GPUs in total fails every window holding it: the next start to try is after it.
+      if (total_cpus_[row] < need_cpus || total_gpus_[row] < need_gpus) {
+        short_in_total = true;
+        break;
+      }
+      const std::uint64_t* bits = with_cpu_.data() + row * words_;
+      for (std::size_t w = 0; w < words_; ++w) back_[w] &= bits[w];
+    }
+    if (short_in_total) {
+      s = k + 1;
+      k = s;
+      continue;
+    }
+    // The window's AND: front (slices [s, m)) and back (slices [m, k)).
+    if (s < m) {
+      const std::uint64_t* f = front_.data() + s * words_;
+      for (std::size_t w = 0; w < words_; ++w) window_[w] = f[w] & back_[w];
+    } else {
+      std::copy(back_.begin(), back_.end(), window_.begin());
+    }
+    if (count_words(window_.data(), words_) >= need_nodes) {
+      // The window's view: per-node minimum of free resources (maximum of jobs) over slices [s, k), as a
+      // rebuilt profile's window_min gives it, for the nodes the selector reads.
+      const std::size_t row0 = slices_[s].row * nodes_;
+      auto min_over_window = [&](NodeIndex n) {
+        view_cpus_[n] = cpus_[row0 + n];
+        view_gpus_[n] = gpus_[row0 + n];
+        view_mem_[n] = mem_[row0 + n];
+        view_jobs_[n] = jobs_[row0 + n];
+        for (std::size_t q = s + 1; q < k; ++q) {
+          const std::size_t base = slices_[q].row * nodes_;
+          view_cpus_[n] = std::min(view_cpus_[n], cpus_[base + n]);
+          view_gpus_[n] = std::min(view_gpus_[n], gpus_[base + n]);
+          view_mem_[n] = std::min(view_mem_[n], mem_[base + n]);
+          view_jobs_[n] = std::max(view_jobs_[n], jobs_[base + n]);
+        }
+      };
+      if (superset) {
+        for (std::size_t w = 0; w < words_; ++w) {
+          for (std::uint64_t bits = window_[w]; bits != 0; bits &= bits - 1)
+            min_over_window(static_cast<NodeIndex>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
+        }
+      } else {
+        for (const NodeIndex n : candidates.nodes) min_over_window(n);
+      }
+      if (selector.select(r, candidates, nullptr, view, out)) return begin;
+    }
+    // Slide: drop slice s from the front, refilling the front stack from the back when it is empty.
+    ++s;
+    if (s > m && s < k) {
+      m = k;
+      std::uint64_t* f = front_.data() + (k - 1) * words_;
+      const std::uint64_t* last = with_cpu_.data() + slices_[k - 1].row * words_;
+      for (std::size_t w = 0; w < words_; ++w) f[w] = capable_[w] & last[w];
+      for (std::size_t q = k - 1; q-- > s;) {
+        std::uint64_t* fq = front_.data() + q * words_;
+        const std::uint64_t* bits = with_cpu_.data() + slices_[q].row * words_;
+        for (std::size_t w = 0; w < words_; ++w) fq[w] = fq[w + words_] & bits[w];
+      }
+      std::copy(capable_.begin(), capable_.end(), back_.begin());
+    }
+  }
+  out.clear();
+  return kNever;
+}
+
+}  // namespace gputwin

@@ -1,0 +1,92 @@
+// The availability profile of conservative backfilling: the free resources of every node from now on, as slices
+// [begin, next begin) whose boundaries are the expected ends of running jobs and the begins and ends of
+// reservations. It is kept between passes and changed in place (a reservation taken or given back, a job that
+// ended early), and answers "the earliest boundary at which this request fits for this long, and on which nodes"
+// with the same node selector and the same window view (per-node minimum over the window) as a profile rebuilt
+// from scratch, without copying per-node state for the slices it skips.
+//
+//   AvailabilityProfile p(config);
+//   p.reset(now, live_resources(state));
+//   p.add_release(end_of_running_job, its_allocation);
+//   SimTime begin = p.earliest_start(selector, request, partition_nodes, length, allocation);
+//   if (begin != kNever) p.reserve(begin, begin + length, allocation);
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "model/cluster_state.hpp"
+#include "scheduler/node_selection.hpp"
+
+namespace gputwin {
+
+/// Free CPUs, GPUs, memory and job counts of every node over future time, in slices.
+class AvailabilityProfile {
+ public:
+  /// An empty profile for the nodes of `config` (kept by reference).
+  explicit AvailabilityProfile(const ClusterConfig& config);
+
+  /// Starts over at `now` with the free resources `live` (one slice, no boundary after it).
+  void reset(SimTime now, const FreeResources& live);
+  /// Moves the profile's start to `now` (>= start()): slices that end by then are dropped.
+  void advance(SimTime now);
+  /// A running job's `allocation` becomes free at `at` (> start()): its expected end.
+  void add_release(SimTime at, std::span<const NodeAllocation> allocation);
+  /// The job expected to free `allocation` at `at` (add_release or reserve) freed it at start() instead.
+  void release_early(SimTime at, std::span<const NodeAllocation> allocation);
+  /// Takes `allocation` over [begin, end); `begin` is start() or a boundary.
+  void reserve(SimTime begin, SimTime end, std::span<const NodeAllocation> allocation);
+  /// Gives back a reservation made by reserve(begin, end, allocation).
+  void unreserve(SimTime begin, SimTime end, std::span<const NodeAllocation> allocation);
+
+  /// The earliest slice begin at which `request` fits on `candidates` (schedulable nodes only) during
+  /// [begin, begin + length), and the nodes `selector` chooses on the window's per-node minimum (in `out`); kNever
+  /// if it fits nowhere. Slices are tried in time order, as a rebuilt profile would be.
+  SimTime earliest_start(NodeSelector& selector, const SelectRequest& request, const NodeSet& candidates,
+                         const std::uint8_t* schedulable, SimTime length, std::vector<NodeAllocation>& out);
+
+  /// The profile's start (the time of the last reset or advance).
+  [[nodiscard]] SimTime start() const { return slices_.front().begin; }
+  /// True if a slice begins at `t`.
+  [[nodiscard]] bool is_boundary(SimTime t) const;
+  /// Number of slices (for tests and statistics).
+  [[nodiscard]] std::size_t slice_count() const { return slices_.size(); }
+  /// Free CPUs of node `n` in the slice holding `t` (for tests).
+  [[nodiscard]] std::uint32_t free_cpus_at(SimTime t, NodeIndex n) const;
+
+ private:
+  // One slice: its begin, the row holding its per-node state, and how many reservation begins and ends and
+  // running-job ends fall on its begin (at 0 the boundary is gone and the slice merges into the one before).
+  struct Slice {
+    SimTime begin = 0;
+    std::uint32_t row = 0;
+    std::uint32_t sources = 0;
+  };
+
+  std::size_t slice_holding(SimTime t) const;
+  std::size_t split(SimTime t);
+  void drop_source(std::size_t s);
+  void apply(std::size_t first, std::size_t last, std::span<const NodeAllocation> allocation, bool take);
+  std::uint32_t copy_row(std::uint32_t from);
+  void build_capable_mask(const SelectRequest& request, const NodeSet& candidates, const std::uint8_t* schedulable);
+
+  const ClusterConfig& config_;
+  std::size_t nodes_ = 0;
+  std::size_t words_ = 0;
+  std::vector<Slice> slices_;  // by begin
+  // Rows of per-node state (row * nodes_ + node), and per row: nodes with a free CPU (bitmap), total free CPUs
+  // and GPUs (for fast necessary tests).
+  std::vector<std::uint32_t> cpus_, gpus_, jobs_;
+  std::vector<std::uint64_t> mem_;
+  std::vector<std::uint64_t> with_cpu_;
+  std::vector<std::int64_t> total_cpus_, total_gpus_;
+  std::vector<std::uint32_t> spare_rows_;
+  // Query scratch: the nodes that could host the request at all, the window AND, and the window's view.
+  std::vector<std::uint64_t> capable_, window_;
+  std::vector<std::uint64_t> front_, back_;  // the sliding window's two stacks (earliest_start)
+  std::vector<std::uint32_t> view_cpus_, view_gpus_, view_jobs_;
+  std::vector<std::uint64_t> view_mem_;
+};
+
+}  // namespace gputwin
