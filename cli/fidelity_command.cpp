@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -34,11 +35,16 @@ int compare_recordings(const FidelityCommand& c, const std::vector<std::string>&
   for (const std::string& dir : dirs) {
     Recording r = read_recording(dir);
     const std::string scenario = replay_scenario_json(r, import_recording(r), options);
+    if (!c.out.empty()) {  // the replay as a scenario of its own, for `gputwin run` and what-if studies
+      std::filesystem::create_directories(c.out);
+      std::ofstream(std::filesystem::path(c.out) / ("replay-" + r.dir.filename().string() + ".json")) << scenario;
+    }
     simulated.push_back(simulate_recording(r, scenario, options));
     recordings.push_back(std::move(r));
   }
   FidelityCriteria criteria;
   criteria.edge_tolerance = c.edge_tolerance_pct / 100.0;
+  criteria.start_tolerance = c.start_tolerance_pct / 100.0;
   const FidelityReport report = compare_with_replicas(recordings, simulated, criteria);
   std::filesystem::path first = std::filesystem::absolute(dirs.front()).lexically_normal();
   if (first.filename().empty()) first = first.parent_path();
@@ -105,6 +111,10 @@ void add_fidelity_command(CLI::App& app, FidelityCommand& c) {
   c.app
       ->add_option("--edge-tolerance", c.edge_tolerance_pct,
                    "How far outside the band of real mean waits still counts as inside, % of the nearer edge")
+      ->capture_default_str();
+  c.app
+      ->add_option("--start-tolerance", c.start_tolerance_pct,
+                   "How much larger than the replicas' mean pairwise start difference the simulator's may be, %")
       ->capture_default_str();
   c.app->add_flag("--check", c.check, "Exit 1 when the verdict is outside the real spread");
 }

@@ -31,6 +31,7 @@ struct FidelityCommand {
   std::int64_t phase_s = 0;            ///< --phase: /scheduler/phase_s of the replay.
   std::vector<std::string> overrides;  ///< --set /pointer=value on the replay scenario.
   double edge_tolerance_pct = 1.0;     ///< --edge-tolerance: % of the band's nearer edge still counted inside.
+  double start_tolerance_pct = 0.0;    ///< --start-tolerance: % above the replicas' pairwise difference allowed.
   bool check = false;                  ///< --check: exit 1 when the verdict is "outside".
 };
 

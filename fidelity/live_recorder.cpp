@@ -80,9 +80,18 @@ class LocalCluster {
     if (!std::filesystem::exists(script_)) {
       throw RecordingError(script_, "", "local-slurm.sh not found (give --local-slurm-script)");
     }
-    run("clean", true);
+    run("clean");
     log_ << "fidelity: starting the local cluster in " << o.local_state << " (port base " << o.local_port_base << ")\n";
-    run("start", false);
+    // Several first starts at once can fail in mariadb-install-db (its temporary tables in /tmp collide): once
+    // more from a clean state before giving up.
+    if (!run("start")) {
+      log_ << "fidelity: the local cluster did not start (see " << output_ << "); cleaning and trying once more\n";
+      run("clean");
+      if (!run("start")) {
+        throw std::runtime_error(script_ + " start " + o_.local_state +
+                                 " failed twice (it needs root); its output: " + output_);
+      }
+    }
     started_ = true;
     const std::filesystem::path env_file = std::filesystem::path(o.local_state) / "env";
     std::istringstream env(read_file(env_file));
@@ -98,7 +107,7 @@ class LocalCluster {
   ~LocalCluster() {
     if (started_) {
       try {
-        run("stop", true);
+        run("stop");
       } catch (...) {
       }
     }
@@ -109,18 +118,20 @@ class LocalCluster {
   const std::string& env(const std::string& key) { return env_[key]; }
 
  private:
-  void run(const std::string& what, bool may_fail) {
+  // Runs `local-slurm.sh WHAT STATE`, its output kept in STATE.local-slurm.log (the state folder is cleaned);
+  // returns true on exit status 0.
+  bool run(const std::string& what) {
+    output_ = o_.local_state + ".local-slurm.log";
     const std::string cmd = "SLURM_TWIN_PORT_BASE=" + shell_quote(o_.local_port_base) + " bash " +
-                            shell_quote(script_) + " " + what + " " + shell_quote(o_.local_state) + " >/dev/null 2>&1";
+                            shell_quote(script_) + " " + what + " " + shell_quote(o_.local_state) + " >" +
+                            shell_quote(output_) + " 2>&1";
     const int rc = std::system(cmd.c_str());
-    if (!may_fail && (rc == -1 || !WIFEXITED(rc) || WEXITSTATUS(rc) != 0)) {
-      throw std::runtime_error(script_ + " " + what + " " + o_.local_state + " failed (exit " +
-                               std::to_string(WIFEXITED(rc) ? WEXITSTATUS(rc) : -1) + "; it needs root)");
-    }
+    return rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 0;
   }
   const LiveOptions& o_;
   std::ostream& log_;
   std::string script_;
+  std::string output_;
   bool started_ = false;
   std::map<std::string, std::string> env_;
 };
@@ -210,6 +221,18 @@ std::filesystem::path record_one(const LiveOptions& o, const std::vector<Workloa
   write_file(dir / "workload.json", workload.dump(1) + "\n");
   if (!slurm_conf.empty())
     std::filesystem::copy_file(slurm_conf, dir / "slurm.conf", std::filesystem::copy_options::overwrite_existing);
+  // When slurmctld started (diag's req_time_start): the phase of its periodic activities before the first submit.
+  std::int64_t slurmctld_start = 0;
+  try {
+    const Json diag = Json::parse(reader.request("GET", reader.slurm_path("diag")).body);
+    if (diag.contains("statistics") && diag["statistics"].contains("req_time_start")) {
+      const Json& v = diag["statistics"]["req_time_start"];
+      if (v.is_number_integer()) slurmctld_start = v.get<std::int64_t>();
+      if (v.is_object() && v.contains("number")) slurmctld_start = v["number"].get<std::int64_t>();
+    }
+  } catch (const std::exception& e) {
+    log << "fidelity: replica " << k << ": no slurmctld start time from diag (" << e.what() << ")\n";
+  }
   log << "fidelity: replica " << k << ": submitting " << jobs.size() << " jobs to " << co.url << "\n";
   const double t0 = unix_now();
   std::map<std::uint64_t, std::uint32_t> ids;
@@ -269,7 +292,9 @@ std::filesystem::path record_one(const LiveOptions& o, const std::vector<Workloa
                       {"nodes", j.nodes}});
   }
   write_file(dir / "sacct.txt", sacct);
-  write_file(dir / "result.json", Json{{"t0", t0}, {"jobs", result}}.dump(1) + "\n");
+  Json doc = {{"t0", t0}, {"jobs", result}};
+  if (slurmctld_start > 0) doc["slurmctld_start"] = slurmctld_start;
+  write_file(dir / "result.json", doc.dump(1) + "\n");
   log << fmt::format("fidelity: replica {}: recorded {} jobs in {:.0f} s into {}\n", k, done.size(), unix_now() - t0,
                      dir.string());
   return dir;

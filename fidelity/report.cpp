@@ -138,7 +138,7 @@ FidelityReport compare_with_replicas(const std::vector<Recording>& recordings,
     r.wait_outside_pct = r.band_low_s > 0 ? -100.0 * (r.band_low_s - r.sim_wait_s) / r.band_low_s : -100.0;
   }
   r.wait_inside = std::abs(r.wait_outside_pct) <= 100.0 * criteria.edge_tolerance + 1e-9;
-  r.starts_inside = r.has_spread && r.sim_start_diff_s <= r.pair_start_diff_s + 1e-9;
+  r.starts_inside = r.has_spread && r.sim_start_diff_s <= r.pair_start_diff_s * (1 + criteria.start_tolerance) + 1e-9;
   r.inside = r.has_spread && r.wait_inside && r.starts_inside;
   return r;
 }

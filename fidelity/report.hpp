@@ -29,6 +29,8 @@ double mean_start_difference_s(const std::vector<RecordedJob>& a, const std::vec
 struct FidelityCriteria {
   double edge_tolerance = 0.01;  ///< How far outside the band of real mean waits still counts, as a fraction of the
                                  ///< nearer edge (the issue's 1%).
+  double start_tolerance = 0;    ///< How much larger than the replicas' mean pairwise start difference the
+                                 ///< simulator's may be, as a fraction of it (0: no larger).
 };
 
 /// The simulated schedule against one real replica (the simulator replaying that replica's own submissions).

@@ -358,7 +358,7 @@ void read_synthetic(const Field& field, Scenario& scenario) {
 void read_scheduler(const Field& field, SchedulerConfig& config) {
   field.expect_object({"policy", "sched_interval", "default_queue_depth", "batch_sched_delay", "bf_interval",
                        "bf_window", "bf_resolution", "bf_max_job_test", "bf_max_job_start", "bf_continue",
-                       "OverTimeLimit", "KillWait", "epilog_s", "phase_s", "shortcuts", "priority",
+                       "OverTimeLimit", "KillWait", "epilog_s", "phase_s", "epoch_unix_s", "shortcuts", "priority",
                        "scheduling_point"});
   const std::string policy = field.at("policy").non_empty_string();
   if (!parse_policy(policy, config.policy)) {
@@ -411,6 +411,7 @@ void read_scheduler(const Field& field, SchedulerConfig& config) {
   read_int("KillWait", s.kill_wait_s, 0, 65533);
   read_int("epilog_s", s.epilog_s, 0, 86400);
   read_int("phase_s", s.phase_s, 0, 86400);
+  read_int("epoch_unix_s", s.epoch_unix_s, 0, std::int64_t{1} << 40);
   if (field.has("shortcuts")) s.shortcuts = field.at("shortcuts").boolean();
   if (field.has("priority")) detail::read_priority(field.at("priority"), config.priority);
 }

@@ -23,7 +23,9 @@ fs::path temp_dir(const std::string& name) {
   return d;
 }
 
-void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+void write(const fs::path& p, const std::string& text) {
+  std::ofstream(p) << text;
+}
 
 std::vector<RecordedJob> jobs(const std::vector<std::pair<std::int64_t, std::int64_t>>& submit_start) {
   std::vector<RecordedJob> out;
@@ -55,8 +57,7 @@ TEST(KendallTauB, MatchesScipyOnTiesAndReversals) {
 
 TEST(FidelityReport, BandSpreadAndVerdict) {
   // Three replicas: waits 10, 12, 14 s (starts 10/12/14 after submit 0 and 20/22/24 after submit 10).
-  std::vector<Recording> real = {recording("r1", jobs({{0, 10}, {10, 20}})),
-                                 recording("r2", jobs({{0, 12}, {10, 22}})),
+  std::vector<Recording> real = {recording("r1", jobs({{0, 10}, {10, 20}})), recording("r2", jobs({{0, 12}, {10, 22}})),
                                  recording("r3", jobs({{0, 14}, {10, 24}}))};
   // Pairwise |start diff|: 2, 4, 2 -> mean 8/3.
   std::vector<std::vector<RecordedJob>> sim = {jobs({{0, 11}, {10, 21}}), jobs({{0, 11}, {10, 21}}),
