@@ -233,6 +233,19 @@ std::filesystem::path record_one(const LiveOptions& o, const std::vector<Workloa
   } catch (const std::exception& e) {
     log << "fidelity: replica " << k << ": no slurmctld start time from diag (" << e.what() << ")\n";
   }
+  // The release ("22.05.8"), from a reply's meta: the replay models release-dependent behaviour by it.
+  std::string slurm_release;
+  try {
+    const Json ping = Json::parse(reader.request("GET", reader.slurm_path("ping")).body);
+    for (const char* key : {"Slurm", "slurm"}) {
+      if (ping.contains("meta") && ping["meta"].contains(key) && ping["meta"][key].contains("release") &&
+          ping["meta"][key]["release"].is_string()) {
+        slurm_release = ping["meta"][key]["release"].get<std::string>();
+      }
+    }
+  } catch (const std::exception& e) {
+    log << "fidelity: replica " << k << ": no Slurm release from ping (" << e.what() << ")\n";
+  }
   log << "fidelity: replica " << k << ": submitting " << jobs.size() << " jobs to " << co.url << "\n";
   const double t0 = unix_now();
   std::map<std::uint64_t, std::uint32_t> ids;
@@ -294,6 +307,7 @@ std::filesystem::path record_one(const LiveOptions& o, const std::vector<Workloa
   write_file(dir / "sacct.txt", sacct);
   Json doc = {{"t0", t0}, {"jobs", result}};
   if (slurmctld_start > 0) doc["slurmctld_start"] = slurmctld_start;
+  if (!slurm_release.empty()) doc["slurm_version"] = slurm_release;
   write_file(dir / "result.json", doc.dump(1) + "\n");
   log << fmt::format("fidelity: replica {}: recorded {} jobs in {:.0f} s into {}\n", k, done.size(), unix_now() - t0,
                      dir.string());

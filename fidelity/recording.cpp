@@ -76,6 +76,10 @@ Recording read_recording(const std::filesystem::path& dir) {
   if (!doc.is_object() || !doc.contains("jobs") || !doc["jobs"].is_array()) {
     throw RecordingError(file, "/jobs", "expected an array of jobs");
   }
+  if (doc.contains("slurm_version")) {
+    if (!doc["slurm_version"].is_string()) throw RecordingError(file, "/slurm_version", "expected a string");
+    r.slurm_version = doc["slurm_version"].get<std::string>();
+  }
   const Json& jobs = doc["jobs"];
   if (jobs.empty()) throw RecordingError(file, "/jobs", "no jobs");
   struct Raw {

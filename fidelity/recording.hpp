@@ -42,6 +42,7 @@ struct Recording {
   std::filesystem::path slurm_conf;  ///< dir/slurm.conf.
   std::filesystem::path sacct;       ///< dir/sacct.txt.
   std::filesystem::path assoc;       ///< dir/assoc.txt (may not exist: no associations then).
+  std::string slurm_version;         ///< result.json's slurm_version ("22.05.8"), empty when not recorded.
 };
 
 /// Reads and checks a recording folder: result.json must parse, every job must have idx, job_id, submit, start,

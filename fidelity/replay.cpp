@@ -92,6 +92,8 @@ std::string replay_scenario_json(const Recording& recording, const std::string& 
   }
   sc["name"] = "fidelity-" + recording.dir.filename().string();
   sc["scheduler"]["phase_s"] = options.phase_s;
+  // The release that made the recording, where the simulator models behaviour that changed between releases.
+  if (!recording.slurm_version.empty()) sc["scheduler"]["slurm_version"] = recording.slurm_version;
   if (std::filesystem::exists(recording.assoc)) {
     const Json assoc = Json::parse(associations_json(recording.assoc.string()));
     Json& acc = sc["accounting"];

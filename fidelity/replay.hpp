@@ -25,7 +25,8 @@ struct ReplayOptions {
 std::string associations_json(const std::string& assoc_path);
 
 /// The replay scenario of `recording`: `imported` (the JSON `gputwin import slurm.conf --sacct sacct.txt` printed
-/// for it) with its associations, `phase_s` and auto_associations off. Throws RecordingError or ScenarioError.
+/// for it) with its associations, `phase_s`, the
+/// recording's slurm_version and auto_associations off. Throws RecordingError or ScenarioError.
 std::string replay_scenario_json(const Recording& recording, const std::string& imported, const ReplayOptions& options);
 
 /// Runs the replay scenario and returns its schedule by the recording's workload indices (times from the first

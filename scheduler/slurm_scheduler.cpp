@@ -962,10 +962,13 @@ class SlurmScheduler final : public Scheduler {
   }
 
   // _set_slot_time (24.11): start floored, end = ceil of the unrounded start plus the limit, both on the wall clock.
+  // Before 24.11 the end was floored too (22.05 backfill.c:_attempt_backfill: `end_reserve = (end_reserve /
+  // backfill_resolution) * backfill_resolution`); _add_reservation still gives every reservation one resolution.
   void set_slot_time(std::int64_t start, std::int64_t limit, std::int64_t res, std::int64_t& slot_start,
                      std::int64_t& slot_end) const {
     slot_start = floor_on_clock(start, res, params_.epoch_unix_s);
-    slot_end = floor_on_clock(start + limit + res - 1, res, params_.epoch_unix_s);
+    const std::int64_t round_up = params_.slurm_version >= 2411 ? res - 1 : 0;
+    slot_end = floor_on_clock(start + limit + round_up, res, params_.epoch_unix_s);
   }
 
   // _test_resv_overlap: the chosen nodes are not all free in some slice overlapping [start, end).
