@@ -587,8 +587,10 @@ int run_import(const ImportRequest& request, std::ostream& out, std::ostream& er
 
   Json workload;
   std::string history;
+  std::int64_t history_epoch = -1;
   if (!request.sacct.empty()) {
     const SacctImport h = read_sacct(request.sacct, format, SacctImportOptions{});
+    history_epoch = h.epoch_unix_s;
     workload["trace"] = {{"path", request.sacct}, {"format", std::string(sacct_format_name(format))}};
     std::set<std::string> users, accounts, unknown_partitions;
     for (const JobSpec& j : h.jobs) {
@@ -645,6 +647,8 @@ int run_import(const ImportRequest& request, std::ostream& out, std::ostream& er
   }
   scenario["workload"] = std::move(workload);
   scenario["scheduler"] = scheduler_json(conf, notes);
+  // The replay's t = 0 is the history's first submission: its wall-clock time places slurmctld's bf_resolution grid.
+  if (history_epoch > 0) scenario["scheduler"]["epoch_unix_s"] = history_epoch;
   Json accounting = accounting_json(conf, dump ? &*dump : nullptr, qos ? &*qos : nullptr, notes);
   if (!accounting.empty()) scenario["accounting"] = std::move(accounting);
 

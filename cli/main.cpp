@@ -12,6 +12,7 @@
 #include <new>
 
 #include "cli/compare.hpp"
+#include "cli/fidelity_command.hpp"
 #include "cli/import_command.hpp"
 #include "cli/report_command.hpp"
 #include "cli/serve_command.hpp"
@@ -307,11 +308,14 @@ int main(int argc, char** argv) {
   gputwin::add_twin_commands(app, twin_commands);
   gputwin::ServeCommand serve_command;
   gputwin::add_serve_command(app, serve_command);
+  gputwin::FidelityCommand fidelity_command;
+  gputwin::add_fidelity_command(app, fidelity_command);
 
   CLI11_PARSE(app, argc, argv);
   try {
     if (const int status = gputwin::run_twin_commands(twin_commands); status >= 0) return status;
     if (const int status = gputwin::run_serve_command(serve_command); status >= 0) return status;
+    if (const int status = gputwin::run_fidelity_command(fidelity_command); status >= 0) return status;
     if (*run) {
       return run_command(scenario_path, out, seed_opt->count() ? std::optional<std::uint64_t>(seed) : std::nullopt,
                          policy, quiet, no_results, no_node_history, overrides, run_until);

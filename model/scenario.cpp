@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -373,8 +374,8 @@ void read_synthetic(const Field& field, Scenario& scenario) {
 void read_scheduler(const Field& field, SchedulerConfig& config) {
   field.expect_object({"policy", "sched_interval", "default_queue_depth", "batch_sched_delay", "bf_interval",
                        "bf_window", "bf_resolution", "bf_max_job_test", "bf_max_job_start", "bf_continue",
-                       "OverTimeLimit", "KillWait", "epilog_s", "phase_s", "shortcuts", "priority",
-                       "scheduling_point"});
+                       "OverTimeLimit", "KillWait", "epilog_s", "phase_s", "epoch_unix_s", "slurm_version", "shortcuts",
+                       "priority", "scheduling_point"});
   const std::string policy = field.at("policy").non_empty_string();
   if (!parse_policy(policy, config.policy)) {
     field.at("policy").fail("unknown policy '" + policy + "' (known: " + policy_names() + ")");
@@ -426,6 +427,18 @@ void read_scheduler(const Field& field, SchedulerConfig& config) {
   read_int("KillWait", s.kill_wait_s, 0, 65533);
   read_int("epilog_s", s.epilog_s, 0, 86400);
   read_int("phase_s", s.phase_s, 0, 86400);
+  read_int("epoch_unix_s", s.epoch_unix_s, 0, std::int64_t{1} << 40);
+  if (field.has("slurm_version")) {
+    // "22.05" or "22.05.8": the release's year and month.
+    const Field f = field.at("slurm_version");
+    const std::string text = f.non_empty_string();
+    unsigned year = 0, month = 0;
+    if (std::sscanf(text.c_str(), "%2u.%2u", &year, &month) != 2 || text.size() < 5 || text[2] != '.' ||
+        (text.size() > 5 && text[5] != '.') || year < 14 || month < 1 || month > 12) {
+      f.fail("expected a Slurm release such as \"22.05\" or \"24.11.1\"");
+    }
+    s.slurm_version = year * 100 + month;
+  }
   if (field.has("shortcuts")) s.shortcuts = field.at("shortcuts").boolean();
   if (field.has("priority")) detail::read_priority(field.at("priority"), config.priority);
 }

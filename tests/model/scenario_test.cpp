@@ -148,6 +148,26 @@ TEST(Scenario, BothEasyVariantsAndTheSchedulingPointAreNamed) {
             "sched_interval, bf_interval)");
 }
 
+TEST(Scenario, SlurmReleaseAndWallClockOfTheSlurmPolicy) {
+  const Scenario d = parse_scenario(kValid, "s.json", "/base");
+  EXPECT_EQ(d.scheduler.slurm.slurm_version, 2411u);
+  EXPECT_EQ(d.scheduler.slurm.epoch_unix_s, 0);
+  const Scenario s =
+      parse_scenario(with("\"policy\": \"fcfs\"",
+                          "\"policy\": \"slurm\", \"slurm_version\": \"22.05.8\", \"epoch_unix_s\": 1795548315"),
+                     "s.json", "/base");
+  EXPECT_EQ(s.scheduler.slurm.slurm_version, 2205u);
+  EXPECT_EQ(s.scheduler.slurm.epoch_unix_s, 1795548315);
+  EXPECT_EQ(parse_scenario(with("\"policy\": \"fcfs\"", "\"policy\": \"slurm\", \"slurm_version\": \"23.11\""),
+                           "s.json", "/base")
+                .scheduler.slurm.slurm_version,
+            2311u);
+  EXPECT_EQ(error_of(with("\"policy\": \"fcfs\"", "\"policy\": \"slurm\", \"slurm_version\": \"22.5\"")),
+            "s.json: /scheduler/slurm_version: expected a Slurm release such as \"22.05\" or \"24.11.1\"");
+  EXPECT_EQ(error_of(with("\"policy\": \"fcfs\"", "\"policy\": \"slurm\", \"epoch_unix_s\": -1")),
+            "s.json: /scheduler/epoch_unix_s: expected an integer in [0, 1099511627776]");
+}
+
 TEST(Scenario, PartitionsTakeHostlistsAndSlurmTimes) {
   const Scenario s = parse_scenario(
       with("{\"name\": \"batch\", \"nodes\": \"ALL\", \"default\": true}",
