@@ -119,12 +119,16 @@ class LocalCluster {
 
  private:
   // Runs `local-slurm.sh WHAT STATE`, its output kept in STATE.local-slurm.log (the state folder is cleaned);
-  // returns true on exit status 0.
+  // returns true on exit status 0. The variables another local cluster's env file sets are dropped first: with
+  // that cluster's SLURM_JWT in the environment, sacctmgr authenticates to this cluster's slurmdbd with a token
+  // signed by the other key and the start times out ("jwt_decode failure").
   bool run(const std::string& what) {
     output_ = o_.local_state + ".local-slurm.log";
-    const std::string cmd = "SLURM_TWIN_PORT_BASE=" + shell_quote(o_.local_port_base) + " bash " +
-                            shell_quote(script_) + " " + what + " " + shell_quote(o_.local_state) + " >" +
-                            shell_quote(output_) + " 2>&1";
+    const std::string cmd =
+        "env -u SLURM_JWT -u SLURM_CONF -u SLURM_TWIN_DIR -u SLURM_TWIN_USER_JWT -u SLURM_TWIN_JOB_DIR "
+        "-u SLURMRESTD_URL -u SLURMRESTD_API SLURM_TWIN_PORT_BASE=" +
+        shell_quote(o_.local_port_base) + " bash " + shell_quote(script_) + " " + what + " " +
+        shell_quote(o_.local_state) + " >" + shell_quote(output_) + " 2>&1";
     const int rc = std::system(cmd.c_str());
     return rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 0;
   }
