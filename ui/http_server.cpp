@@ -34,6 +34,12 @@ std::string url_decode(std::string_view s, bool plus_is_space) {
   return out;
 }
 
+std::string error_body(const std::string& message) {
+  return nlohmann::json{{"error", message}}.dump();
+}
+
+}  // namespace
+
 std::map<std::string, std::string> parse_query(std::string_view q) {
   std::map<std::string, std::string> out;
   while (!q.empty()) {
@@ -47,12 +53,6 @@ std::map<std::string, std::string> parse_query(std::string_view q) {
   }
   return out;
 }
-
-std::string error_body(const std::string& message) {
-  return nlohmann::json{{"error", message}}.dump();
-}
-
-}  // namespace
 
 std::optional<std::string> HttpRequest::param(const std::string& name) const {
   const auto it = query.find(name);
