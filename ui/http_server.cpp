@@ -35,7 +35,9 @@ std::string url_decode(std::string_view s, bool plus_is_space) {
 }
 
 std::string error_body(const std::string& message) {
-  return nlohmann::json{{"error", message}}.dump();
+  // The message may quote the request (its method, path or a parameter), which may hold any bytes: dump() would throw
+  // on bytes that are not UTF-8 and end the server, so they are replaced with U+FFFD.
+  return nlohmann::json{{"error", message}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace

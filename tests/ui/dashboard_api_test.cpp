@@ -314,6 +314,15 @@ TEST_F(HandMadeRun, ServerAnswersOverHttp) {
   EXPECT_NE(body.find("\nslurm_jobs_pending 3\n"), std::string::npos) << body.substr(0, 400);
   std::tie(status, body) = fetch(server.url() + "/metrics?t=100000");
   EXPECT_EQ(status, 400);  // outside the run
+  // An error quoting a path that is not UTF-8 (%ff decodes to byte 0xff) is answered with U+FFFD in its place; the
+  // server used to end on it (nlohmann's dump threw type_error 316 out of the request thread), found by following
+  // fuzz_slurmrestd_http's finding of the same kind.
+  const std::string empty;
+  std::tie(status, body) = fetch(server.url() + "/%ff", &empty);
+  EXPECT_EQ(status, 405);
+  EXPECT_NE(nlohmann::json::parse(body)["error"].get<std::string>().find("POST /\xEF\xBF\xBD"), std::string::npos);
+  std::tie(status, body) = fetch(server.url() + "/api/info");
+  EXPECT_EQ(status, 200);  // still serving
 }
 
 TEST(ListenSpec, ParsesAndRefuses) {

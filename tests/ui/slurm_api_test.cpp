@@ -192,6 +192,13 @@ TEST_F(HandMadeRun, VersionsPathsAndWritesAnswerAsSlurmrestd) {
   const HttpResponse refused = api.handle(post);
   EXPECT_EQ(refused.status, 403);
   EXPECT_FALSE(body(refused).at("errors").empty());
+  // A method that is not UTF-8 is quoted with U+FFFD in its place (dump() threw, a 500 with nlohmann's message; found
+  // by fuzz_slurmrestd_http).
+  post.method = "P\xffST";
+  const HttpResponse odd = api.handle(post);
+  EXPECT_EQ(odd.status, 403);
+  EXPECT_NE(body(odd).at("errors").at(0).at("description").get<std::string>().find("P\xEF\xBF\xBDST"),
+            std::string::npos);
 }
 
 TEST_F(HandMadeRun, JwtIsCheckedWhenAKeyIsGiven) {
