@@ -426,7 +426,8 @@ HttpResponse DashboardApi::metrics(const HttpRequest& request) const {
 }
 
 HttpResponse DashboardApi::asset(const HttpRequest& request) const {
-  std::string rel = request.path == "/" ? "index.html" : request.path.substr(1);
+  // An empty path (a handler called without the server, which always gives one starting with '/') is the index too.
+  std::string rel = request.path.size() <= 1 ? "index.html" : request.path.substr(1);
   if (!is_safe_asset_path(rel)) throw HttpError(404, "no page " + request.path.substr(0, 100));
   const std::filesystem::path file = assets_dir_ / rel;
   std::error_code ec;

@@ -268,6 +268,8 @@ TEST_F(HandMadeRun, ApiAnswersAndRefusesBadRequests) {
   // Without built pages, / explains how to build them.
   const HttpResponse index = api.handle(get("/"));
   EXPECT_NE(index.body.find("not built"), std::string::npos);
+  // An empty path is the index as well (substr(1) of it threw std::out_of_range; found by fuzz_dashboard_http).
+  EXPECT_NE(api.handle(get("")).body.find("not built"), std::string::npos);
 }
 
 std::size_t append(char* data, std::size_t size, std::size_t count, void* out) {
