@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets of fuzz/ with ASan and UBSan (clang) into build-san/ and runs each for a given time.
+# Builds the libFuzzer targets of fuzz/ with ASan and UBSan (clang) into build-san/ (scripts/build-san.sh) and runs
+# each for a given time.
 # Usage: scripts/fuzz.sh [--seconds N] [--only TARGET[,TARGET...]] [--parallel P] [--no-build]
 #   --seconds N    time per target (default 60)
 #   --only T,...   these targets only (names as in fuzz/CMakeLists.txt: fuzz_swf, fuzz_scenario, ...)
@@ -25,11 +26,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 dir=build-san
-if [ "$build" -eq 1 ]; then
-  CC=clang CXX=clang++ cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUTWIN_SANITIZE=ON \
-    -DGPUTWIN_BUILD_FUZZERS=ON -DGPUTWIN_BUILD_WEB=OFF -DGPUTWIN_BUILD_TESTS=ON >/dev/null
-  cmake --build "$dir" -j"$(nproc)" --target fuzzers gputwin
-fi
+if [ "$build" -eq 1 ]; then bash scripts/build-san.sh fuzzers gputwin; fi
 work="$dir/fuzz"
 targets=()
 for t in "$work"/fuzz_*; do [ -x "$t" ] && targets+=("$(basename "$t")"); done
