@@ -764,6 +764,8 @@ SacctImport parse_sacct_json(const std::string& text, const std::string& file_na
     std::string msg = e.what();
     const auto pos = msg.find("parse error");
     throw TraceError(file_name, 0, "invalid JSON: " + (pos == std::string::npos ? msg : msg.substr(pos)));
+  } catch (const json::out_of_range&) {
+    throw TraceError(file_name, 0, "invalid JSON: a number too large for a double");  // 1e999, as in scenarios
   }
   const JsonReader rd(file_name);
   if (!doc.is_object()) rd.fail("", "expected an object with a \"jobs\" array");

@@ -504,6 +504,8 @@ TEST(SacctJson, BadDocumentsNameThePointer) {
   EXPECT_EQ(err("{\"jobs\": [}"),
             "j.json: invalid JSON: parse error at line 1, column 11: syntax error while parsing value - unexpected "
             "'}'; expected '[', '{', or a literal");
+  // A number beyond a double: nlohmann throws out_of_range (not parse_error), which escaped with its message.
+  EXPECT_EQ(err("{\"jobs\": 1e999}"), "j.json: invalid JSON: a number too large for a double");
   EXPECT_EQ(err("{\"errors\": [{\"description\": \"Invalid token\", \"error\": \"Unspecified error\"}]}"),
             "j.json: /jobs: missing job array (slurmrestd reported: Invalid token Unspecified error)");
   EXPECT_EQ(err("{\"jobs\": [{\"job_id\": \"7\"}]}"), "j.json: /jobs/0/job_id: expected a number");
