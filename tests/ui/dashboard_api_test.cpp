@@ -180,6 +180,24 @@ TEST_F(HandMadeRun, GanttIsExactWhenItFitsAndADensityGridWhenNot) {
   EXPECT_THROW((void)api.handle(get("/api/gantt", {{"width", "0"}})), HttpError);  // served as a 400
 }
 
+// A node_list that is not a hostlist (a damaged results.sqlite) draws its job on no node instead of throwing out of
+// the Gantt (std::invalid_argument became a 500; found by fuzz_results_sql).
+TEST_F(HandMadeRun, GanttLeavesOutAJobWhoseNodeListIsNotAHostlist) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ / "results.sqlite").c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE jobs SET node_list = 'n[001-000]' WHERE job_id = 2", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  const RunView view(dir_);
+  GanttQuery q;
+  q.to_s = 500;
+  q.node_to = 2;
+  q.width = 5;
+  q.height = 10;
+  const GanttView g = view.gantt(q);
+  EXPECT_EQ(g.jobs_in_view, 2u);  // jobs 1 and 4
+}
+
 TEST_F(HandMadeRun, WaitsAndCosts) {
   const RunView view(dir_);
   // Started by 500: job 1 waited 10 s, job 2 105 s, job 4 170 s (3 and 5 never started).
