@@ -675,8 +675,17 @@ int run_import(const ImportRequest& request, std::ostream& out, std::ostream& er
     notes.add(std::to_string(conf.ignored.size()) +
               " daemon settings (hosts, ports, paths, logging, authentication) have no effect on scheduling; ignored");
   }
+  std::string text;
+  try {
+    text = scenario.dump(2);
+  } catch (const Json::type_error&) {
+    // A name or value that is not UTF-8 (a Latin-1 slurm.conf or sacctmgr dump): JSON holds only UTF-8 text, so
+    // such bytes are written as U+FFFD instead of ending the import with nlohmann's message.
+    text = scenario.dump(2, ' ', false, Json::error_handler_t::replace);
+    notes.add("some names or values are not UTF-8 text: their bad bytes are written as U+FFFD");
+  }
   for (const std::string& n : notes.all()) err << "gputwin import: " << n << "\n";
-  out << scenario.dump(2) << "\n";
+  out << text << "\n";
   return 0;
 }
 

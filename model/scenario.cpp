@@ -598,6 +598,9 @@ Scenario parse_scenario(const std::string& text, const std::string& file, const 
     std::string msg = e.what();
     const auto pos = msg.find("parse error");
     throw ScenarioError(file, "", "invalid JSON: " + (pos == std::string::npos ? msg : msg.substr(pos)));
+  } catch (const json::out_of_range&) {
+    // 1e999: nlohmann's out_of_range.406 quotes the whole number, which may be megabytes long
+    throw ScenarioError(file, "", "invalid JSON: a number too large for a double");
   }
   for (const std::string& o : overrides) {
     const auto eq = o.find('=');

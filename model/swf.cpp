@@ -232,7 +232,9 @@ SwfTrace parse_swf(std::istream& in, const std::string& file_name) {
     const std::size_t end = std::min(all.find('\n', pos), all.size());
     std::string_view text = all.substr(pos, end - pos);
     pos = end + 1;
-    if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+    // CRLF line ends, and any further CRs before them, which write_swf could not give back (a comment "a\r" would be
+    // written as ";a\r\n" and read back as "a")
+    while (!text.empty() && text.back() == '\r') text.remove_suffix(1);
     std::size_t first = 0;
     while (first < text.size() && is_space(text[first])) ++first;
     if (first == text.size()) continue;

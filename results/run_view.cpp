@@ -843,8 +843,13 @@ void RunView::build_gantt_index() const {
   for (std::uint32_t j = 0; j < jobs_.size(); ++j) {
     const Job& job = jobs_[j];
     if (job.start < 0 || job.nodes_len == 0) continue;
-    for (const std::string& name :
-         expand_hostlist(std::string_view(text_arena_.data() + job.nodes_off, job.nodes_len))) {
+    std::vector<std::string> names;
+    try {
+      names = expand_hostlist(std::string_view(text_arena_.data() + job.nodes_off, job.nodes_len));
+    } catch (const std::exception&) {
+      continue;  // a node_list that is not a hostlist (a damaged results.sqlite) draws on no node, as in partitions()
+    }
+    for (const std::string& name : names) {
       const auto it = node_by_name_.find(name);
       if (it != node_by_name_.end()) pairs.emplace_back(it->second, j);
     }

@@ -69,6 +69,9 @@ TEST(Scenario, ErrorsNameTheFileAndJsonPointer) {
   EXPECT_NE(error_of(with("\"cpus\": 1,", "\"cpus\": 1, \"gpu\": 8,")).find("/cluster/nodes/0/gpu: unknown key"),
             std::string::npos);
   EXPECT_NE(error_of("{\"name\": ").find("s.json: invalid JSON: parse error"), std::string::npos);
+  // A number beyond a double is invalid JSON too; nlohmann's out_of_range.406 escaped as a raw library error quoting
+  // the whole number (found by fuzz_scenario).
+  EXPECT_EQ(error_of("{\"name\": 333333e3333333333333}"), "s.json: invalid JSON: a number too large for a double");
   EXPECT_EQ(error_of(with("\"scheduler\": {\"policy\": \"fcfs\"}",
                           "\"scheduler\": {\"policy\": \"slurm\", \"bf_interval\": 0}")),
             "s.json: /scheduler/bf_interval: expected -1 (disabled) or a positive number of seconds");
