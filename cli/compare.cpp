@@ -10,43 +10,17 @@
 #include <stdexcept>
 #include <string>
 
+#include "results/results_db.hpp"
+
 namespace gputwin {
 namespace {
 
-/// A results.sqlite opened read-only.
-class ResultsDb {
- public:
-  explicit ResultsDb(const std::filesystem::path& dir) : path_(dir / "results.sqlite") {
-    if (!std::filesystem::exists(path_)) throw std::runtime_error(path_.string() + ": no such file");
-    if (sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-      const std::string msg = db_ ? sqlite3_errmsg(db_) : "cannot open";
-      sqlite3_close(db_);
-      throw std::runtime_error(path_.string() + ": " + msg);
-    }
-  }
-  ~ResultsDb() { sqlite3_close(db_); }
-  ResultsDb(const ResultsDb&) = delete;
-  ResultsDb& operator=(const ResultsDb&) = delete;
-
-  /// Rows of a two-column (text key, number) query.
-  std::map<std::string, double> pairs(const char* sql) const {
-    sqlite3_stmt* st = nullptr;
-    if (sqlite3_prepare_v2(db_, sql, -1, &st, nullptr) != SQLITE_OK) {
-      throw std::runtime_error(path_.string() + ": not a gputwin results database (" + sqlite3_errmsg(db_) + ")");
-    }
-    std::map<std::string, double> out;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-      const unsigned char* key = sqlite3_column_text(st, 0);
-      out[key ? reinterpret_cast<const char*>(key) : ""] = sqlite3_column_double(st, 1);
-    }
-    sqlite3_finalize(st);
-    return out;
-  }
-
- private:
-  std::filesystem::path path_;
-  sqlite3* db_ = nullptr;
-};
+/// Rows of a two-column (text key, number) query of `db`.
+std::map<std::string, double> pairs(ResultsDb& db, const char* sql) {
+  std::map<std::string, double> out;
+  db.query(sql, {}, [&](sqlite3_stmt* row) { out[column_text(row, 0)] = sqlite3_column_double(row, 1); });
+  return out;
+}
 
 /// A number as people read it: integers plain, small values with three decimals, others with one.
 std::string number(double v) {
@@ -77,18 +51,18 @@ void print_group(const char* title, const std::map<std::string, double>& a, cons
 }  // namespace
 
 int print_comparison(const std::filesystem::path& a_dir, const std::filesystem::path& b_dir) {
-  std::unique_ptr<ResultsDb> a, b;
-  try {
-    a = std::make_unique<ResultsDb>(a_dir);
-    b = std::make_unique<ResultsDb>(b_dir);
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "gputwin: {}\n", e.what());
-    return 2;
-  }
-  try {
+  // Both are opened and checked whole (results_db.hpp) before anything is printed; errors are InputErrors naming
+  // the file, which main reports with exit status 2.
+  ResultsDb a(a_dir / "results.sqlite");
+  ResultsDb b(b_dir / "results.sqlite");
+  a.require_columns("summary", {"key", "value"});
+  b.require_columns("summary", {"key", "value"});
+  a.require_columns("jobs", {"account", "partition", "wait_time"});
+  b.require_columns("jobs", {"account", "partition", "wait_time"});
+  {
     fmt::print("A: {}\nB: {}\n", a_dir.string(), b_dir.string());
-    const auto sa = a->pairs("SELECT key, value FROM summary");
-    const auto sb = b->pairs("SELECT key, value FROM summary");
+    const auto sa = pairs(a, "SELECT key, value FROM summary");
+    const auto sb = pairs(b, "SELECT key, value FROM summary");
     fmt::print("\n{:<28} {:>14} {:>14} {:>10}\n", "summary", "A", "B", "change");
     const std::pair<const char*, const char*> rows[] = {{"jobs", "jobs"},
                                                         {"rejected", "rejected at submit"},
@@ -101,6 +75,8 @@ int print_comparison(const std::filesystem::path& a_dir, const std::filesystem::
                                                         {"gpu_utilization", "GPU utilisation"},
                                                         {"gpu_hours", "GPU-hours"},
                                                         {"lost_gpu_hours", "GPU-hours lost (requeue)"},
+                                                        {"goodput", "goodput"},
+                                                        {"allocated_gpu_hours", "GPU-hours allocated"},
                                                         {"placement_gpu_hours", "GPU-hours from placement"},
                                                         {"cross_leaf_jobs", "cross-leaf multi-node jobs"},
                                                         {"cross_leaf_traffic_tb", "cross-leaf traffic (TB)"},
@@ -116,11 +92,8 @@ int print_comparison(const std::filesystem::path& a_dir, const std::filesystem::
     const char* per_account = "SELECT account, AVG(wait_time) FROM jobs WHERE wait_time IS NOT NULL GROUP BY account";
     const char* per_partition =
         "SELECT partition, AVG(wait_time) FROM jobs WHERE wait_time IS NOT NULL GROUP BY partition";
-    print_group("mean wait by account (s)", a->pairs(per_account), b->pairs(per_account));
-    print_group("mean wait by partition (s)", a->pairs(per_partition), b->pairs(per_partition));
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "gputwin: {}\n", e.what());
-    return 2;
+    print_group("mean wait by account (s)", pairs(a, per_account), pairs(b, per_account));
+    print_group("mean wait by partition (s)", pairs(a, per_partition), pairs(b, per_partition));
   }
   return 0;
 }

@@ -587,8 +587,10 @@ int run_import(const ImportRequest& request, std::ostream& out, std::ostream& er
 
   Json workload;
   std::string history;
+  std::int64_t history_epoch = -1;
   if (!request.sacct.empty()) {
     const SacctImport h = read_sacct(request.sacct, format, SacctImportOptions{});
+    history_epoch = h.epoch_unix_s;
     workload["trace"] = {{"path", request.sacct}, {"format", std::string(sacct_format_name(format))}};
     std::set<std::string> users, accounts, unknown_partitions;
     for (const JobSpec& j : h.jobs) {
@@ -645,6 +647,8 @@ int run_import(const ImportRequest& request, std::ostream& out, std::ostream& er
   }
   scenario["workload"] = std::move(workload);
   scenario["scheduler"] = scheduler_json(conf, notes);
+  // The replay's t = 0 is the history's first submission: its wall-clock time places slurmctld's bf_resolution grid.
+  if (history_epoch > 0) scenario["scheduler"]["epoch_unix_s"] = history_epoch;
   Json accounting = accounting_json(conf, dump ? &*dump : nullptr, qos ? &*qos : nullptr, notes);
   if (!accounting.empty()) scenario["accounting"] = std::move(accounting);
 
@@ -671,8 +675,17 @@ int run_import(const ImportRequest& request, std::ostream& out, std::ostream& er
     notes.add(std::to_string(conf.ignored.size()) +
               " daemon settings (hosts, ports, paths, logging, authentication) have no effect on scheduling; ignored");
   }
+  std::string text;
+  try {
+    text = scenario.dump(2);
+  } catch (const Json::type_error&) {
+    // A name or value that is not UTF-8 (a Latin-1 slurm.conf or sacctmgr dump): JSON holds only UTF-8 text, so
+    // such bytes are written as U+FFFD instead of ending the import with nlohmann's message.
+    text = scenario.dump(2, ' ', false, Json::error_handler_t::replace);
+    notes.add("some names or values are not UTF-8 text: their bad bytes are written as U+FFFD");
+  }
   for (const std::string& n : notes.all()) err << "gputwin import: " << n << "\n";
-  out << scenario.dump(2) << "\n";
+  out << text << "\n";
   return 0;
 }
 

@@ -9,8 +9,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <new>
 
 #include "cli/compare.hpp"
+#include "cli/fidelity_command.hpp"
 #include "cli/import_command.hpp"
 #include "cli/report_command.hpp"
 #include "cli/serve_command.hpp"
@@ -65,8 +67,9 @@ void print_summary(const RunOutcome& o, const std::filesystem::path& out_dir) {
   fmt::print("jobs       {} ({}rejected at submit {})\n", s.jobs, states, s.rejected);
   fmt::print("makespan   {} ({:.0f} s; submissions over the first {})\n", format_duration(s.makespan_s), s.makespan_s,
              format_duration(s.last_submit_s - s.first_submit_s));
-  fmt::print("util       GPU {:.1f}%  CPU {:.1f}%  ({:.1f} GPU-hours)\n", s.gpu_utilization * 100,
-             s.cpu_utilization * 100, s.gpu_hours);
+  // Utilisation and its GPU-hours count every run, requeued ones too (the final runs alone: gpu_hours).
+  fmt::print("util       GPU {:.1f}%  CPU {:.1f}%  ({:.1f} GPU-hours allocated)\n", s.gpu_utilization * 100,
+             s.cpu_utilization * 100, s.allocated_gpu_hours);
   fmt::print("wait       mean {:.0f} s  p50 {:.0f} s  p95 {:.0f} s  p99 {:.0f} s  max {:.0f} s\n", s.wait_mean_s,
              s.wait_p50_s, s.wait_p95_s, s.wait_p99_s, s.wait_max_s);
   fmt::print("slowdown   mean bounded slowdown {:.2f} (tau 10 s)\n", s.bounded_slowdown_mean);
@@ -305,11 +308,14 @@ int main(int argc, char** argv) {
   gputwin::add_twin_commands(app, twin_commands);
   gputwin::ServeCommand serve_command;
   gputwin::add_serve_command(app, serve_command);
+  gputwin::FidelityCommand fidelity_command;
+  gputwin::add_fidelity_command(app, fidelity_command);
 
   CLI11_PARSE(app, argc, argv);
   try {
     if (const int status = gputwin::run_twin_commands(twin_commands); status >= 0) return status;
     if (const int status = gputwin::run_serve_command(serve_command); status >= 0) return status;
+    if (const int status = gputwin::run_fidelity_command(fidelity_command); status >= 0) return status;
     if (*run) {
       return run_command(scenario_path, out, seed_opt->count() ? std::optional<std::uint64_t>(seed) : std::nullopt,
                          policy, quiet, no_results, no_node_history, overrides, run_until);
@@ -345,6 +351,11 @@ int main(int argc, char** argv) {
   } catch (const gputwin::InputError& e) {
     fmt::print(stderr, "gputwin: {}\n", e.what());
     return 2;
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr,
+               "gputwin: out of memory: the input needs more memory than this machine has (README \"Reliability\" "
+               "lists the bounds on inputs)\n");
+    return 1;
   } catch (const std::exception& e) {
     fmt::print(stderr, "gputwin: error: {}\n", e.what());
     return 1;

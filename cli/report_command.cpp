@@ -143,7 +143,7 @@ const std::vector<KeyGroup>& key_groups() {
        {{"jobs", "jobs", Unit::kCount},
         {"started", "started", Unit::kCount},
         {"rejected", "rejected at submit", Unit::kCount},
-        {"requeues", "runs requeued by preemption", Unit::kCount}},
+        {"requeues", "runs requeued (preemption or fault)", Unit::kCount}},
        "jobs_",
        "ended "},
       {"Utilisation",

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "results/results_db.hpp"
 #include "scheduler/job_policy.hpp"
 #include "sim/runner.hpp"
 
@@ -27,11 +28,6 @@ std::string elapsed(std::int64_t s) {
 std::string fit(const std::string& s, std::size_t width) {
   const std::string t = s.size() > width ? s.substr(0, width) : s;
   return std::string(width - t.size(), ' ') + t;
-}
-
-std::string column_text(sqlite3_stmt* st, int i) {
-  const unsigned char* t = sqlite3_column_text(st, i);
-  return t ? reinterpret_cast<const char*>(t) : "";
 }
 
 /// Runs the scenario up to `at_s` and returns the outcome with the scheduler alive.
@@ -56,18 +52,11 @@ bool parse_sim_time(const std::string& text, std::int64_t& seconds) {
 }
 
 int print_squeue(const std::filesystem::path& results_dir, std::int64_t at_s, const std::string& user) {
-  const std::filesystem::path db_path = results_dir / "results.sqlite";
-  if (!std::filesystem::exists(db_path)) {
-    fmt::print(stderr, "gputwin: {}: no results.sqlite here (run `gputwin run SCENARIO --out DIR` first)\n",
-               results_dir.string());
-    return 1;
-  }
-  sqlite3* db = nullptr;
-  if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-    fmt::print(stderr, "gputwin: {}: {}\n", db_path.string(), db ? sqlite3_errmsg(db) : "cannot open");
-    sqlite3_close(db);
-    return 1;
-  }
+  ResultsDb results(results_dir / "results.sqlite");  // checked whole; InputError (exit 2) names the file
+  results.require_columns("jobs", {"job_id", "partition", "name", "user", "start_time", "nodes", "node_list",
+                                   "array_job_id", "array_task_id", "priority", "submit_time", "end_time"});
+  results.require_columns("job_reasons", {"job_id", "time", "reason"});
+  sqlite3* db = results.handle();
   // Queued at `at`: submitted, not ended, and not rejected (rejected jobs end at their submit time unstarted).
   const char* sql = R"sql(
 SELECT j.job_id, j.partition, j.name, j.user, j.start_time, j.nodes, j.node_list, j.array_job_id, j.array_task_id,
@@ -78,11 +67,7 @@ WHERE j.submit_time <= ?1 AND (j.end_time IS NULL OR j.end_time > ?1)
   AND NOT (j.start_time IS NULL AND j.end_time IS NOT NULL) AND (?2 = '' OR j.user = ?2)
 ORDER BY j.partition, (j.start_time IS NOT NULL AND j.start_time <= ?1), j.priority DESC, j.job_id)sql";
   sqlite3_stmt* st = nullptr;
-  if (sqlite3_prepare_v2(db, sql, -1, &st, nullptr) != SQLITE_OK) {
-    fmt::print(stderr, "gputwin: {}: not a gputwin results database ({})\n", db_path.string(), sqlite3_errmsg(db));
-    sqlite3_close(db);
-    return 1;
-  }
+  if (sqlite3_prepare_v2(db, sql, -1, &st, nullptr) != SQLITE_OK) results.fail("squeue query");
   sqlite3_bind_int64(st, 1, at_s);
   sqlite3_bind_text(st, 2, user.c_str(), -1, SQLITE_TRANSIENT);
   fmt::print("{} {} {} {} {} {} {} {}\n", fit("JOBID", 18), fit("PARTITION", 9), fit("NAME", 8), fit("USER", 8),
@@ -98,11 +83,9 @@ ORDER BY j.partition, (j.start_time IS NOT NULL AND j.start_time <= ?1), j.prior
                fit(running ? elapsed(at_s - sqlite3_column_int64(st, 4)) : "0:00", 10), fit(column_text(st, 5), 6),
                running ? column_text(st, 6) : "(" + reason + ")");
   }
-  const bool ok = rc == SQLITE_DONE;
-  if (!ok) fmt::print(stderr, "gputwin: {}: {}\n", db_path.string(), sqlite3_errmsg(db));
   sqlite3_finalize(st);
-  sqlite3_close(db);
-  return ok ? 0 : 1;
+  if (rc != SQLITE_DONE) results.fail("squeue query");
+  return 0;
 }
 
 int print_sprio(const Scenario& scenario, std::int64_t at_s) {

@@ -58,6 +58,7 @@ std::string_view pending_reason_name(PendingReason reason) {
       "InvalidReservation",
       "AssocGrpBillingMinutes",
       "JobHeldAdmin",
+      "BadConstraints",
   };
   static_assert(std::size(kNames) == static_cast<std::size_t>(PendingReason::kCount));
   const auto i = static_cast<std::size_t>(reason);

@@ -94,6 +94,8 @@ enum class PendingReason : std::uint8_t {
   kInvalidReservation,      ///< Submit-time rejection: unknown reservation or access denied.
   kAssocGrpBillingMinutes,  ///< Refused by a spend quota (Slurm's reason for a billing-minutes limit).
   kJobHeldAdmin,            ///< Held by an operator (scontrol hold): priority 0 until released.
+  kBadConstraints,          ///< Submit-time rejection: no node of its partition could ever hold the job (sbatch's
+                            ///< "Requested node configuration is not available"; BadConstraints is slurmctld's reason).
   kCount,                   ///< Number of reasons (not a reason).
 };
 

@@ -11,7 +11,8 @@ namespace gputwin {
 /// "<file>: <location>: <problem>", ready to show to a user.
 class InputError : public std::runtime_error {
  public:
-  /// `location` is a JSON pointer ("/cluster/nodes/0/gpus") or "line N"; it may be empty.
+  /// `location` is a JSON pointer ("/cluster/nodes/0/gpus") or "line N"; it may be empty. In what(), a file,
+  /// location or problem longer than 400 characters (one quoting a huge value) keeps only its two ends.
   InputError(std::string file, std::string location, std::string problem);
   /// The file the problem is in.
   [[nodiscard]] const std::string& file() const { return file_; }

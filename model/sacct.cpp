@@ -17,6 +17,7 @@
 
 #include "model/errors.hpp"
 #include "model/input_file.hpp"
+#include "model/input_limits.hpp"
 #include "model/scenario.hpp"
 #include "model/text.hpp"
 
@@ -72,7 +73,7 @@ std::string squote(std::string_view s) {
 
 /// A number with an optional K/M/G/T/P suffix (powers of 1024, as Slurm's convert_num_unit prints them) in units of
 /// 1024^base_power: memory is read in MB (base 2: "64G" -> 65536, "512" -> 512), counts in ones (base 0:
-/// "1.5K" -> 1536). Rounded up; false if malformed.
+/// "1.5K" -> 1536). Rounded up; false if malformed or above 2^53.
 bool parse_scaled(std::string_view s, int base_power, std::int64_t& out) {
   s = trim(s);
   if (s.empty()) return false;
@@ -89,7 +90,10 @@ bool parse_scaled(std::string_view s, int base_power, std::int64_t& out) {
   char* end = nullptr;
   const double v = std::strtod(number.c_str(), &end);
   if (number.empty() || end != number.c_str() + number.size() || !(v >= 0)) return false;
-  out = static_cast<std::int64_t>(std::ceil(v * std::pow(1024.0, power - base_power) - 1e-9));
+  const double scaled = std::ceil(v * std::pow(1024.0, power - base_power) - 1e-9);
+  // Beyond 2^53 no count or size is a real job's, and beyond 2^63 the conversion is undefined: malformed.
+  if (!(scaled <= 9'007'199'254'740'992.0)) return false;
+  out = static_cast<std::int64_t>(scaled);
   return true;
 }
 
@@ -360,6 +364,8 @@ SacctImport convert(std::vector<Record>& records, const std::string& file, const
         auto it = throttle.find(r.array_job_id);
         if (it != throttle.end()) job.array_max_running = it->second;
       }
+      if (drafts.size() == kMaxJobs)
+        fail_at(file, r, "more than " + std::to_string(kMaxJobs) + " jobs (an input bound)");
       drafts.push_back({std::move(job), r.needs_id});
     }
   }
@@ -761,6 +767,8 @@ SacctImport parse_sacct_json(const std::string& text, const std::string& file_na
     std::string msg = e.what();
     const auto pos = msg.find("parse error");
     throw TraceError(file_name, 0, "invalid JSON: " + (pos == std::string::npos ? msg : msg.substr(pos)));
+  } catch (const json::out_of_range&) {
+    throw TraceError(file_name, 0, "invalid JSON: a number too large for a double");  // 1e999, as in scenarios
   }
   const JsonReader rd(file_name);
   if (!doc.is_object()) rd.fail("", "expected an object with a \"jobs\" array");

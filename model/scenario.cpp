@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -17,6 +18,7 @@
 #include "model/errors.hpp"
 #include "model/hostlist.hpp"
 #include "model/input_file.hpp"
+#include "model/input_limits.hpp"
 #include "model/sacct.hpp"
 #include "model/scenario_field.hpp"
 #include "model/topology_conf.hpp"
@@ -38,18 +40,28 @@ void read_nodes(const Field& nodes_field, ClusterConfig& cluster) {
   const std::size_t groups = nodes_field.array_size();
   if (groups == 0) nodes_field.fail("expected at least one node group");
   std::set<std::string> names;
+  std::uint64_t gpus = 0;
   for (std::size_t g = 0; g < groups; ++g) {
     const Field group = nodes_field.at(g);
     group.expect_object(
         {"prefix", "count", "cpus", "memory_gb", "gpus", "gpu_type", "weight", "start_index", "digits", "state"});
     const std::string prefix = group.has("prefix") ? group.at("prefix").non_empty_string() : "node";
-    const std::uint64_t count = group.at("count").positive();
+    const std::uint64_t count = group.at("count").positive_at_most(kMaxNodes);
+    if (cluster.nodes.size() + count > kMaxNodes) {
+      group.at("count").fail("the cluster would have more than " + std::to_string(kMaxNodes) +
+                             " nodes (an input bound)");
+    }
     NodeConfig node;
-    node.cpus = group.at("cpus").u32();
+    node.cpus = static_cast<std::uint32_t>(group.at("cpus").at_most(kMaxCpusPerNode));
     if (node.cpus == 0) group.at("cpus").fail("expected a positive integer");
-    node.memory_mb = group.has("memory_gb") ? static_cast<std::uint64_t>(group.at("memory_gb").number() * 1024.0) : 0;
-    if (group.has("memory_gb") && group.at("memory_gb").number() < 0) group.at("memory_gb").fail("expected >= 0");
-    node.gpus = group.has("gpus") ? group.at("gpus").u32() : 0;
+    if (group.has("memory_gb")) {
+      const double gb = group.at("memory_gb").number();
+      if (!(gb >= 0) || gb > kMaxMemoryGbPerNode) {
+        group.at("memory_gb").fail("expected a number from 0 to " + std::to_string(kMaxMemoryGbPerNode));
+      }
+      node.memory_mb = static_cast<std::uint64_t>(gb * 1024.0);
+    }
+    node.gpus = group.has("gpus") ? static_cast<std::uint32_t>(group.at("gpus").at_most(kMaxGpusPerNode)) : 0;
     if (group.has("gpu_type")) {
       node.gpu_type = group.at("gpu_type").non_empty_string();
       if (!find_gpu_model(node.gpu_type)) {
@@ -69,15 +81,19 @@ void read_nodes(const Field& nodes_field, ClusterConfig& cluster) {
         group.at("state").fail("expected IDLE, UNKNOWN, DOWN or DRAIN");
       }
     }
-    const std::uint64_t start = group.has("start_index") ? group.at("start_index").non_negative() : 1;
+    const std::uint64_t start = group.has("start_index") ? group.at("start_index").at_most(kMaxNodeIndex) : 1;
     int digits = 3;
-    if (group.has("digits")) digits = static_cast<int>(group.at("digits").u32());
+    if (group.has("digits")) digits = static_cast<int>(group.at("digits").at_most(kMaxNodeIndexDigits));
     const int needed = static_cast<int>(std::to_string(start + count - 1).size());
     digits = std::max(digits, needed);
     for (std::uint64_t i = 0; i < count; ++i) {
       node.name = prefix + pad_index(start + i, digits);
       if (!names.insert(node.name).second) group.fail("node name '" + node.name + "' is defined twice");
       cluster.nodes.push_back(node);
+    }
+    gpus += count * node.gpus;
+    if (gpus > kMaxGpus) {
+      group.at("gpus").fail("the cluster would have more than " + std::to_string(kMaxGpus) + " GPUs (an input bound)");
     }
   }
 }
@@ -345,7 +361,7 @@ void read_synthetic(const Field& field, Scenario& scenario) {
     names += (names.empty() ? "" : ", ") + std::string(p.name);
   }
   if (!known) field.at("profile").fail("unknown profile '" + w.profile + "' (known: " + names + ")");
-  w.jobs = field.at("jobs").positive();
+  w.jobs = field.at("jobs").positive_at_most(kMaxJobs);
   if (field.has("load")) {
     w.load = field.at("load").number();
     if (!(w.load > 0.0) || w.load > 100.0) field.at("load").fail("expected a number in (0, 100]");
@@ -358,8 +374,8 @@ void read_synthetic(const Field& field, Scenario& scenario) {
 void read_scheduler(const Field& field, SchedulerConfig& config) {
   field.expect_object({"policy", "sched_interval", "default_queue_depth", "batch_sched_delay", "bf_interval",
                        "bf_window", "bf_resolution", "bf_max_job_test", "bf_max_job_start", "bf_continue",
-                       "OverTimeLimit", "KillWait", "epilog_s", "phase_s", "shortcuts", "priority",
-                       "scheduling_point"});
+                       "OverTimeLimit", "KillWait", "epilog_s", "phase_s", "epoch_unix_s", "slurm_version", "shortcuts",
+                       "priority", "scheduling_point"});
   const std::string policy = field.at("policy").non_empty_string();
   if (!parse_policy(policy, config.policy)) {
     field.at("policy").fail("unknown policy '" + policy + "' (known: " + policy_names() + ")");
@@ -411,6 +427,18 @@ void read_scheduler(const Field& field, SchedulerConfig& config) {
   read_int("KillWait", s.kill_wait_s, 0, 65533);
   read_int("epilog_s", s.epilog_s, 0, 86400);
   read_int("phase_s", s.phase_s, 0, 86400);
+  read_int("epoch_unix_s", s.epoch_unix_s, 0, std::int64_t{1} << 40);
+  if (field.has("slurm_version")) {
+    // "22.05" or "22.05.8": the release's year and month.
+    const Field f = field.at("slurm_version");
+    const std::string text = f.non_empty_string();
+    unsigned year = 0, month = 0;
+    if (std::sscanf(text.c_str(), "%2u.%2u", &year, &month) != 2 || text.size() < 5 || text[2] != '.' ||
+        (text.size() > 5 && text[5] != '.') || year < 14 || month < 1 || month > 12) {
+      f.fail("expected a Slurm release such as \"22.05\" or \"24.11.1\"");
+    }
+    s.slurm_version = year * 100 + month;
+  }
   if (field.has("shortcuts")) s.shortcuts = field.at("shortcuts").boolean();
   if (field.has("priority")) detail::read_priority(field.at("priority"), config.priority);
 }
@@ -472,7 +500,7 @@ bool parse_slurm_time(std::string_view text, std::int64_t& seconds) {
   std::string_view rest = text;
   if (dash != std::string_view::npos) {
     auto r = std::from_chars(text.data(), text.data() + dash, days);
-    if (r.ec != std::errc() || r.ptr != text.data() + dash || days < 0) return false;
+    if (r.ec != std::errc() || r.ptr != text.data() + dash || days < 0 || days > kMaxTimeSeconds) return false;
     rest = text.substr(dash + 1);
   }
   std::vector<std::int64_t> parts;
@@ -483,6 +511,7 @@ bool parse_slurm_time(std::string_view text, std::int64_t& seconds) {
     std::int64_t v = 0;
     auto r = std::from_chars(piece.data(), piece.data() + piece.size(), v);
     if (piece.empty() || r.ec != std::errc() || r.ptr != piece.data() + piece.size() || v < 0) return false;
+    if (v > kMaxTimeSeconds) return false;  // keeps the sum below from overflowing; callers bound the total
     parts.push_back(v);
     if (colon == std::string_view::npos) break;
     pos = colon + 1;
@@ -569,6 +598,9 @@ Scenario parse_scenario(const std::string& text, const std::string& file, const 
     std::string msg = e.what();
     const auto pos = msg.find("parse error");
     throw ScenarioError(file, "", "invalid JSON: " + (pos == std::string::npos ? msg : msg.substr(pos)));
+  } catch (const json::out_of_range&) {
+    // 1e999: nlohmann's out_of_range.406 quotes the whole number, which may be megabytes long
+    throw ScenarioError(file, "", "invalid JSON: a number too large for a double");
   }
   for (const std::string& o : overrides) {
     const auto eq = o.find('=');
@@ -697,6 +729,33 @@ Scenario load_scenario(const std::filesystem::path& path, const std::vector<std:
   return s;
 }
 
+namespace {
+
+/// Which of `job`'s times is outside the input bounds (model/input_limits.hpp), or "" if none is. Every workload
+/// source is checked again here, whatever its reader checked, so no later arithmetic can overflow.
+std::string job_bound_problem(const JobSpec& job) {
+  const auto outside = [](std::int64_t v) { return v < 0 || v > kMaxTimeSeconds; };
+  const auto too_long = [](std::int64_t v) { return v < 0 || v > kMaxDurationSeconds; };
+  const std::string bound = " s is outside 0 to 1e10 s (about 317 years), the bound on input times";
+  const std::string long_bound = " s is outside 0 to 1e9 s (about 31 years), the bound on input durations";
+  const std::string id = "job " + std::to_string(job.id) + ": ";
+  if (outside(job.submit_s)) return id + "submit time " + std::to_string(job.submit_s) + bound;
+  if (too_long(job.run_time_s)) return id + "run time " + std::to_string(job.run_time_s) + long_bound;
+  if (job.time_limit_s != kNoTimeLimit && too_long(job.time_limit_s)) {
+    return id + "time limit " + std::to_string(job.time_limit_s) + long_bound;
+  }
+  if (job.begin_s != -1 && outside(job.begin_s)) return id + "begin time " + std::to_string(job.begin_s) + bound;
+  if (job.hold_until_s != -1 && job.hold_until_s != kHeldForever && outside(job.hold_until_s)) {
+    return id + "hold-until time " + std::to_string(job.hold_until_s) + bound;
+  }
+  if (job.switch_wait_s != -1 && too_long(job.switch_wait_s)) {
+    return id + "switch wait " + std::to_string(job.switch_wait_s) + long_bound;
+  }
+  return {};
+}
+
+}  // namespace
+
 std::vector<JobSpec> load_workload(const Scenario& scenario) {
   std::vector<JobSpec> jobs;
   if (scenario.has_inline_jobs) {
@@ -737,6 +796,18 @@ std::vector<JobSpec> load_workload(const Scenario& scenario) {
     } catch (const std::invalid_argument& e) {
       throw ScenarioError(scenario.file.filename().string(), "/workload/synthetic", e.what());
     }
+  }
+  const std::string source = scenario.has_trace ? scenario.trace.path.string() : scenario.file.filename().string();
+  const std::string where = scenario.has_trace         ? ""
+                            : scenario.has_inline_jobs ? "/workload/jobs"
+                                                       : "/workload/synthetic";
+  if (jobs.size() > kMaxJobs) {
+    throw ScenarioError(source, where,
+                        std::to_string(jobs.size()) + " jobs, more than the bound of " + std::to_string(kMaxJobs));
+  }
+  for (const JobSpec& job : jobs) {
+    if (const std::string problem = job_bound_problem(job); !problem.empty())
+      throw ScenarioError(source, where, problem);
   }
   return jobs;
 }

@@ -53,6 +53,10 @@ struct SlurmParameters {
   std::int64_t kill_wait_s = 30;            ///< KillWait: SIGTERM-to-SIGKILL gap, used in will-run end guesses.
   std::int64_t epilog_s = 0;                ///< Time nodes stay COMPLETING after a job ends (simulator knob).
   std::int64_t phase_s = 0;                 ///< Offset of slurmctld start before t=0: shifts every periodic activity.
+  std::uint32_t slurm_version = 2411;       ///< Slurm release modelled, YYMM (2205 = 22.05) where behaviour changed:
+                                            ///< before 24.11 backfill floors a reservation's end (24.11: ceil).
+  std::int64_t epoch_unix_s = 0;            ///< Unix time of t=0: slurmctld rounds backfill reservations to
+                                            ///< bf_resolution and will-run ends to 30 s on the wall clock.
   bool cross_check_will_run = false;        ///< Tests only: run backfill's will-run both ways and compare.
   bool shortcuts = true;                    ///< Skip work that provably cannot change the schedule (all policies).
 };

@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "model/dependency.hpp"
+#include "model/input_limits.hpp"
 #include "model/scenario.hpp"
 #include "model/scenario_field.hpp"
 
@@ -399,20 +400,21 @@ std::vector<JobSpec> read_inline_jobs(const Field& field) {
                      "time_limit", "run_time", "outcome", "nice",          "begin",           "hold_until",
                      "dependency", "requeue",  "array",   "reservation",   "switches"});
     JobSpec j;
-    j.id = f.has("id") ? f.at("id").positive() : (jobs.empty() ? 1 : jobs.back().id + 1);
+    j.id = f.has("id") ? f.at("id").positive_at_most(kMaxJobId) : (jobs.empty() ? 1 : jobs.back().id + 1);
     if (f.has("name")) j.name = f.at("name").string();
     j.user = f.has("user") ? f.at("user").non_empty_string() : "user";
     j.account = f.has("account") ? f.at("account").non_empty_string() : "default";
     if (f.has("partition")) j.partition = f.at("partition").non_empty_string();
     if (f.has("qos")) j.qos = f.at("qos").non_empty_string();
-    j.submit_s = f.has("submit") ? static_cast<std::int64_t>(f.at("submit").non_negative()) : 0;
-    if (f.has("nodes")) j.nodes = f.at("nodes").u32();
+    j.submit_s = f.has("submit") ? static_cast<std::int64_t>(f.at("submit").at_most(kMaxTimeSeconds)) : 0;
+    if (f.has("nodes")) j.nodes = static_cast<std::uint32_t>(f.at("nodes").at_most(kMaxNodes));
     if (f.has("cpus")) j.cpus = static_cast<std::uint32_t>(f.at("cpus").positive());
-    if (f.has("gpus_per_node")) j.gpus_per_node = f.at("gpus_per_node").u32();
-    if (f.has("mem_per_node_mb")) j.mem_per_node_mb = f.at("mem_per_node_mb").non_negative();
+    if (f.has("gpus_per_node"))
+      j.gpus_per_node = static_cast<std::uint32_t>(f.at("gpus_per_node").at_most(kMaxGpusPerNode));
+    if (f.has("mem_per_node_mb")) j.mem_per_node_mb = f.at("mem_per_node_mb").at_most(kMaxMemoryGbPerNode * 1024);
     if (f.has("exclusive")) j.exclusive = f.at("exclusive").boolean();
     if (f.has("time_limit")) j.time_limit_s = f.at("time_limit").slurm_time();
-    j.run_time_s = static_cast<std::int64_t>(f.at("run_time").non_negative());
+    j.run_time_s = static_cast<std::int64_t>(f.at("run_time").at_most(kMaxDurationSeconds));
     if (f.has("outcome")) {
       const auto state = parse_job_state(f.at("outcome").string());
       if (!state || *state == JobState::kPending || *state == JobState::kRunning)
@@ -426,14 +428,14 @@ std::vector<JobSpec> read_inline_jobs(const Field& field) {
     }
     if (f.has("switches") && !parse_switches_spec(f.at("switches").string(), j.switches, j.switch_wait_s))
       f.at("switches").fail("expected --switches syntax: count[@max-time], e.g. \"1@10:00\"");
-    if (f.has("begin")) j.begin_s = static_cast<std::int64_t>(f.at("begin").non_negative());
+    if (f.has("begin")) j.begin_s = static_cast<std::int64_t>(f.at("begin").at_most(kMaxTimeSeconds));
     if (f.has("hold_until")) {
       const Field h = f.at("hold_until");
       if (h.raw().is_string()) {
         if (h.string() != "forever") h.fail("expected seconds or \"forever\"");
         j.hold_until_s = kHeldForever;
       } else {
-        j.hold_until_s = static_cast<std::int64_t>(h.non_negative());
+        j.hold_until_s = static_cast<std::int64_t>(h.at_most(kMaxTimeSeconds));
       }
     }
     if (f.has("dependency")) {
@@ -458,11 +460,13 @@ std::vector<JobSpec> read_inline_jobs(const Field& field) {
         if (!ids.insert(task.id).second)
           f.at("id").fail("job id " + std::to_string(task.id) + " is used twice (array task " +
                           std::to_string(tasks[k]) + ")");
+        if (jobs.size() == kMaxJobs) f.fail("more than " + std::to_string(kMaxJobs) + " jobs (an input bound)");
         jobs.push_back(std::move(task));
       }
       continue;
     }
     if (!ids.insert(j.id).second) f.at("id").fail("job id " + std::to_string(j.id) + " is used twice");
+    if (jobs.size() == kMaxJobs) f.fail("more than " + std::to_string(kMaxJobs) + " jobs (an input bound)");
     jobs.push_back(std::move(j));
   }
   check_dependency_graph(field, jobs);

@@ -29,12 +29,13 @@ double non_negative_seconds(const Field& f) {
   if (f.raw().is_string()) {
     std::int64_t s = 0;
     if (!parse_slurm_time(f.string(), s) || s < 0) f.fail("expected seconds or a Slurm time such as \"12:00:00\"");
+    if (s > kMaxDurationSeconds) f.fail("expected at most " + std::to_string(kMaxDurationSeconds) + " seconds");
     return static_cast<double>(s);
   }
   const double v = f.number();
   if (!(v >= 0) || !std::isfinite(v)) f.fail("expected a non-negative number of seconds");
   // Simulated time is integer microseconds in 64 bits; a billion seconds (31 years) is far beyond any run.
-  if (v > 1e9) f.fail("expected at most 1e9 seconds (about 31 years)");
+  if (v > static_cast<double>(kMaxDurationSeconds)) f.fail("expected at most 1e9 seconds (about 31 years)");
   return v;
 }
 

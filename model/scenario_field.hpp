@@ -15,6 +15,7 @@
 #include "model/cluster.hpp"
 #include "model/errors.hpp"
 #include "model/faults_config.hpp"
+#include "model/input_limits.hpp"
 #include "model/job.hpp"
 #include "model/performance.hpp"
 
@@ -92,6 +93,18 @@ class Field {
     if (!value_.is_number()) fail("expected a number");
     return value_.get<double>();
   }
+  /// A non-negative integer no larger than `max` (one of gputwin's input bounds, model/input_limits.hpp).
+  std::uint64_t at_most(std::uint64_t max) const {
+    const std::uint64_t v = non_negative();
+    if (v > max) fail("expected at most " + std::to_string(max) + " (an input bound, README \"Reliability\")");
+    return v;
+  }
+  /// A positive integer no larger than `max`.
+  std::uint64_t positive_at_most(std::uint64_t max) const {
+    const std::uint64_t v = positive();
+    if (v > max) fail("expected at most " + std::to_string(max) + " (an input bound, README \"Reliability\")");
+    return v;
+  }
   std::uint32_t u32() const {
     const std::uint64_t v = non_negative();
     if (v > std::numeric_limits<std::uint32_t>::max()) fail("value too large");
@@ -102,6 +115,8 @@ class Field {
     if (value_.is_number_integer()) {
       const auto minutes = value_.get<std::int64_t>();
       if (minutes < 0) fail("expected a non-negative number of minutes");
+      if (minutes > kMaxDurationSeconds / 60)
+        fail("expected at most " + std::to_string(kMaxDurationSeconds / 60) + " minutes");
       return minutes * 60;
     }
     if (!value_.is_string()) fail("expected minutes or a Slurm time string such as \"2-00:00:00\" or \"UNLIMITED\"");
@@ -109,6 +124,7 @@ class Field {
     if (!parse_slurm_time(value_.get<std::string>(), seconds)) {
       fail("'" + value_.get<std::string>() + "' is not a Slurm time (minutes, mm:ss, hh:mm:ss, d-hh:mm:ss, UNLIMITED)");
     }
+    if (seconds > kMaxDurationSeconds) fail("expected at most " + std::to_string(kMaxDurationSeconds) + " seconds");
     return seconds;
   }
 

@@ -18,6 +18,7 @@
 #include "model/errors.hpp"
 #include "model/hostlist.hpp"
 #include "model/input_file.hpp"
+#include "model/input_limits.hpp"
 #include "model/scenario.hpp"
 #include "model/text.hpp"
 
@@ -755,6 +756,17 @@ class ConfReader {
           static_cast<std::uint64_t>(node.sockets) * node.cores_per_socket * node.threads_per_core;
       if (cpus == 0 || cpus > 0xffffffffULL) fail(at, "NodeName=" + expr + ": CPU count out of range");
       node.cpus = static_cast<std::uint32_t>(cpus);
+    }
+    if (node.cpus > kMaxCpusPerNode) {
+      fail(at, "NodeName=" + expr + ": " + std::to_string(node.cpus) + " CPUs per node, more than the bound of " +
+                   std::to_string(kMaxCpusPerNode));
+    }
+    if (node.gpus > kMaxGpusPerNode) {
+      fail(at, "NodeName=" + expr + ": " + std::to_string(node.gpus) + " GPUs per node, more than the bound of " +
+                   std::to_string(kMaxGpusPerNode));
+    }
+    if (conf_.nodes.size() + names.size() > kMaxNodes) {
+      fail(at, "NodeName=" + expr + ": more than " + std::to_string(kMaxNodes) + " nodes in all (an input bound)");
     }
     for (const std::string& name : names) {
       if (!seen_nodes_.insert(name).second)

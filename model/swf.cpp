@@ -20,6 +20,7 @@
 
 #include "model/errors.hpp"
 #include "model/input_file.hpp"
+#include "model/input_limits.hpp"
 
 namespace gputwin {
 namespace {
@@ -173,6 +174,23 @@ std::string unusable_reason(const SwfRecord& r, std::int64_t processors, std::ui
   return {};
 }
 
+// Which of `r`'s times is beyond the input bounds (model/input_limits.hpp), or "" if none.
+std::string beyond_time_bound(const SwfRecord& r) {
+  const std::string job = "job " + std::to_string(r.job_number) + ": ";
+  if (r.submit_time_s > static_cast<double>(kMaxTimeSeconds)) {
+    return job + "submit time " + number_text(r.submit_time_s) + " s is beyond the bound of 1e10 s (about 317 years)";
+  }
+  const auto longest = static_cast<double>(kMaxDurationSeconds);
+  if (r.run_time_s > longest) {
+    return job + "run time " + number_text(r.run_time_s) + " s is beyond the bound of 1e9 s (about 31 years)";
+  }
+  if (r.requested_time_s > longest) {
+    return job + "requested time " + number_text(r.requested_time_s) +
+           " s is beyond the bound of 1e9 s (about 31 years)";
+  }
+  return {};
+}
+
 }  // namespace
 
 bool operator==(const SwfRecord& a, const SwfRecord& b) {
@@ -206,7 +224,7 @@ SwfTrace parse_swf(std::istream& in, const std::string& file_name) {
   const std::string_view all = data;
   std::size_t lines = 1;
   for (std::size_t at = all.find('\n'); at != std::string_view::npos; at = all.find('\n', at + 1)) ++lines;
-  trace.records.reserve(lines);
+  trace.records.reserve(std::min<std::size_t>(lines, kMaxJobs));
   std::uint64_t line = 0;
   std::size_t pos = 0;
   while (pos < all.size()) {
@@ -214,13 +232,18 @@ SwfTrace parse_swf(std::istream& in, const std::string& file_name) {
     const std::size_t end = std::min(all.find('\n', pos), all.size());
     std::string_view text = all.substr(pos, end - pos);
     pos = end + 1;
-    if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+    // CRLF line ends, and any further CRs before them, which write_swf could not give back (a comment "a\r" would be
+    // written as ";a\r\n" and read back as "a")
+    while (!text.empty() && text.back() == '\r') text.remove_suffix(1);
     std::size_t first = 0;
     while (first < text.size() && is_space(text[first])) ++first;
     if (first == text.size()) continue;
     if (text[first] == ';') {
       trace.header_comments.emplace_back(text.substr(first + 1));
     } else {
+      if (trace.records.size() == kMaxJobs) {
+        throw TraceError(file_name, line, "more than " + std::to_string(kMaxJobs) + " jobs (an input bound)");
+      }
       trace.records.push_back(parse_record(text, file_name, line));
     }
   }
@@ -300,6 +323,9 @@ SwfImportResult swf_to_jobs(const SwfTrace& trace, const SwfImportOptions& optio
         gpus_per_node = nodes > 0 ? (procs + nodes - 1) / nodes : 0;
         cpus = std::max(procs * cpus_per_gpu, nodes);  // At least one CPU per node when CPUs per GPU is 0.
         break;
+    }
+    if (const std::string problem = beyond_time_bound(r); !problem.empty()) {
+      throw TraceError(file_name, r.line, problem);
     }
     // Products cannot wrap: procs and the per-node sizes are at most 2^32 when the checks below pass.
     const bool usable = r.job_number >= 0 && r.submit_time_s >= 0 && !(r.status == 5 && r.run_time_s <= 0) &&

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "engine/rng.hpp"
+#include "model/input_limits.hpp"
 
 namespace gputwin {
 namespace {
@@ -464,13 +465,22 @@ std::vector<JobSpec> generate_synthetic(const SyntheticWorkload& w, const Cluste
   // unit-rate process in cumulative intensity and mapped back to time (time-rescaling theorem). The mean gap
   // in intensity makes the expected number of arrivals in [0, span) equal to the number of jobs.
   const double span_s = work_gpu_s / (w.load * static_cast<double>(target.gpus));
+  if (!(span_s <= static_cast<double>(kMaxTimeSeconds) / 2)) {
+    throw std::invalid_argument("synthetic workload: load " + std::to_string(w.load) + " spreads the jobs over about " +
+                                std::to_string(span_s) + " s, beyond the bound on submit times (1e10 s, about 317 " +
+                                "years); raise the load");
+  }
   const double mean_gap = diurnal_integral(span_s) / static_cast<double>(n);
   const std::vector<double>& inverse = diurnal_inverse();
   Rng arrival_rng = Rng::stream(seed, "workload/arrivals");
   double intensity = 0.0;
   for (Draft& d : drafts) {
     intensity += arrival_rng.exponential(mean_gap);
-    d.submit_s = static_cast<std::int64_t>(std::floor(diurnal_time(intensity, inverse)));
+    const double submit_s = std::floor(diurnal_time(intensity, inverse));
+    if (!(submit_s <= static_cast<double>(kMaxTimeSeconds))) {
+      throw std::invalid_argument("synthetic workload: a submit time beyond the bound of 1e10 s; raise the load");
+    }
+    d.submit_s = static_cast<std::int64_t>(submit_s);
   }
 
   // Users (Zipf) and their accounts.

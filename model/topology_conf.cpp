@@ -151,6 +151,9 @@ SlurmTopology resolve_topology(const TopologySpec& spec, const std::vector<std::
       TopologyBlock block{spec.blocks[b].name, {}};
       for (const std::string& n : spec.blocks[b].nodes) {
         const NodeIndex i = node_of(n, "block " + block.name);
+        // (t.blocks holds only the blocks before this one, so a node listed twice here must be caught first)
+        if (t.block_of_node[i] == static_cast<int>(b))
+          throw ConfigError(file, 0, "block " + block.name + " lists node " + n + " twice");
         if (t.block_of_node[i] >= 0)
           throw ConfigError(file, 0,
                             "node " + n + " is in blocks " +

@@ -5,15 +5,92 @@
 #include <vector>
 
 #include "model/errors.hpp"
+#include "model/input_file.hpp"
 
 namespace gputwin {
 
 ResultsDb::ResultsDb(const std::filesystem::path& file) : path_(file.string()) {
-  if (!std::filesystem::exists(file)) throw InputError(path_, "", "no such file (run `gputwin run --out DIR` first)");
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec))
+    throw InputError(path_, "", "no such file (run `gputwin run --out DIR` first)");
+  // write_results renames summary.json into place last (and removes the old one first): without it, a run was
+  // stopped while it replaced these results, and the folder may hold files of two runs.
+  if (file.filename() == "results.sqlite" && !std::filesystem::exists(file.parent_path() / "summary.json", ec)) {
+    throw InputError(path_, "",
+                     "incomplete results: summary.json beside it is missing (a run was stopped while it "
+                     "wrote this folder; run it again)");
+  }
+  if (const auto problem = input_file_problem(file, "results database", kMaxResultsBytes)) {
+    throw InputError(path_, "", *problem);
+  }
   if (sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
     const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
     throw InputError(path_, "", "cannot open: " + msg);
+  }
+  try {
+    check_whole();
+  } catch (...) {
+    sqlite3_close(db_);
+    throw;
+  }
+}
+
+std::int64_t ResultsDb::pragma_int(const char* pragma) {
+  std::int64_t value = 0;
+  query(pragma, {}, [&](sqlite3_stmt* row) { value = sqlite3_column_int64(row, 0); });
+  return value;
+}
+
+void ResultsDb::check_whole() {
+  const std::int64_t application_id = pragma_int("PRAGMA application_id");
+  if (application_id != kResultsApplicationId) {
+    throw InputError(path_, "",
+                     "not a gputwin results database (its SQLite application_id is " + std::to_string(application_id) +
+                         ", not gputwin's; written by another program or " +
+                         "by a gputwin older than its schema versions: run it again)");
+  }
+  const std::int64_t version = pragma_int("PRAGMA user_version");
+  if (version > kResultsSchemaVersion) {
+    throw InputError(path_, "",
+                     "results schema version " + std::to_string(version) + " is newer than this gputwin reads (" +
+                         std::to_string(kResultsSchemaVersion) + "); read it with the gputwin that wrote it");
+  }
+  if (version < 1) throw InputError(path_, "", "no results schema version (not written whole by gputwin)");
+  std::vector<std::string> problems;
+  query("PRAGMA quick_check(3)", {}, [&](sqlite3_stmt* row) { problems.push_back(column_text(row, 0)); });
+  if (problems.size() != 1 || problems[0] != "ok") {
+    std::string text;
+    for (const std::string& p : problems) text += (text.empty() ? "" : "; ") + p;
+    throw InputError(path_, "", "damaged: SQLite's quick_check reports: " + text);
+  }
+  // Numeric columns hold numbers: SQLite keeps what it is given, so a hand-edited 'nan' (text) or 9e999 (inf)
+  // would otherwise reach the readers' arithmetic. One scan per table, then the column at fault is named.
+  std::vector<std::string> tables;
+  query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name", {},
+        [&](sqlite3_stmt* row) { tables.push_back(column_text(row, 0)); });
+  for (const std::string& table : tables) {
+    std::vector<std::string> numeric;
+    query(("PRAGMA table_info(\"" + table + "\")").c_str(), {}, [&](sqlite3_stmt* row) {
+      const std::string type = column_text(row, 2);
+      if (type == "INTEGER" || type == "REAL") numeric.push_back(column_text(row, 1));
+    });
+    for (const std::string& column : numeric) {
+      const std::string c = "\"" + column + "\"";
+      const std::string sql = "SELECT " + c + " FROM \"" + table + "\" WHERE " + c + " IS NOT NULL AND (typeof(" + c +
+                              ") NOT IN ('integer', 'real') OR abs(" + c + ") > 1.7976931348623157e308) LIMIT 1";
+      std::string bad;
+      bool found = false;
+      query(sql.c_str(), {}, [&](sqlite3_stmt* row) {
+        found = true;
+        bad = column_text(row, 0);
+      });
+      if (found) {
+        throw InputError(path_, "table " + table + ", column " + column,
+                         "holds '" + bad.substr(0, 40) + "', not a finite number (the file was changed after " +
+                             "gputwin wrote it)");
+      }
+    }
   }
 }
 

@@ -1,6 +1,9 @@
-// Read-only access to a results folder's results.sqlite, for the commands that read a run back (metrics, report).
-// Every failure is an InputError naming the file (and the table, where one is at fault), so a missing or malformed
-// results folder gives one line and exit status 2.
+// Read-only access to a results folder's results.sqlite, for the commands that read a run back (report, metrics,
+// compare, squeue, serve, twin-score). Every failure is an InputError naming the file (and the table, where one is
+// at fault), so a missing or malformed results folder gives one line and exit status 2. Before anything is read the
+// file is checked whole: summary.json beside a results.sqlite (the mark of a complete write), a regular file,
+// gputwin's application id and a schema version this build reads, SQLite's quick_check, and no non-finite or
+// non-numeric value in a numeric column (a hand-edited inf or 'nan').
 //
 //   ResultsDb db(dir / "results.sqlite");
 //   db.require_columns("jobs", {"job_id", "gpus"});
@@ -19,10 +22,18 @@
 
 namespace gputwin {
 
+/// PRAGMA application_id of a gputwin results.sqlite ("GPTW").
+inline constexpr int kResultsApplicationId = 0x47505457;
+/// PRAGMA user_version: the results schema this build writes and the newest it reads.
+inline constexpr int kResultsSchemaVersion = 1;
+/// Largest results.sqlite the readers open: 64 GiB.
+inline constexpr std::uintmax_t kMaxResultsBytes = std::uintmax_t{64} << 30;
+
 /// A results.sqlite opened read-only.
 class ResultsDb {
  public:
-  /// Opens `file` read-only. Throws InputError if it does not exist or cannot be opened.
+  /// Opens `file` read-only and checks it whole (see the file comment). Throws InputError naming the file, and the
+  /// table and column where one is at fault, if it is missing, cannot be opened or fails a check.
   explicit ResultsDb(const std::filesystem::path& file);
   ~ResultsDb();
   ResultsDb(const ResultsDb&) = delete;
@@ -42,10 +53,16 @@ class ResultsDb {
   [[noreturn]] void fail(const char* what);
   /// The file, as given.
   [[nodiscard]] const std::string& path() const { return path_; }
+  /// The open connection, for queries with text parameters.
+  [[nodiscard]] sqlite3* handle() const { return db_; }
 
  private:
   /// The column names of `table` (PRAGMA table_info); empty if there is no such table.
   std::vector<std::string> columns(std::string_view table);
+  /// The checks before anything is read: application id, schema version, quick_check, numeric columns.
+  void check_whole();
+  /// A single integer PRAGMA's value.
+  std::int64_t pragma_int(const char* pragma);
 
   std::string path_;
   sqlite3* db_ = nullptr;

@@ -11,6 +11,7 @@
 
 #include "model/hostlist.hpp"
 #include "model/run_observer.hpp"
+#include "results/results_db.hpp"
 
 namespace gputwin {
 namespace {
@@ -518,6 +519,10 @@ std::optional<MetricsTotals> write_sqlite(const std::filesystem::path& path, con
   db.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;");  // a temporary file, renamed only when complete
   db.exec("BEGIN");
   db.exec(kSchema);
+  // Who wrote it and which schema: the readers (results_db.hpp) refuse a file without them.
+  db.exec(("PRAGMA application_id = " + std::to_string(kResultsApplicationId) +
+           "; PRAGMA user_version = " + std::to_string(kResultsSchemaVersion) + ";")
+              .c_str());
   {
     Statement st{db.prepare("INSERT INTO runs VALUES (1,?,?,?,?,?,?,?,?)")};
     bind_text(st.stmt, 1, info.scenario);
@@ -600,7 +605,7 @@ std::optional<MetricsTotals> write_sqlite(const std::filesystem::path& path, con
         sqlite3_bind_int64(st.stmt, 9, to_seconds(rt.end));
       else
         sqlite3_bind_null(st.stmt, 9);
-      bind_text(st.stmt, 10, std::string(job_state_name(rt.state)));
+      bind_text(st.stmt, 10, std::string(recorded_state_name(rt)));
       sqlite3_bind_int64(st.stmt, 11, static_cast<sqlite3_int64>(tres.nodes));
       sqlite3_bind_int64(st.stmt, 12, static_cast<sqlite3_int64>(tres.cpus));
       sqlite3_bind_int64(st.stmt, 13, static_cast<sqlite3_int64>(tres.gpus));
@@ -731,8 +736,8 @@ void write_csv(const std::filesystem::path& path, const ClusterState& state) {
     line += std::to_string(spec.id) + ',' + csv_field(spec.name) + ',' + csv_field(spec.user) + ',' +
             csv_field(spec.account) + ',' + csv_field(partition_name(state, j)) + ',' + std::to_string(spec.submit_s) +
             ',' + (rt.start >= 0 ? std::to_string(to_seconds(rt.start)) : "") + ',' +
-            (rt.end >= 0 ? std::to_string(to_seconds(rt.end)) : "") + ',' + std::string(job_state_name(rt.state)) +
-            ',' + std::to_string(tres.nodes) + ',' + std::to_string(tres.cpus) + ',' + std::to_string(tres.gpus) + ',' +
+            (rt.end >= 0 ? std::to_string(to_seconds(rt.end)) : "") + ',' + std::string(recorded_state_name(rt)) + ',' +
+            std::to_string(tres.nodes) + ',' + std::to_string(tres.cpus) + ',' + std::to_string(tres.gpus) + ',' +
             std::to_string(rt.time_limit_s) + ',' + csv_field(job_node_list(state, j)) + ',' +
             std::to_string(rt.priority) + '\n';
     out << line;
@@ -750,6 +755,10 @@ void write_text(const std::filesystem::path& path, const std::string& text) {
 }
 
 }  // namespace
+
+std::string_view recorded_state_name(const JobRuntime& job) {
+  return job.rejected ? std::string_view("REJECTED") : job_state_name(job.state);
+}
 
 std::string job_node_list(const ClusterState& state, JobIndex job) {
   if (state.job(job).start < 0) return {};
@@ -797,6 +806,10 @@ void write_results(const std::filesystem::path& out_dir, const RunInfo& info, co
     std::filesystem::remove(json_tmp, ec);
     throw;
   }
+  // summary.json marks a whole set: it goes first and comes back last, so a run killed between the renames leaves
+  // a folder without it, which the readers refuse as incomplete, never one run's database beside another's files.
+  std::filesystem::remove(out_dir / "summary.json", ec);
+  if (ec) throw ResultsError((out_dir / "summary.json").string() + ": cannot remove: " + ec.message());
   replace_file(db_tmp, out_dir / "results.sqlite");
   replace_file(csv_tmp, out_dir / "jobs.csv");
   replace_file(json_tmp, out_dir / "summary.json");

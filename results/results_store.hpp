@@ -55,7 +55,9 @@ using ExtraTablesWriter = std::function<void(sqlite3* db)>;
 inline constexpr std::array<const char*, 3> kResultsTemporaryFiles = {".results.sqlite.tmp", ".jobs.csv.tmp",
                                                                       ".summary.json.tmp"};
 
-/// Writes results.sqlite, summary.json and jobs.csv into `out_dir` (created if missing). With `metrics`, also
+/// Writes results.sqlite, summary.json and jobs.csv into `out_dir` (created if missing), each whole under a
+/// temporary name first; an old summary.json is removed before the others are renamed into place and the new one
+/// is renamed last, so a folder with summary.json holds one write's three files. With `metrics`, also
 /// the tables gpu_metrics, cluster_metrics, job_gpus and metrics_info, and the energy and fragmentation figures.
 /// With `faults`, also the node lifecycle's tables faults, job_interruptions and job_checkpoints; with `cloud`, the
 /// tables scaling, costs and quota_events.
@@ -66,6 +68,10 @@ void write_results(const std::filesystem::path& out_dir, const RunInfo& info, co
 
 /// summary.json's content (with the metrics figures when `totals` is given).
 std::string summary_json(const RunInfo& info, const RunSummary& summary, const MetricsTotals* totals = nullptr);
+
+/// The state the jobs table and jobs.csv record for a job: Slurm's name of its state, or REJECTED for a job
+/// refused at submit (not a Slurm state: sbatch fails and Slurm keeps no record; the reason column says why).
+std::string_view recorded_state_name(const JobRuntime& job);
 
 /// Slurm hostlist of a job's nodes ("n[001-004]"); empty if it never ran.
 std::string job_node_list(const ClusterState& state, JobIndex job);

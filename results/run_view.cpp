@@ -138,6 +138,7 @@ RunView::RunView(const std::filesystem::path& results_dir) : dir_(results_dir) {
   strings_.reserve(64);
   intern("");
   pending_id_ = intern("PENDING");
+  rejected_id_ = intern("REJECTED");
   running_id_ = intern("RUNNING");
 
   if (db_->has_table("runs")) {
@@ -483,6 +484,7 @@ std::optional<JobRow> RunView::job(std::int64_t job_id, std::int64_t at_s) const
 std::vector<JobRow> RunView::controller_jobs(std::int64_t at_s, std::int64_t min_job_age_s) const {
   std::vector<JobRow> rows;
   for (const Job& j : jobs_) {
+    if (j.final_state == rejected_id_) continue;  // refused at submit: slurmctld never had it
     if (j.submit > at_s || (j.end >= 0 && j.end <= at_s && at_s - j.end > min_job_age_s)) continue;
     rows.push_back(row(j, at_s));
   }
@@ -495,6 +497,7 @@ std::vector<JobRow> RunView::jobs_between(std::int64_t at_s, std::int64_t from_s
   const std::int64_t last = std::min(at_s, to_s);
   for (const Job& j : jobs_) {
     if (rows.size() >= max_jobs) break;
+    if (j.final_state == rejected_id_) continue;  // refused at submit: never in the accounting database
     if (j.submit > last) continue;
     if (j.end >= 0 && j.end <= at_s && j.end < from_s) continue;
     rows.push_back(row(j, at_s));
@@ -840,8 +843,13 @@ void RunView::build_gantt_index() const {
   for (std::uint32_t j = 0; j < jobs_.size(); ++j) {
     const Job& job = jobs_[j];
     if (job.start < 0 || job.nodes_len == 0) continue;
-    for (const std::string& name :
-         expand_hostlist(std::string_view(text_arena_.data() + job.nodes_off, job.nodes_len))) {
+    std::vector<std::string> names;
+    try {
+      names = expand_hostlist(std::string_view(text_arena_.data() + job.nodes_off, job.nodes_len));
+    } catch (const std::exception&) {
+      continue;  // a node_list that is not a hostlist (a damaged results.sqlite) draws on no node, as in partitions()
+    }
+    for (const std::string& name : names) {
       const auto it = node_by_name_.find(name);
       if (it != node_by_name_.end()) pairs.emplace_back(it->second, j);
     }

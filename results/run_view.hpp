@@ -243,9 +243,10 @@ class RunView {
   /// The last `limit` events at or before `at_s`, oldest first; `kind` "" for all, else one kind.
   [[nodiscard]] std::vector<EventLine> events(std::int64_t at_s, std::size_t limit, std::string_view kind) const;
   /// Jobs slurmctld would still hold at `at_s`, in job id order: pending, running, and ended at most
-  /// `min_job_age_s` before it (slurm.conf's MinJobAge).
+  /// `min_job_age_s` before it (slurm.conf's MinJobAge). Jobs rejected at submit (REJECTED) are left out.
   [[nodiscard]] std::vector<JobRow> controller_jobs(std::int64_t at_s, std::int64_t min_job_age_s) const;
-  /// Jobs as of `at_s` submitted by `to_s` that had not ended before `from_s`, in job id order, at most `max_jobs`.
+  /// Jobs as of `at_s` submitted by `to_s` that had not ended before `from_s`, in job id order, at most `max_jobs`
+  /// (jobs rejected at submit left out: Slurm's accounting has no record of them).
   [[nodiscard]] std::vector<JobRow> jobs_between(std::int64_t at_s, std::int64_t from_s, std::int64_t to_s,
                                                  std::size_t max_jobs) const;
   /// The GPU indices ("0-3") job `job_id` held on each of its nodes in the run that began at `start_s`, as node
@@ -308,7 +309,7 @@ class RunView {
   std::vector<std::int64_t> node_event_time_;  // node events grouped per node, each group by time
   std::vector<std::uint32_t> node_event_state_;
   std::vector<std::uint32_t> node_event_begin_;  // per node, its first event; size nodes + 1
-  std::uint32_t pending_id_ = 0, running_id_ = 0;
+  std::uint32_t pending_id_ = 0, running_id_ = 0, rejected_id_ = 0;
   mutable std::mutex cache_mutex_;
   mutable std::unordered_map<int, std::vector<std::uint32_t>> orders_;
   mutable std::vector<std::uint32_t> jobs_by_submit_, jobs_by_start_, jobs_by_end_;

@@ -14,10 +14,9 @@ double nearest_rank_percentile(const std::vector<double>& sorted, double p) {
   return sorted[rank - 1];
 }
 
-RunSummary summarize(const ClusterState& state, std::uint64_t rejected, const FaultLog* faults, const CloudLog* cloud) {
+RunSummary summarize(const ClusterState& state, const FaultLog* faults, const CloudLog* cloud) {
   RunSummary s;
   s.jobs = state.job_count();
-  s.rejected = rejected;
   std::vector<double> waits;
   waits.reserve(state.job_count());
   double cpu_seconds = 0, gpu_seconds = 0, slowdown_sum = 0;

@@ -14,8 +14,8 @@ namespace gputwin {
 
 /// Headline numbers of one run. Times are seconds since the scenario epoch.
 struct RunSummary {
-  std::uint64_t jobs = 0;                         ///< Jobs in the workload (after submit-time rejection).
-  std::uint64_t rejected = 0;                     ///< Jobs rejected at submit (could never fit their partition).
+  std::uint64_t jobs = 0;      ///< Jobs in the workload, less those rejected at submit.
+  std::uint64_t rejected = 0;  ///< Jobs rejected at submit (never fit their partition, limits, quotas).
   std::map<std::string, std::uint64_t> by_state;  ///< Jobs per final state name.
   std::uint64_t started = 0;                      ///< Jobs that started.
   double first_submit_s = 0;                      ///< Earliest submit time.
@@ -25,7 +25,7 @@ struct RunSummary {
   double cpu_utilization = 0;                     ///< Allocated CPU-seconds / (CPUs x makespan).
   double gpu_utilization = 0;                     ///< Allocated GPU-seconds / (GPUs x makespan).
   double gpu_hours = 0;                           ///< Allocated GPU-hours.
-  std::uint64_t requeues = 0;                     ///< Runs discarded by requeues (preemption with REQUEUE).
+  std::uint64_t requeues = 0;  ///< Runs ended by a requeue, for preemption (REQUEUE) or a fault, that ran again.
   double lost_gpu_hours = 0;                      ///< GPU-hours of those discarded runs (not in gpu_hours).
   double cpu_hours = 0;                           ///< Allocated CPU-hours.
   double wait_mean_s = 0;                         ///< Mean wait (start - submit) of started jobs.
@@ -75,8 +75,8 @@ inline constexpr double kSlowdownTauS = 10.0;
 /// Nearest-rank percentile (p in [0, 100]) of sorted values; 0 when empty.
 double nearest_rank_percentile(const std::vector<double>& sorted, double p);
 
-/// Computes the summary of a finished run; `faults` (may be null) adds the node lifecycle's figures.
-RunSummary summarize(const ClusterState& state, std::uint64_t rejected, const FaultLog* faults = nullptr,
-                     const CloudLog* cloud = nullptr);
+/// Computes the summary of a finished run; `faults` (may be null) adds the node lifecycle's figures. Jobs
+/// rejected at submit (JobRuntime::rejected) are counted as `rejected`, not in `jobs` or `by_state`.
+RunSummary summarize(const ClusterState& state, const FaultLog* faults = nullptr, const CloudLog* cloud = nullptr);
 
 }  // namespace gputwin

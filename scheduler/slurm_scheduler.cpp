@@ -33,6 +33,21 @@ std::int64_t floor_to(std::int64_t t, std::int64_t res) {
   return (t >= 0 ? t / res : -((-t + res - 1) / res)) * res;
 }
 
+/// Floors simulated time `t` to a multiple of `res` on the wall clock whose Unix time at t = 0 is `epoch`: slurmctld
+/// rounds time_t values (backfill.c: `(start_time / backfill_resolution) * backfill_resolution`), so the grid's
+/// phase is the epoch's, not the first submission's.
+std::int64_t floor_on_clock(std::int64_t t, std::int64_t res, std::int64_t epoch) {
+  const std::int64_t shift = epoch % res;
+  return floor_to(t + shift, res) - shift;
+}
+
+/// End of the first 30 s will-run window after a running job ending at `end_s` (job_test.c:_will_run_test aligns
+/// the windows on the wall clock: `end_time + (time_window - end_time % time_window)`).
+std::int64_t will_run_anchor(std::int64_t end_s, std::int64_t epoch) {
+  const std::int64_t shift = epoch % 30;
+  return end_s + (30 - (((end_s + shift) % 30) + 30) % 30);
+}
+
 /// One slice of backfill's node_space map: [begin, end) seconds and the whole nodes still free for reservations.
 struct Slice {
   std::int64_t begin = 0;
@@ -662,7 +677,7 @@ class SlurmScheduler final : public Scheduler {
     const SimTime now_t = world_.now();
     const std::int64_t now = to_seconds(now_t);
     const std::int64_t res = params_.bf_resolution_s;
-    const std::int64_t window_end = floor_to(now + params_.bf_window_min * 60, res);
+    const std::int64_t window_end = floor_on_clock(now + params_.bf_window_min * 60, res, params_.epoch_unix_s);
     const std::size_t node_count = state_.node_count();
 
     refresh_eligibility();
@@ -680,7 +695,7 @@ class SlurmScheduler final : public Scheduler {
 
     // node_space[0]: every UP node, from floor(now/res) to the end of the window.
     slices_.clear();
-    Slice first{floor_to(now, res), window_end, NodeBitmap(node_count)};
+    Slice first{floor_on_clock(now, res, params_.epoch_unix_s), window_end, NodeBitmap(node_count)};
     for (NodeIndex n = 0; n < node_count; ++n) {
       if (state_.node_schedulable(n)) first.avail.set(n);
     }
@@ -946,11 +961,14 @@ class SlurmScheduler final : public Scheduler {
     return avail_count;
   }
 
-  // _set_slot_time (24.11): start floored, end = ceil of the unrounded start plus the limit.
-  static void set_slot_time(std::int64_t start, std::int64_t limit, std::int64_t res, std::int64_t& slot_start,
-                            std::int64_t& slot_end) {
-    slot_start = floor_to(start, res);
-    slot_end = floor_to(start + limit + res - 1, res);
+  // _set_slot_time (24.11): start floored, end = ceil of the unrounded start plus the limit, both on the wall clock.
+  // Before 24.11 the end was floored too (22.05 backfill.c:_attempt_backfill: `end_reserve = (end_reserve /
+  // backfill_resolution) * backfill_resolution`); _add_reservation still gives every reservation one resolution.
+  void set_slot_time(std::int64_t start, std::int64_t limit, std::int64_t res, std::int64_t& slot_start,
+                     std::int64_t& slot_end) const {
+    slot_start = floor_on_clock(start, res, params_.epoch_unix_s);
+    const std::int64_t round_up = params_.slurm_version >= 2411 ? res - 1 : 0;
+    slot_end = floor_on_clock(start + limit + round_up, res, params_.epoch_unix_s);
   }
 
   // _test_resv_overlap: the chosen nodes are not all free in some slice overlapping [start, end).
@@ -1148,7 +1166,7 @@ class SlurmScheduler final : public Scheduler {
             }
             const RunningJob& r = running_[idx++];
             if (!overlaps(r.job)) continue;
-            if (anchor == 0) anchor = r.end_s + (30 - ((r.end_s % 30) + 30) % 30);
+            if (anchor == 0) anchor = will_run_anchor(r.end_s, params_.epoch_unix_s);
             last = &r;
             scratch_.add_back(state_.allocation(r.job));
             if (idx >= running_.size()) {
@@ -1227,7 +1245,7 @@ class SlurmScheduler final : public Scheduler {
         std::size_t p = idx;
         while (p < bound_pos && !overlaps(p)) ++p;
         if (p >= bound_pos) break;  // nothing more to remove: the replay's `last == nullptr`
-        if (anchor == 0) anchor = running_[p].end_s + (30 - ((running_[p].end_s % 30) + 30) % 30);
+        if (anchor == 0) anchor = will_run_anchor(running_[p].end_s, params_.epoch_unix_s);
         // The group closes at the first overlapping removal whose successor ends after anchor + window.
         const auto close_from = static_cast<std::size_t>(
             std::upper_bound(running_.begin(), running_.end(), anchor + time_window, end_after) - running_.begin());

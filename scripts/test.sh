@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The README's second command (and CI's): set up, build, and run every test. The twin's live tests run against a
-# real local Slurm (../shared/slurmrestd/local-slurm.sh, started in the background while the build runs, as root
-# only); without it they skip.
+# The README's second command (and CI's): set up, build, and run every test; then the unit and golden tests and a short
+# run of every fuzz target in the sanitizer build (scripts/build-san.sh). The twin's live tests run against a real
+# local Slurm (../shared/slurmrestd/local-slurm.sh, started in the background while the builds run, as root only);
+# without it they skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -17,6 +18,13 @@ bash scripts/build.sh -DGPUTWIN_BUILD_TESTS=ON
 cd build
 status=0
 ctest --output-on-failure -j"$(nproc)" -LE slurm-live || status=$?
+cd ..
+# The sanitizer build (build-san/, clang, ASan + UBSan): the unit and golden tests, then every fuzz target for a few
+# seconds (about a minute in all) from its seeds and the corpus earlier runs left.
+bash scripts/build-san.sh
+(cd build-san && ctest --output-on-failure -j"$(nproc)" -L 'unit|golden') || status=$?
+bash scripts/fuzz.sh --no-build --seconds 4 || status=$?
+cd build
 if [ -n "$slurm_pid" ]; then
   if wait "$slurm_pid"; then
     set -a

@@ -86,6 +86,7 @@ RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> all, const RunOption
   jobs.reserve(all.size());
   std::vector<std::uint32_t> partitions;
   partitions.reserve(all.size());
+  std::vector<JobIndex> never_fit;  // rejected at submit: kept, so that the jobs table records them
   const std::string file = sc.file.filename().string();
   // Jobs of the same shape share the answer of can_ever_fit (an O(nodes) question).
   std::map<std::tuple<int, std::uint32_t, std::uint32_t, std::uint32_t, std::uint64_t>, bool> fits_cache;
@@ -107,10 +108,7 @@ RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> all, const RunOption
           fits_cache.emplace(shape, can_ever_fit(spec, sc.cluster.partitions[static_cast<std::size_t>(p)], sc.cluster))
               .first;
     }
-    if (!cached->second) {
-      ++outcome.rejected;
-      continue;
-    }
+    if (!cached->second) never_fit.push_back(static_cast<JobIndex>(jobs.size()));
     partitions.push_back(static_cast<std::uint32_t>(p));
     jobs.push_back(std::move(spec));
   }
@@ -121,6 +119,16 @@ RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> all, const RunOption
   outcome.state = std::make_unique<ClusterState>(sc.cluster, std::move(jobs));
   ClusterState& state = *outcome.state;
   for (JobIndex j = 0; j < state.job_count(); ++j) state.job_mut(j).partition = partitions[j];
+  // As slurmctld refuses them at submit: never queued, ended at their submit time without a start.
+  for (const JobIndex j : never_fit) {
+    state.end_pending(j, JobState::kCancelled, from_seconds(state.spec(j).submit_s));
+    JobRuntime& rt = state.job_mut(j);
+    rt.submitted = true;
+    rt.rejected = true;
+    rt.reason = PendingReason::kBadConstraints;
+    rt.time_limit_s = effective_time_limit_s(state.spec(j), sc.cluster.partitions[rt.partition]);
+  }
+  outcome.rejected = never_fit.size();
   outcome.recorder = std::make_unique<RunRecorder>(options.node_history, options.reason_history);
 
   outcome.world = std::make_unique<SimWorld>(state, sc.scheduler.slurm, outcome.recorder.get());
@@ -177,7 +185,11 @@ RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> all, const RunOption
                                    seconds_since(sim_start)});
     };
   }
-  world.run(progress);
+  try {
+    world.run(progress);
+  } catch (const SimulatedTimeLimitError& e) {
+    throw ScenarioError(sc.file.string(), "", e.what());
+  }
   outcome.sim_wall_s = seconds_since(sim_start);
   if (options.progress) {
     options.progress(RunProgress{world.now(), world.submitted(), world.ended(), state.job_count(),
@@ -195,7 +207,7 @@ RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> all, const RunOption
     outcome.cloud.pool_node_hours = outcome.scaling->pool_node_seconds(world.now()) / 3600.0;
     outcome.cloud.cold_start_s = sc.autoscaler.cold_start.total_s();
   }
-  outcome.summary = summarize(state, outcome.rejected, fault_log(outcome), cloud_log(outcome));
+  outcome.summary = summarize(state, fault_log(outcome), cloud_log(outcome));
   return outcome;
 }
 

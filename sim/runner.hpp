@@ -79,7 +79,7 @@ struct RunOutcome {
   RunSummary summary;                                ///< Headline numbers.
   SchedulerStats scheduler_stats;                    ///< Scheduler work counters.
   SimCounters counters;                              ///< Engine counters.
-  std::uint64_t rejected = 0;                        ///< Jobs rejected at submit.
+  std::uint64_t rejected = 0;                        ///< Jobs rejected at load: they could never fit their partition.
   double load_wall_s = 0;                            ///< Wall seconds to load or generate the workload.
   double sim_wall_s = 0;                             ///< Wall seconds of the simulation itself.
 };

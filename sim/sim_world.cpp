@@ -4,6 +4,8 @@
 #include <cassert>
 #include <cmath>
 
+#include "model/input_limits.hpp"
+
 namespace gputwin {
 
 SimWorld::SimWorld(ClusterState& state, const SlurmParameters& slurm, RunObserver* observer)
@@ -322,6 +324,7 @@ void SimWorld::reject_job(JobIndex job, PendingReason reason) {
   JobRuntime& rt = state_.job_mut(job);
   rt.rejected = true;
   rt.reason = reason;
+  rt.time_limit_s = effective_time_limit_s(state_.spec(job), state_.config().partitions[rt.partition]);
   if (observer_ != nullptr) observer_->on_job_reason(job, reason, now_);
 }
 
@@ -690,6 +693,12 @@ void SimWorld::run(const std::function<void(const SimWorld&)>& progress, std::ui
     if (t > stop_at_) {
       now_ = stop_at_;
       break;
+    }
+    if (t > from_seconds(kMaxSimulatedSeconds)) {
+      throw SimulatedTimeLimitError(
+          "the run reached " + std::to_string(kMaxSimulatedSeconds) + " simulated seconds (about 3,170 years) with " +
+          std::to_string(job_count - ended_) + " jobs not ended, the bound on simulated time; its jobs' times chain " +
+          "past what the simulator models");
     }
     now_ = t;
     ++counters_.instants;

@@ -13,6 +13,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <vector>
 
 #include "control/control_plane.hpp"
@@ -56,6 +57,13 @@ struct NodeOutAtStart {
 };
 
 /// The simulated world.
+/// A run reached kMaxSimulatedSeconds (model/input_limits.hpp): its inputs chain times past what the simulator
+/// models. The runner reports it against the scenario file.
+class SimulatedTimeLimitError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class SimWorld final : public World {
  public:
   /// World over `state`; `observer` may be null.

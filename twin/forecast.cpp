@@ -110,6 +110,8 @@ Forecast forecast(const Mirror& mirror, const RuntimeHistory& history, const Sce
   // slurmctld admitted every job already: its associations and limits were checked at submit.
   scenario.accounting.enforce = EnforceFlags{};
   scenario.accounting.auto_associations = true;
+  // t = 0 is now: slurmctld's bf_resolution grid is on the wall clock.
+  scenario.scheduler.slurm.epoch_unix_s = std::max<std::int64_t>(0, now);
 
   const std::size_t node_count = scenario.cluster.nodes.size();
   std::vector<std::uint32_t> free_cpus(node_count);

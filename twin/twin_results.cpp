@@ -271,7 +271,7 @@ void write_twin_results(const std::filesystem::path& out_dir, const Mirror& mirr
                         const TwinInfo& info) {
   RunRecorder recorder(true, true);
   const ClusterState state = mirror_state(mirror, recorder);
-  const RunSummary summary = summarize(state, 0);
+  const RunSummary summary = summarize(state);
   RunInfo run;
   run.scenario = "twin";
   run.scenario_file = info.url;

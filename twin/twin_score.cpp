@@ -8,6 +8,7 @@
 #include <ostream>
 #include <unordered_set>
 
+#include "results/results_db.hpp"
 #include "results/results_store.hpp"
 
 namespace gputwin {
@@ -17,19 +18,8 @@ namespace {
 // A read-only results database.
 class Reader {
  public:
-  explicit Reader(const std::filesystem::path& file) : file_(file.string()) {
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(file, ec)) throw ResultsError(file_ + ": not a results database");
-    if (sqlite3_open_v2(file_.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-      const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
-      sqlite3_close(db_);
-      db_ = nullptr;
-      throw ResultsError(file_ + ": cannot open: " + msg);
-    }
-  }
-  ~Reader() { sqlite3_close(db_); }
-  Reader(const Reader&) = delete;
-  Reader& operator=(const Reader&) = delete;
+  /// Opens `file`, checked whole first (results_db.hpp: InputError naming the file when it is damaged).
+  explicit Reader(const std::filesystem::path& file) : file_(file.string()), results_(file), db_(results_.handle()) {}
 
   // Runs `sql`, calling `row` with each result row's statement.
   template <typename Row>
@@ -49,7 +39,8 @@ class Reader {
 
  private:
   std::string file_;
-  sqlite3* db_ = nullptr;
+  ResultsDb results_;
+  sqlite3* db_;
 };
 
 std::size_t bucket_of(std::int64_t lead_s) {

@@ -15,6 +15,10 @@ namespace {
 
 using nlohmann::json;
 
+// Answers quote request text (a search, a user, a path) and results text, which may hold bytes that are not UTF-8:
+// they become U+FFFD instead of making dump() throw.
+constexpr auto kReplaceInvalidUtf8 = json::error_handler_t::replace;
+
 constexpr std::int64_t kTimeBound = 1'000'000'000'000;  // seconds: far beyond any run, far from overflow
 constexpr std::uintmax_t kMaxAssetBytes = 64u << 20;
 
@@ -163,7 +167,7 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
         {"jobs", info.jobs},
         {"nodes", info.nodes},
         {"total_gpus", info.total_gpus},
-        {"live", false}}.dump());
+        {"live", false}}.dump(-1, ' ', false, kReplaceInvalidUtf8));
   }
   if (path == "/api/overview") {
     const std::int64_t t = at();
@@ -183,7 +187,7 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
         {"idle_nodes", o.idle_nodes},
         {"total_nodes", o.total_nodes},
         {"node_groups", groups},
-        {"partitions", parts}}.dump());
+        {"partitions", parts}}.dump(-1, ' ', false, kReplaceInvalidUtf8));
   }
   if (path == "/api/jobs") {
     JobQuery q;
@@ -219,7 +223,7 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
         {"offset", q.offset},
         {"limit", q.limit},
         {"counts", counts},
-        {"jobs", rows}}.dump());
+        {"jobs", rows}}.dump(-1, ' ', false, kReplaceInvalidUtf8));
   }
   if (path.rfind("/api/jobs/", 0) == 0) {
     const std::string id_text = path.substr(10);
@@ -229,7 +233,7 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
       throw HttpError(400, "job id '" + id_text.substr(0, 40) + "' is not a number");
     const auto job = view_->job(id, at());
     if (!job) throw HttpError(404, "no job " + id_text);
-    return HttpResponse::json(to_json(*job).dump());
+    return HttpResponse::json(to_json(*job).dump(-1, ' ', false, kReplaceInvalidUtf8));
   }
   if (path == "/api/nodes") {
     const std::int64_t t = at();
@@ -257,7 +261,7 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
     return HttpResponse::json(json{
         {"t", t},
         {"counts", {{"all", nodes.size()}, {"failed", failed}, {"xid", xid}, {"healthy", healthy}}},
-        {"nodes", rows}}.dump());
+        {"nodes", rows}}.dump(-1, ' ', false, kReplaceInvalidUtf8));
   }
   if (path.rfind("/api/nodes/", 0) == 0 && path.size() > 16 && path.compare(path.size() - 5, 5, "/gpus") == 0) {
     const std::string name = path.substr(11, path.size() - 16);
@@ -281,7 +285,8 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
       g["xid"].push_back(p.xid);
       g["job_id"].push_back(p.job_id >= 0 ? json(p.job_id) : json(nullptr));
     }
-    return HttpResponse::json(json{{"node", name}, {"from", from}, {"to", to}, {"gpus", gpus}}.dump());
+    return HttpResponse::json(
+        json{{"node", name}, {"from", from}, {"to", to}, {"gpus", gpus}}.dump(-1, ' ', false, kReplaceInvalidUtf8));
   }
   if (path == "/api/waits") {
     const auto points = static_cast<std::size_t>(int_param(request, "points", 400, 1, 20000));
@@ -299,7 +304,7 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
         {"p95", d.p95_s},
         {"p99", d.p99_s},
         {"max", d.max_s},
-        {"cdf", cdf}}.dump());
+        {"cdf", cdf}}.dump(-1, ' ', false, kReplaceInvalidUtf8));
   }
   if (path == "/api/costs") {
     const std::int64_t to = int_param(request, "to", info.end_s, -kTimeBound, kTimeBound);
@@ -317,7 +322,8 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
       series["total_usd"].push_back(p.total_usd);
     }
     return HttpResponse::json(
-        json{{"scopes", scopes}, {"scope", scope}, {"from", from}, {"to", to}, {"series", series}}.dump());
+        json{{"scopes", scopes}, {"scope", scope}, {"from", from}, {"to", to}, {"series", series}}.dump(
+            -1, ' ', false, kReplaceInvalidUtf8));
   }
   if (path == "/api/gantt") {
     GanttQuery q;
@@ -348,7 +354,7 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
       out["nodes_per_row"] = g.nodes_per_row;
       out["busy"] = base64(g.busy);  // one byte per cell, row-major, 0-255
     }
-    return HttpResponse::json(out.dump());
+    return HttpResponse::json(out.dump(-1, ' ', false, kReplaceInvalidUtf8));
   }
   if (path == "/api/series/cluster") {
     const std::int64_t to = int_param(request, "to", info.end_s, -kTimeBound, kTimeBound);
@@ -370,7 +376,7 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
     s["from"] = from;
     s["to"] = to;
     s["total_gpus"] = info.total_gpus;
-    return HttpResponse::json(s.dump());
+    return HttpResponse::json(s.dump(-1, ' ', false, kReplaceInvalidUtf8));
   }
   if (path == "/api/events") {
     const std::int64_t t = at();
@@ -395,7 +401,7 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
     for (const EventLine& e : events) {
       rows.push_back(json{{"time", e.time}, {"kind", e.kind}, {"subject", e.subject}, {"text", e.text}});
     }
-    return HttpResponse::json(json{{"t", t}, {"events", rows}}.dump());
+    return HttpResponse::json(json{{"t", t}, {"events", rows}}.dump(-1, ' ', false, kReplaceInvalidUtf8));
   }
   throw HttpError(404, "no API endpoint " + path.substr(0, 100));
 }
@@ -420,7 +426,8 @@ HttpResponse DashboardApi::metrics(const HttpRequest& request) const {
 }
 
 HttpResponse DashboardApi::asset(const HttpRequest& request) const {
-  std::string rel = request.path == "/" ? "index.html" : request.path.substr(1);
+  // An empty path (a handler called without the server, which always gives one starting with '/') is the index too.
+  std::string rel = request.path.size() <= 1 ? "index.html" : request.path.substr(1);
   if (!is_safe_asset_path(rel)) throw HttpError(404, "no page " + request.path.substr(0, 100));
   const std::filesystem::path file = assets_dir_ / rel;
   std::error_code ec;

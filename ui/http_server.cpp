@@ -34,6 +34,14 @@ std::string url_decode(std::string_view s, bool plus_is_space) {
   return out;
 }
 
+std::string error_body(const std::string& message) {
+  // The message may quote the request (its method, path or a parameter), which may hold any bytes: dump() would throw
+  // on bytes that are not UTF-8 and end the server, so they are replaced with U+FFFD.
+  return nlohmann::json{{"error", message}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace
+
 std::map<std::string, std::string> parse_query(std::string_view q) {
   std::map<std::string, std::string> out;
   while (!q.empty()) {
@@ -47,12 +55,6 @@ std::map<std::string, std::string> parse_query(std::string_view q) {
   }
   return out;
 }
-
-std::string error_body(const std::string& message) {
-  return nlohmann::json{{"error", message}}.dump();
-}
-
-}  // namespace
 
 std::optional<std::string> HttpRequest::param(const std::string& name) const {
   const auto it = query.find(name);

@@ -76,6 +76,10 @@ struct HttpResponse {
 
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 
+/// Decodes a URL's query string ("t=100&search=a%20b+c") into parameters, as the server fills HttpRequest::query:
+/// %XX and '+' decoded (invalid escapes kept as written), the last of repeated names.
+std::map<std::string, std::string> parse_query(std::string_view query);
+
 /// Parses "ADDR:PORT" (or "[v6]:PORT", or ":PORT" for 127.0.0.1) into CivetWeb's listening_ports form. Throws
 /// std::invalid_argument naming what is wrong.
 std::string listen_spec(std::string_view listen);

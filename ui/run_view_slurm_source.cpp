@@ -9,6 +9,16 @@
 namespace gputwin {
 namespace {
 
+/// The hosts of a node list read from results.sqlite; none when it is not a hostlist (a damaged results folder), as
+/// RunView does for partitions and the Gantt, so one bad row does not fail every answer that lists jobs or nodes.
+std::vector<std::string> hosts_of(std::string_view list) {
+  try {
+    return expand_hostlist(list);
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
 /// A stable numeric id for a name (uid, gid): 10000 plus FNV-1a of the name modulo 50000.
 std::int32_t name_id(std::string_view name) {
   std::uint32_t hash = 2166136261u;
@@ -76,7 +86,7 @@ SlurmShapeContext RunViewSlurmSource::context() const {
 
 ServedJob RunViewSlurmSource::slurm_job(JobRow row) const {
   ServedJob job;
-  if (!row.node_list.empty()) job.node_names = expand_hostlist(row.node_list);
+  if (!row.node_list.empty()) job.node_names = hosts_of(row.node_list);
   std::vector<std::pair<std::int32_t, std::string>> placement;
   if (row.start_s >= 0 && row.gpus > 0) placement = view_.job_gpus(row.job_id, row.start_s);
   for (const std::string& name : job.node_names) {
@@ -108,8 +118,8 @@ std::vector<ServedJob> RunViewSlurmSource::controller_jobs() const {
 
 std::optional<ServedJob> RunViewSlurmSource::controller_job(std::int64_t job_id) const {
   auto row = view_.job(job_id, at_s_);
-  if (!row || row->state.empty()) return std::nullopt;
-  if (row->end_s >= 0 && at_s_ - row->end_s > kMinJobAgeS) return std::nullopt;  // purged from slurmctld
+  if (!row || row->state.empty() || row->state == "REJECTED") return std::nullopt;  // refused at submit
+  if (row->end_s >= 0 && at_s_ - row->end_s > kMinJobAgeS) return std::nullopt;     // purged from slurmctld
   return slurm_job(std::move(*row));
 }
 
@@ -124,7 +134,7 @@ std::vector<ServedNode> RunViewSlurmSource::nodes() const {
   }
   // Partitions holding each node.
   for (const PartitionRow& p : view_.partitions(at_s_)) {
-    for (const std::string& name : expand_hostlist(p.nodes)) {
+    for (const std::string& name : hosts_of(p.nodes)) {
       const auto it = node_index_.find(name);
       if (it != node_index_.end()) nodes[static_cast<std::size_t>(it->second)].partitions.push_back(p.name);
     }
@@ -167,7 +177,7 @@ std::vector<ServedJob> RunViewSlurmSource::accounting_jobs(std::int64_t from_s, 
 
 std::optional<ServedJob> RunViewSlurmSource::accounting_job(std::int64_t job_id) const {
   auto row = view_.job(job_id, at_s_);
-  if (!row || row->state.empty()) return std::nullopt;
+  if (!row || row->state.empty() || row->state == "REJECTED") return std::nullopt;  // refused at submit
   return slurm_job(std::move(*row));
 }
 

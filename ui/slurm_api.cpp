@@ -11,6 +11,10 @@
 namespace gputwin {
 namespace {
 
+// Answers quote request text (the method, a job id, a query value) and results text, which may hold bytes that are not
+// UTF-8: they become U+FFFD instead of making dump() throw.
+constexpr auto kReplaceInvalidUtf8 = SlurmJson::error_handler_t::replace;
+
 constexpr std::string_view kNotFoundText =
     "Unable to find requested URL endpoint. Please query the '/openapi/v3' endpoint or visit "
     "'https://slurm.schedmd.com/rest_api.html' for the OpenAPI specification which includes a list of all "
@@ -25,7 +29,7 @@ HttpResponse not_found() {
 }
 
 HttpResponse json_reply(const SlurmJson& body, int status = 200) {
-  return HttpResponse::json(body.dump(), status);
+  return HttpResponse::json(body.dump(-1, ' ', false, kReplaceInvalidUtf8), status);
 }
 
 /// A reply whose records are written one at a time, so that a large answer never holds all of them as JSON values
@@ -39,12 +43,13 @@ class RecordsReply {
   /// Appends one record.
   void add(const SlurmJson& record) {
     if (count_++ > 0) text_ += ',';
-    text_ += record.dump();
+    text_ += record.dump(-1, ' ', false, kReplaceInvalidUtf8);
     if (count_ == 1 && expected_ > 1) text_.reserve(text_.size() * expected_ + text_.size() / 4 * expected_);
   }
   /// The whole reply: the records, then the fields slurm_reply puts after them (last_update, meta, errors, ...).
   HttpResponse finish(const SlurmShapeContext& context, SlurmPlugin plugin) && {
-    const std::string rest = slurm_reply(context, plugin, key_, SlurmJson::array()).dump();
+    const std::string rest =
+        slurm_reply(context, plugin, key_, SlurmJson::array()).dump(-1, ' ', false, kReplaceInvalidUtf8);
     const std::string empty = "{\"" + key_ + "\":[]";  // slurm_reply puts the records first
     text_ += ']';
     text_.append(rest, empty.size());

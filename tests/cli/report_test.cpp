@@ -11,8 +11,9 @@
 #include <sstream>
 
 #include "cli/report_command.hpp"
-#include "results/report_data.hpp"
 #include "model/errors.hpp"
+#include "results/report_data.hpp"
+#include "tests/support/hand_made_results.hpp"
 
 namespace gputwin {
 namespace {
@@ -126,7 +127,9 @@ class ReportTest : public ::testing::Test {
     ASSERT_EQ(sqlite3_open((dir_ / "results.sqlite").c_str(), &db), SQLITE_OK);
     char* err = nullptr;
     // No fsync per statement: the file is scratch, and the tests stay fast on a busy disk.
-    const int rc = sqlite3_exec(db, ("PRAGMA synchronous = OFF;" + sql).c_str(), nullptr, nullptr, &err);
+    const int rc = sqlite3_exec(db, ("PRAGMA synchronous = OFF;" + testing::results_stamp_sql() + sql).c_str(), nullptr,
+                                nullptr, &err);
+    testing::write_summary_marker(dir_);
     const std::string msg = err ? err : "";
     sqlite3_free(err);
     sqlite3_close(db);

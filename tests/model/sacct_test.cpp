@@ -295,6 +295,11 @@ TEST(SacctText, BadLinesNameFileLineAndField) {
             "t.txt: line 2: Submit: 'Unknown': every job has a submit time");
   EXPECT_EQ(err("JobID|Submit|AllocTRES|State\n1|2025-01-01T00:00:00|cpu=4,gres/gpu=two|COMPLETED\n"),
             "t.txt: line 2: AllocTRES: 'gres/gpu=two' has a bad count");
+  // A count too large for any job (and for int64: the conversion was undefined behaviour; found by fuzz_sacct_text).
+  EXPECT_EQ(err("JobID|Submit|AllocTRES|State\n1|2025-01-01T00:00:00|mem=8e72G|COMPLETED\n"),
+            "t.txt: line 2: AllocTRES: 'mem=8e72G' has a bad count");
+  EXPECT_EQ(err("JobID|Submit|AllocTRES|State\n1|2025-01-01T00:00:00|cpu=inf|COMPLETED\n"),
+            "t.txt: line 2: AllocTRES: 'cpu=inf' has a bad count");
   EXPECT_EQ(err("JobID|Submit|Start|State\n1|2025-01-01T00:00:00|Unknown|RUNNING\n"),
             "t.txt: line 2: State 'RUNNING' but no start time");
   EXPECT_EQ(err("JobID|Submit\n1|2025-01-01T00:00:00\n"),
@@ -499,6 +504,8 @@ TEST(SacctJson, BadDocumentsNameThePointer) {
   EXPECT_EQ(err("{\"jobs\": [}"),
             "j.json: invalid JSON: parse error at line 1, column 11: syntax error while parsing value - unexpected "
             "'}'; expected '[', '{', or a literal");
+  // A number beyond a double: nlohmann throws out_of_range (not parse_error), which escaped with its message.
+  EXPECT_EQ(err("{\"jobs\": 1e999}"), "j.json: invalid JSON: a number too large for a double");
   EXPECT_EQ(err("{\"errors\": [{\"description\": \"Invalid token\", \"error\": \"Unspecified error\"}]}"),
             "j.json: /jobs: missing job array (slurmrestd reported: Invalid token Unspecified error)");
   EXPECT_EQ(err("{\"jobs\": [{\"job_id\": \"7\"}]}"), "j.json: /jobs/0/job_id: expected a number");

@@ -69,6 +69,9 @@ TEST(Scenario, ErrorsNameTheFileAndJsonPointer) {
   EXPECT_NE(error_of(with("\"cpus\": 1,", "\"cpus\": 1, \"gpu\": 8,")).find("/cluster/nodes/0/gpu: unknown key"),
             std::string::npos);
   EXPECT_NE(error_of("{\"name\": ").find("s.json: invalid JSON: parse error"), std::string::npos);
+  // A number beyond a double is invalid JSON too; nlohmann's out_of_range.406 escaped as a raw library error quoting
+  // the whole number (found by fuzz_scenario).
+  EXPECT_EQ(error_of("{\"name\": 333333e3333333333333}"), "s.json: invalid JSON: a number too large for a double");
   EXPECT_EQ(error_of(with("\"scheduler\": {\"policy\": \"fcfs\"}",
                           "\"scheduler\": {\"policy\": \"slurm\", \"bf_interval\": 0}")),
             "s.json: /scheduler/bf_interval: expected -1 (disabled) or a positive number of seconds");
@@ -146,6 +149,26 @@ TEST(Scenario, BothEasyVariantsAndTheSchedulingPointAreNamed) {
             "s.json: /scheduler/scheduling_point: \"event\" applies to the classic policies (fcfs, sjf, easy, "
             "easy-textbook, conservative); the slurm policy schedules on its own triggers (batch_sched_delay, "
             "sched_interval, bf_interval)");
+}
+
+TEST(Scenario, SlurmReleaseAndWallClockOfTheSlurmPolicy) {
+  const Scenario d = parse_scenario(kValid, "s.json", "/base");
+  EXPECT_EQ(d.scheduler.slurm.slurm_version, 2411u);
+  EXPECT_EQ(d.scheduler.slurm.epoch_unix_s, 0);
+  const Scenario s =
+      parse_scenario(with("\"policy\": \"fcfs\"",
+                          "\"policy\": \"slurm\", \"slurm_version\": \"22.05.8\", \"epoch_unix_s\": 1795548315"),
+                     "s.json", "/base");
+  EXPECT_EQ(s.scheduler.slurm.slurm_version, 2205u);
+  EXPECT_EQ(s.scheduler.slurm.epoch_unix_s, 1795548315);
+  EXPECT_EQ(parse_scenario(with("\"policy\": \"fcfs\"", "\"policy\": \"slurm\", \"slurm_version\": \"23.11\""),
+                           "s.json", "/base")
+                .scheduler.slurm.slurm_version,
+            2311u);
+  EXPECT_EQ(error_of(with("\"policy\": \"fcfs\"", "\"policy\": \"slurm\", \"slurm_version\": \"22.5\"")),
+            "s.json: /scheduler/slurm_version: expected a Slurm release such as \"22.05\" or \"24.11.1\"");
+  EXPECT_EQ(error_of(with("\"policy\": \"fcfs\"", "\"policy\": \"slurm\", \"epoch_unix_s\": -1")),
+            "s.json: /scheduler/epoch_unix_s: expected an integer in [0, 1099511627776]");
 }
 
 TEST(Scenario, PartitionsTakeHostlistsAndSlurmTimes) {

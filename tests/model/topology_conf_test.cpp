@@ -87,6 +87,9 @@ TEST(TopologyConf, ErrorsNameTheFileAndLineOrTheCulprit) {
             "topology.conf: switch s0 has two parents: a and b");
   EXPECT_EQ(message("SwitchName=a Switches=b\nSwitchName=b Switches=a\n", 1),
             "topology.conf: switch a is part of a cycle");
+  // A node twice in one block: named, where it read past the blocks resolved so far (found by fuzz_topology_yaml).
+  EXPECT_EQ(message("BlockName=b1 Nodes=tux[0-1]\nBlockName=b2 Nodes=tux[2-3],tux2\n", 4),
+            "topology.conf: block b2 lists node tux2 twice");
   EXPECT_EQ(message("BlockName=b Nodes=tux[0-3]\nBlockSizes=4,12\n", 4),
             "topology.conf: BlockSizes=12 is not the base block size (4) times a power of two");
   EXPECT_EQ(message("Frobnicate=1\n", 1).rfind("topology.conf: line 1: unknown line", 0), 0U);

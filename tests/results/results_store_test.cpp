@@ -6,6 +6,8 @@
 
 #include <fstream>
 
+#include "model/errors.hpp"
+#include "results/results_db.hpp"
 #include "sim/runner.hpp"
 
 namespace gputwin {
@@ -36,6 +38,24 @@ class ResultsStoreTest : public ::testing::Test {
     sqlite3_finalize(st);
     sqlite3_close(db);
     return out;
+  }
+  /// Runs `sql` on the written results.sqlite read-write (a hand edit).
+  void edit(const std::string& sql) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir_ / "results.sqlite").c_str(), &db), SQLITE_OK);
+    char* error = nullptr;
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK) << (error ? error : "");
+    sqlite3_free(error);
+    sqlite3_close(db);
+  }
+  /// What opening the results with the readers' ResultsDb says: "ok", or the error.
+  std::string open_error() {
+    try {
+      ResultsDb db(dir_ / "results.sqlite");
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "ok";
   }
   std::filesystem::path dir_;
   RunOutcome outcome_;
@@ -71,6 +91,97 @@ TEST_F(ResultsStoreTest, RewritingReplacesTheOldResultsWhole) {
   write_results(dir_, run_info(outcome_), *outcome_.state, outcome_.summary, *outcome_.recorder);
   write_results(dir_, run_info(outcome_), *outcome_.state, outcome_.summary, *outcome_.recorder);
   EXPECT_EQ(query("SELECT count(*) FROM jobs"), "4\n");
+}
+
+TEST_F(ResultsStoreTest, ReadersTrustOnlyAWholeResultsFileOfThisSchema) {
+  write_results(dir_, run_info(outcome_), *outcome_.state, outcome_.summary, *outcome_.recorder);
+  EXPECT_EQ(query("PRAGMA user_version"), std::to_string(kResultsSchemaVersion) + "\n");
+  EXPECT_EQ(query("PRAGMA application_id"), std::to_string(kResultsApplicationId) + "\n");
+  EXPECT_EQ(open_error(), "ok");
+  const std::string file = (dir_ / "results.sqlite").string();
+  // The cases: hand-edited non-finite values were read as good and printed by report and compare.
+  edit("UPDATE summary SET value = 9e999 WHERE key = 'makespan_s'");
+  EXPECT_EQ(open_error(), file +
+                              ": table summary, column value: holds 'Inf', not a finite number (the file was "
+                              "changed after gputwin wrote it)");
+  edit("UPDATE summary SET value = 'nan' WHERE key = 'makespan_s'");
+  EXPECT_EQ(open_error(), file +
+                              ": table summary, column value: holds 'nan', not a finite number (the file was "
+                              "changed after gputwin wrote it)");
+  edit("UPDATE summary SET value = 600 WHERE key = 'makespan_s'; UPDATE jobs SET start_time = 'soon' WHERE job_id = 2");
+  EXPECT_EQ(open_error(), file +
+                              ": table jobs, column start_time: holds 'soon', not a finite number (the file was "
+                              "changed after gputwin wrote it)");
+  edit("UPDATE jobs SET start_time = 100 WHERE job_id = 2");
+  EXPECT_EQ(open_error(), "ok");
+  edit("PRAGMA user_version = 99");
+  EXPECT_EQ(open_error(), file + ": results schema version 99 is newer than this gputwin reads (" +
+                              std::to_string(kResultsSchemaVersion) + "); read it with the gputwin that wrote it");
+  edit("PRAGMA user_version = 1; PRAGMA application_id = 0");
+  EXPECT_NE(open_error().find("not a gputwin results database (its SQLite application_id is 0"), std::string::npos);
+}
+
+TEST_F(ResultsStoreTest, AWriteStoppedBetweenItsRenamesLeavesAFolderTheReadersRefuse) {
+  write_results(dir_, run_info(outcome_), *outcome_.state, outcome_.summary, *outcome_.recorder);
+  EXPECT_EQ(open_error(), "ok");
+  // The second write fails after results.sqlite is renamed into place (jobs.csv cannot replace a folder): the
+  // folder now holds the new database beside the old jobs.csv, and no summary.json, so readers refuse it.
+  std::filesystem::remove(dir_ / "jobs.csv");
+  std::filesystem::create_directories(dir_ / "jobs.csv" / "in-the-way");
+  EXPECT_THROW(write_results(dir_, run_info(outcome_), *outcome_.state, outcome_.summary, *outcome_.recorder),
+               ResultsError);
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "summary.json"));
+  EXPECT_EQ(open_error(), (dir_ / "results.sqlite").string() +
+                              ": incomplete results: summary.json beside it is missing (a run was stopped while it "
+                              "wrote this folder; run it again)");
+  std::filesystem::remove_all(dir_ / "jobs.csv");
+  write_results(dir_, run_info(outcome_), *outcome_.state, outcome_.summary, *outcome_.recorder);
+  EXPECT_EQ(open_error(), "ok");
+}
+
+TEST_F(ResultsStoreTest, ADamagedFileFailsQuickCheckAndIsNamed) {
+  write_results(dir_, run_info(outcome_), *outcome_.state, outcome_.summary, *outcome_.recorder);
+  // Overwrite the middle of the file (its b-tree pages) with garbage, keeping the header: the file still opens.
+  const auto path = dir_ / "results.sqlite";
+  const auto size = std::filesystem::file_size(path);
+  ASSERT_GT(size, 8192u);
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(4096);
+    const std::string garbage(size - 4096, '\x5a');
+    f.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+  }
+  const std::string error = open_error();
+  EXPECT_EQ(error.rfind(path.string() + ": ", 0), 0u) << error;
+  EXPECT_NE(error, "ok");
+  // Not a database at all.
+  std::ofstream(path, std::ios::trunc) << "hello";
+  EXPECT_NE(open_error().find(path.string() + ": "), std::string::npos);
+}
+
+TEST_F(ResultsStoreTest, JobsRejectedAtSubmitAreRecordedAsRejectedWithTheirReason) {
+  // A 5-node job on a 4-node cluster: slurmctld refuses it at submit (sbatch: Requested node configuration is not
+  // available). It is recorded, not dropped, and counted once in the database and the summary.
+  Scenario scenario = load_scenario(std::string(GPUTWIN_SOURCE_DIR) + "/tests/golden/four_nodes_fcfs.json");
+  std::vector<JobSpec> jobs = load_workload(scenario);
+  JobSpec too_big = jobs.front();
+  too_big.id = 99;
+  too_big.nodes = 5;
+  too_big.cpus = 5;
+  too_big.submit_s = 2;
+  jobs.push_back(too_big);
+  const RunOutcome outcome = run_jobs(scenario, jobs, RunOptions{});
+  write_results(dir_, run_info(outcome), *outcome.state, outcome.summary, *outcome.recorder);
+  EXPECT_EQ(query("SELECT job_id, submit_time, start_time, end_time, state, reason FROM jobs WHERE job_id = 99"),
+            "99|2|NULL|2|REJECTED|BadConstraints\n");
+  EXPECT_EQ(outcome.summary.rejected, 1u);
+  EXPECT_EQ(outcome.summary.jobs, 4u);
+  EXPECT_EQ(query("SELECT value FROM summary WHERE key = 'rejected'"), "1.0\n");
+  EXPECT_EQ(query("SELECT count(*) FROM jobs WHERE state = 'REJECTED'"), "1\n");
+  EXPECT_EQ(query("SELECT count(*) FROM jobs WHERE state = 'CANCELLED'"), "0\n");
+  // The other four ran as before.
+  EXPECT_EQ(query("SELECT job_id, start_time FROM jobs WHERE job_id < 99 ORDER BY job_id"),
+            "1|0\n2|100\n3|200\n4|300\n");
 }
 
 }  // namespace

@@ -50,6 +50,20 @@ TEST(SlurmPolicy, BfResolutionRoundsTheReservationStartDown) {
   EXPECT_EQ(start_times(o2), (std::vector<std::int64_t>{11, 311, 30}));
 }
 
+TEST(SlurmPolicy, BfResolutionRoundsOnTheWallClock) {
+  // slurmctld floors time_t values, so the bf_resolution grid is on the wall clock. With t = 0 at Unix 1795548289
+  // (49 s past a minute), J2's will-run start 611 is Unix ...289 + 611 = ...900, a whole minute: the reservation
+  // starts at 611 itself, after J3's [30, 610], and J3 backfills at 30 (on a grid from t = 0 it was 600: blocked).
+  Scenario shifted = gpu_pair();
+  shifted.scheduler.slurm.epoch_unix_s = 1795548289;
+  auto o = run_jobs(shifted, blocked_head(580), RunOptions{});
+  EXPECT_EQ(start_times(o), (std::vector<std::int64_t>{11, 311, 30}));
+  // One second earlier on the clock (48 s past): floor(611 + 48, 60) - 48 = 552 < 610, blocked again.
+  shifted.scheduler.slurm.epoch_unix_s = 1795548288;
+  auto o2 = run_jobs(shifted, blocked_head(580), RunOptions{});
+  EXPECT_EQ(start_times(o2), (std::vector<std::int64_t>{11, 311, 411}));
+}
+
 TEST(SlurmPolicy, BackfillReservesWholeNodes) {
   // J2 wants 4 GPUs on each of 2 nodes; J3 (1 node, 4 GPUs, limit 1200) would fit beside J2 on n002 at GPU
   // granularity, but backfill reserves whole nodes n[001-002] from 600, and J3's window [30, 1230] overlaps it.

@@ -36,9 +36,12 @@ std::string route_key(const std::string& method, const std::string& path) {
 
 std::string read_body(mg_connection* connection) {
   std::string body;
-  char buffer[64 * 1024];
-  for (int n = mg_read(connection, buffer, sizeof buffer); n > 0; n = mg_read(connection, buffer, sizeof buffer)) {
-    body.append(buffer, static_cast<std::size_t>(n));
+  // On the heap: CivetWeb's worker threads have small stacks, and 64 KiB here overflowed them under AddressSanitizer
+  // (whose redzones and interceptors take more stack) in every SlurmrestdClient test of the sanitizer build.
+  std::vector<char> buffer(64 * 1024);
+  for (int n = mg_read(connection, buffer.data(), buffer.size()); n > 0;
+       n = mg_read(connection, buffer.data(), buffer.size())) {
+    body.append(buffer.data(), static_cast<std::size_t>(n));
   }
   return body;
 }

@@ -9,7 +9,9 @@
 #include <filesystem>
 #include <string>
 
+#include "model/errors.hpp"
 #include "results/results_store.hpp"
+#include "tests/support/hand_made_results.hpp"
 
 namespace gputwin {
 namespace {
@@ -39,9 +41,11 @@ std::filesystem::path write_db(const std::filesystem::path& dir, const std::stri
   sqlite3* db = nullptr;
   EXPECT_EQ(sqlite3_open(file.string().c_str(), &db), SQLITE_OK);
   char* error = nullptr;
-  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK) << (error ? error : "");
+  EXPECT_EQ(sqlite3_exec(db, (testing::results_stamp_sql() + sql).c_str(), nullptr, nullptr, &error), SQLITE_OK)
+      << (error ? error : "");
   sqlite3_free(error);
   sqlite3_close(db);
+  testing::write_summary_marker(dir);
   return file;
 }
 
@@ -214,7 +218,13 @@ TEST(TwinScore, AFolderWithoutForecastsIsNotATwin) {
 
 TEST(TwinScore, AMissingDatabaseIsAnError) {
   TempDir dir;
-  EXPECT_THROW(score_twin(dir.path()), ResultsError);
+  // Bad input like any results folder (results_db.hpp): an InputError naming the file, exit status 2.
+  try {
+    score_twin(dir.path());
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), (dir.path() / "results.sqlite").string());
+  }
 }
 
 }  // namespace

@@ -180,6 +180,24 @@ TEST_F(HandMadeRun, GanttIsExactWhenItFitsAndADensityGridWhenNot) {
   EXPECT_THROW((void)api.handle(get("/api/gantt", {{"width", "0"}})), HttpError);  // served as a 400
 }
 
+// A node_list that is not a hostlist (a damaged results.sqlite) draws its job on no node instead of throwing out of
+// the Gantt (std::invalid_argument became a 500; found by fuzz_results_sql).
+TEST_F(HandMadeRun, GanttLeavesOutAJobWhoseNodeListIsNotAHostlist) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ / "results.sqlite").c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE jobs SET node_list = 'n[001-000]' WHERE job_id = 2", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  const RunView view(dir_);
+  GanttQuery q;
+  q.to_s = 500;
+  q.node_to = 2;
+  q.width = 5;
+  q.height = 10;
+  const GanttView g = view.gantt(q);
+  EXPECT_EQ(g.jobs_in_view, 2u);  // jobs 1 and 4
+}
+
 TEST_F(HandMadeRun, WaitsAndCosts) {
   const RunView view(dir_);
   // Started by 500: job 1 waited 10 s, job 2 105 s, job 4 170 s (3 and 5 never started).
@@ -268,6 +286,8 @@ TEST_F(HandMadeRun, ApiAnswersAndRefusesBadRequests) {
   // Without built pages, / explains how to build them.
   const HttpResponse index = api.handle(get("/"));
   EXPECT_NE(index.body.find("not built"), std::string::npos);
+  // An empty path is the index as well (substr(1) of it threw std::out_of_range; found by fuzz_dashboard_http).
+  EXPECT_NE(api.handle(get("")).body.find("not built"), std::string::npos);
 }
 
 std::size_t append(char* data, std::size_t size, std::size_t count, void* out) {
@@ -314,6 +334,15 @@ TEST_F(HandMadeRun, ServerAnswersOverHttp) {
   EXPECT_NE(body.find("\nslurm_jobs_pending 3\n"), std::string::npos) << body.substr(0, 400);
   std::tie(status, body) = fetch(server.url() + "/metrics?t=100000");
   EXPECT_EQ(status, 400);  // outside the run
+  // An error quoting a path that is not UTF-8 (%ff decodes to byte 0xff) is answered with U+FFFD in its place; the
+  // server used to end on it (nlohmann's dump threw type_error 316 out of the request thread), found by following
+  // fuzz_slurmrestd_http's finding of the same kind.
+  const std::string empty;
+  std::tie(status, body) = fetch(server.url() + "/%ff", &empty);
+  EXPECT_EQ(status, 405);
+  EXPECT_NE(nlohmann::json::parse(body)["error"].get<std::string>().find("POST /\xEF\xBF\xBD"), std::string::npos);
+  std::tie(status, body) = fetch(server.url() + "/api/info");
+  EXPECT_EQ(status, 200);  // still serving
 }
 
 TEST(ListenSpec, ParsesAndRefuses) {

@@ -55,6 +55,25 @@ std::string token(const std::string& key, const std::string& user, std::int64_t 
   return out;
 }
 
+// A node_list or partition node list that is not a hostlist (a damaged results.sqlite) lists no nodes for that row
+// instead of making every jobs and nodes answer fail (std::invalid_argument; found by fuzz_results_sql).
+TEST_F(HandMadeRun, ANodeListThatIsNotAHostlistListsNoNodes) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ / "results.sqlite").c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(
+                db, "UPDATE jobs SET node_list = 'n[001-000]' WHERE job_id = 4; UPDATE partitions SET nodes = 'n[2-'",
+                nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  const RunView view(dir_);
+  const RunViewSlurmSource source(view, 250);
+  const SlurmApi api(source, {});
+  const HttpResponse jobs = api.handle(get("/slurm/v0.0.44/jobs"));
+  EXPECT_EQ(jobs.status, 200);
+  EXPECT_EQ(api.handle(get("/slurm/v0.0.44/nodes")).status, 200);
+  EXPECT_EQ(api.handle(get("/slurmdb/v0.0.44/jobs")).status, 200);
+}
+
 TEST_F(HandMadeRun, ControllerJobsAreThoseSlurmctldStillHolds) {
   const RunView view(dir_);
   // At 150: 1 ended at 110 (40 s ago, inside MinJobAge 300), 2 running, 3 cancelled at 50 (100 s ago), 4 pending;
@@ -192,6 +211,13 @@ TEST_F(HandMadeRun, VersionsPathsAndWritesAnswerAsSlurmrestd) {
   const HttpResponse refused = api.handle(post);
   EXPECT_EQ(refused.status, 403);
   EXPECT_FALSE(body(refused).at("errors").empty());
+  // A method that is not UTF-8 is quoted with U+FFFD in its place (dump() threw, a 500 with nlohmann's message; found
+  // by fuzz_slurmrestd_http).
+  post.method = "P\xffST";
+  const HttpResponse odd = api.handle(post);
+  EXPECT_EQ(odd.status, 403);
+  EXPECT_NE(body(odd).at("errors").at(0).at("description").get<std::string>().find("P\xEF\xBF\xBDST"),
+            std::string::npos);
 }
 
 TEST_F(HandMadeRun, JwtIsCheckedWhenAKeyIsGiven) {
