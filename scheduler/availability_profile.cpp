@@ -36,20 +36,7 @@ void AvailabilityProfile::reset(SimTime now, const FreeResources& live) {
   capable_cache_.clear();
   for (const Slice& s : slices_) spare_rows_.push_back(s.row);
   slices_.clear();
-  std::uint32_t row;
-  if (!spare_rows_.empty()) {
-    row = spare_rows_.back();
-    spare_rows_.pop_back();
-  } else {
-    row = static_cast<std::uint32_t>(total_cpus_.size());
-    cpus_.resize(cpus_.size() + nodes_);
-    gpus_.resize(gpus_.size() + nodes_);
-    jobs_.resize(jobs_.size() + nodes_);
-    mem_.resize(mem_.size() + nodes_);
-    with_cpu_.resize(with_cpu_.size() + words_);
-    total_cpus_.push_back(0);
-    total_gpus_.push_back(0);
-  }
+  const std::uint32_t row = take_row();
   const std::size_t base = row * nodes_;
   std::int64_t cpus = 0, gpus = 0;
   std::fill_n(with_cpu_.begin() + static_cast<std::ptrdiff_t>(row * words_), words_, 0ULL);
@@ -141,21 +128,26 @@ void AvailabilityProfile::drop_source(std::size_t s) {
   slices_.erase(slices_.begin() + static_cast<std::ptrdiff_t>(s));
 }
 
-std::uint32_t AvailabilityProfile::copy_row(std::uint32_t from) {
-  std::uint32_t row;
+// A row for a new slice: a spare one, or one more at the end of the per-node arrays (contents undefined).
+std::uint32_t AvailabilityProfile::take_row() {
   if (!spare_rows_.empty()) {
-    row = spare_rows_.back();
+    const std::uint32_t row = spare_rows_.back();
     spare_rows_.pop_back();
-  } else {
-    row = static_cast<std::uint32_t>(total_cpus_.size());
-    cpus_.resize(cpus_.size() + nodes_);
-    gpus_.resize(gpus_.size() + nodes_);
-    jobs_.resize(jobs_.size() + nodes_);
-    mem_.resize(mem_.size() + nodes_);
-    with_cpu_.resize(with_cpu_.size() + words_);
-    total_cpus_.push_back(0);
-    total_gpus_.push_back(0);
+    return row;
   }
+  const auto row = static_cast<std::uint32_t>(total_cpus_.size());
+  cpus_.resize(cpus_.size() + nodes_);
+  gpus_.resize(gpus_.size() + nodes_);
+  jobs_.resize(jobs_.size() + nodes_);
+  mem_.resize(mem_.size() + nodes_);
+  with_cpu_.resize(with_cpu_.size() + words_);
+  total_cpus_.push_back(0);
+  total_gpus_.push_back(0);
+  return row;
+}
+
+std::uint32_t AvailabilityProfile::copy_row(std::uint32_t from) {
+  const std::uint32_t row = take_row();
   const auto n = static_cast<std::ptrdiff_t>(nodes_);
   const auto src = static_cast<std::ptrdiff_t>(from) * n, dst = static_cast<std::ptrdiff_t>(row) * n;
   std::copy_n(cpus_.begin() + src, n, cpus_.begin() + dst);
@@ -211,8 +203,8 @@ void AvailabilityProfile::apply(std::size_t first, std::size_t last, std::span<c
 void AvailabilityProfile::build_capable_mask(const SelectRequest& r, const NodeSet& candidates,
                                              const std::uint8_t* schedulable) {
   const std::uint32_t cpn = r.nodes > 0 ? (r.cpus + r.nodes - 1) / r.nodes : 1;
-  const CapableKey key{candidates.nodes.data(), candidates.nodes.size(), r.exclusive ? 0 : cpn, r.gpus_per_node,
-                       r.mem_per_node_mb, r.exclusive};
+  const CapableKey key{candidates.nodes.data(), candidates.nodes.size(), r.exclusive ? 0 : cpn,
+                       r.gpus_per_node,         r.mem_per_node_mb,       r.exclusive};
   for (std::size_t e = 0; e < capable_keys_.size(); ++e) {
     if (capable_keys_[e] == key) {
       std::copy_n(capable_cache_.begin() + static_cast<std::ptrdiff_t>(e * words_), words_, capable_.begin());
@@ -245,8 +237,13 @@ SimTime AvailabilityProfile::earliest_start(NodeSelector& selector, const Select
   // The window's AND of nodes with a free CPU holds every node usable for a request of at least one CPU per
   // node: the selector then visits only those (a node left out is unusable, as NodeSelector::select requires).
   const bool superset = !r.exclusive && r.cpus > 0 && candidates.bits != nullptr;
-  const FreeResources view{view_cpus_.data(), view_gpus_.data(), view_mem_.data(), view_jobs_.data(), schedulable,
-                           nullptr, superset ? window_.data() : nullptr};
+  const FreeResources view{view_cpus_.data(),
+                           view_gpus_.data(),
+                           view_mem_.data(),
+                           view_jobs_.data(),
+                           schedulable,
+                           nullptr,
+                           superset ? window_.data() : nullptr};
   // Windows [s, k) slide forward: k only grows, and the AND over the window is kept as a queue of two stacks
   // (front_: suffix ANDs of slices [s, m), back_: the AND of slices [m, k)), so each slice is ANDed in a bounded
   // number of times per query instead of once per window holding it.

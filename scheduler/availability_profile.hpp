@@ -72,6 +72,7 @@ class AvailabilityProfile {
   std::size_t split(SimTime t);
   void drop_source(std::size_t s);
   void apply(std::size_t first, std::size_t last, std::span<const NodeAllocation> allocation, bool take);
+  std::uint32_t take_row();
   std::uint32_t copy_row(std::uint32_t from);
   void build_capable_mask(const SelectRequest& request, const NodeSet& candidates, const std::uint8_t* schedulable);
 
