@@ -7,6 +7,15 @@
 #include "scheduler/node_bitmap.hpp"
 
 namespace gputwin {
+namespace {
+
+bool same_request(const SelectRequest& a, const SelectRequest& b) {
+  return a.nodes == b.nodes && a.cpus == b.cpus && a.gpus_per_node == b.gpus_per_node &&
+         a.mem_per_node_mb == b.mem_per_node_mb && a.exclusive == b.exclusive && a.switches == b.switches &&
+         a.switch_wait_over == b.switch_wait_over;
+}
+
+}  // namespace
 
 AvailabilityProfile::AvailabilityProfile(const ClusterConfig& config)
     : config_(config),
@@ -15,28 +24,19 @@ AvailabilityProfile::AvailabilityProfile(const ClusterConfig& config)
       capable_(words_),
       window_(words_),
       back_(words_),
+      usable_(words_),
       view_cpus_(nodes_),
       view_gpus_(nodes_),
       view_jobs_(nodes_),
       view_mem_(nodes_) {}
 
 void AvailabilityProfile::reset(SimTime now, const FreeResources& live) {
+  totals_memo_.clear();
+  capable_keys_.clear();
+  capable_cache_.clear();
   for (const Slice& s : slices_) spare_rows_.push_back(s.row);
   slices_.clear();
-  std::uint32_t row;
-  if (!spare_rows_.empty()) {
-    row = spare_rows_.back();
-    spare_rows_.pop_back();
-  } else {
-    row = static_cast<std::uint32_t>(total_cpus_.size());
-    cpus_.resize(cpus_.size() + nodes_);
-    gpus_.resize(gpus_.size() + nodes_);
-    jobs_.resize(jobs_.size() + nodes_);
-    mem_.resize(mem_.size() + nodes_);
-    with_cpu_.resize(with_cpu_.size() + words_);
-    total_cpus_.push_back(0);
-    total_gpus_.push_back(0);
-  }
+  const std::uint32_t row = take_row();
   const std::size_t base = row * nodes_;
   std::int64_t cpus = 0, gpus = 0;
   std::fill_n(with_cpu_.begin() + static_cast<std::ptrdiff_t>(row * words_), words_, 0ULL);
@@ -55,6 +55,7 @@ void AvailabilityProfile::reset(SimTime now, const FreeResources& live) {
 }
 
 void AvailabilityProfile::advance(SimTime now) {
+  totals_memo_.clear();
   assert(now >= start());
   const std::size_t s = slice_holding(now);
   for (std::size_t k = 0; k < s; ++k) spare_rows_.push_back(slices_[k].row);
@@ -63,12 +64,14 @@ void AvailabilityProfile::advance(SimTime now) {
 }
 
 void AvailabilityProfile::add_release(SimTime at, std::span<const NodeAllocation> allocation) {
+  totals_memo_.clear();
   const std::size_t s = split(at);
   ++slices_[s].sources;
   apply(s, slices_.size(), allocation, false);
 }
 
 void AvailabilityProfile::release_early(SimTime at, std::span<const NodeAllocation> allocation) {
+  totals_memo_.clear();
   const std::size_t s = slice_holding(at);
   assert(slices_[s].begin == at && s > 0);
   apply(0, s, allocation, false);
@@ -84,6 +87,7 @@ void AvailabilityProfile::reserve(SimTime begin, SimTime end, std::span<const No
 }
 
 void AvailabilityProfile::unreserve(SimTime begin, SimTime end, std::span<const NodeAllocation> allocation) {
+  totals_memo_.clear();
   const std::size_t first = slice_holding(begin);
   const std::size_t last = slice_holding(end);
   assert(slices_[last].begin == end);
@@ -124,21 +128,26 @@ void AvailabilityProfile::drop_source(std::size_t s) {
   slices_.erase(slices_.begin() + static_cast<std::ptrdiff_t>(s));
 }
 
-std::uint32_t AvailabilityProfile::copy_row(std::uint32_t from) {
-  std::uint32_t row;
+// A row for a new slice: a spare one, or one more at the end of the per-node arrays (contents undefined).
+std::uint32_t AvailabilityProfile::take_row() {
   if (!spare_rows_.empty()) {
-    row = spare_rows_.back();
+    const std::uint32_t row = spare_rows_.back();
     spare_rows_.pop_back();
-  } else {
-    row = static_cast<std::uint32_t>(total_cpus_.size());
-    cpus_.resize(cpus_.size() + nodes_);
-    gpus_.resize(gpus_.size() + nodes_);
-    jobs_.resize(jobs_.size() + nodes_);
-    mem_.resize(mem_.size() + nodes_);
-    with_cpu_.resize(with_cpu_.size() + words_);
-    total_cpus_.push_back(0);
-    total_gpus_.push_back(0);
+    return row;
   }
+  const auto row = static_cast<std::uint32_t>(total_cpus_.size());
+  cpus_.resize(cpus_.size() + nodes_);
+  gpus_.resize(gpus_.size() + nodes_);
+  jobs_.resize(jobs_.size() + nodes_);
+  mem_.resize(mem_.size() + nodes_);
+  with_cpu_.resize(with_cpu_.size() + words_);
+  total_cpus_.push_back(0);
+  total_gpus_.push_back(0);
+  return row;
+}
+
+std::uint32_t AvailabilityProfile::copy_row(std::uint32_t from) {
+  const std::uint32_t row = take_row();
   const auto n = static_cast<std::ptrdiff_t>(nodes_);
   const auto src = static_cast<std::ptrdiff_t>(from) * n, dst = static_cast<std::ptrdiff_t>(row) * n;
   std::copy_n(cpus_.begin() + src, n, cpus_.begin() + dst);
@@ -189,17 +198,30 @@ void AvailabilityProfile::apply(std::size_t first, std::size_t last, std::span<c
   }
 }
 
-// Nodes among `candidates` that are schedulable and big enough for the request on an empty cluster.
+// Nodes among `candidates` that are schedulable and big enough for the request on an empty cluster. Kept for the
+// last few request shapes until reset() (which a change of a node's state precedes).
 void AvailabilityProfile::build_capable_mask(const SelectRequest& r, const NodeSet& candidates,
                                              const std::uint8_t* schedulable) {
-  std::fill(capable_.begin(), capable_.end(), 0ULL);
   const std::uint32_t cpn = r.nodes > 0 ? (r.cpus + r.nodes - 1) / r.nodes : 1;
+  const CapableKey key{candidates.nodes.data(), candidates.nodes.size(), r.exclusive ? 0 : cpn,
+                       r.gpus_per_node,         r.mem_per_node_mb,       r.exclusive};
+  for (std::size_t e = 0; e < capable_keys_.size(); ++e) {
+    if (capable_keys_[e] == key) {
+      std::copy_n(capable_cache_.begin() + static_cast<std::ptrdiff_t>(e * words_), words_, capable_.begin());
+      return;
+    }
+  }
+  std::fill(capable_.begin(), capable_.end(), 0ULL);
   for (const NodeIndex n : candidates.nodes) {
     const NodeConfig& c = config_.nodes[n];
     if (!schedulable[n] || (!r.exclusive && c.cpus < cpn) || c.gpus < r.gpus_per_node ||
         c.memory_mb < r.mem_per_node_mb)
       continue;
     capable_[n >> 6] |= 1ULL << (n & 63);
+  }
+  if (capable_keys_.size() < kCapableCacheSize) {
+    capable_keys_.push_back(key);
+    capable_cache_.insert(capable_cache_.end(), capable_.begin(), capable_.end());
   }
 }
 
@@ -215,14 +237,47 @@ SimTime AvailabilityProfile::earliest_start(NodeSelector& selector, const Select
   // The window's AND of nodes with a free CPU holds every node usable for a request of at least one CPU per
   // node: the selector then visits only those (a node left out is unusable, as NodeSelector::select requires).
   const bool superset = !r.exclusive && r.cpus > 0 && candidates.bits != nullptr;
-  const FreeResources view{view_cpus_.data(), view_gpus_.data(), view_mem_.data(), view_jobs_.data(), schedulable,
-                           nullptr, superset ? window_.data() : nullptr};
+  const FreeResources view{view_cpus_.data(),
+                           view_gpus_.data(),
+                           view_mem_.data(),
+                           view_jobs_.data(),
+                           schedulable,
+                           nullptr,
+                           superset ? window_.data() : nullptr};
   // Windows [s, k) slide forward: k only grows, and the AND over the window is kept as a queue of two stacks
   // (front_: suffix ANDs of slices [s, m), back_: the AND of slices [m, k)), so each slice is ANDed in a bounded
   // number of times per query instead of once per window holding it.
   const std::size_t count = slices_.size();
   if (front_.size() < count * words_) front_.resize(count * words_);
-  std::size_t s = 0, k = 0, m = 0;
+  // Windows before the first whose slices all had the CPUs and GPUs in total for a request needing no more, for
+  // no longer, failed then and fail now (the profile has only lost free resources since): start there.
+  // The same request (the same candidates) for no longer fits nowhere before where it last fitted either.
+  SimTime totals_from = start(), from = start();
+  for (const TotalsMemo& e : totals_memo_) {
+    if (e.cpus <= need_cpus && e.gpus <= need_gpus && e.length <= length) {
+      totals_from = std::max(totals_from, e.first_window);
+      if (same_request(e.request, r) && e.candidates == candidates.nodes.data()) from = std::max(from, e.first_fit);
+    }
+  }
+  from = std::max(from, totals_from);
+  if (from == kNever) {
+    out.clear();
+    return kNever;
+  }
+  std::size_t s = slice_holding(from), k = 0, m = 0;
+  assert(slices_[s].begin == from);
+  SimTime first_window = kNever;  // the first window start whose slices all pass the totals test
+  auto remember = [&](SimTime first_fit) {
+    // Started past the totals bound on the strength of an earlier fit: the windows in between were not tested.
+    if (from > totals_from) first_window = totals_from;
+    const TotalsMemo e{need_cpus, need_gpus, length, first_window, first_fit, r, candidates.nodes.data()};
+    if (totals_memo_.size() < kTotalsMemoSize) {
+      totals_memo_.push_back(e);
+    } else {
+      totals_memo_[memo_next_] = e;
+      memo_next_ = (memo_next_ + 1) % kTotalsMemoSize;
+    }
+  };
   std::copy(capable_.begin(), capable_.end(), back_.begin());
   while (s < count) {
     const SimTime begin = slices_[s].begin;
@@ -247,6 +302,7 @@ SimTime AvailabilityProfile::earliest_start(NodeSelector& selector, const Select
       k = s;
       continue;
     }
+    if (first_window == kNever) first_window = begin;
     // The window's AND: front (slices [s, m)) and back (slices [m, k)).
     if (s < m) {
       const std::uint64_t* f = front_.data() + s * words_;
@@ -279,7 +335,24 @@ SimTime AvailabilityProfile::earliest_start(NodeSelector& selector, const Select
       } else {
         for (const NodeIndex n : candidates.nodes) min_over_window(n);
       }
-      if (selector.select(r, candidates, nullptr, view, out)) return begin;
+      if (selector.select(r, candidates, nullptr, view, out)) {
+        // The nodes usable in the chosen window: with the same usable nodes (and the same free resources on
+        // them) the selector chooses the same nodes again.
+        std::fill(usable_.begin(), usable_.end(), 0ULL);
+        auto note = [&](NodeIndex n) {
+          if (selector.usable(r, view, n)) usable_[n >> 6] |= 1ULL << (n & 63);
+        };
+        if (superset) {
+          for (std::size_t w = 0; w < words_; ++w) {
+            for (std::uint64_t bits = window_[w]; bits != 0; bits &= bits - 1)
+              note(static_cast<NodeIndex>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
+          }
+        } else {
+          for (const NodeIndex n : candidates.nodes) note(n);
+        }
+        remember(begin);
+        return begin;
+      }
     }
     // Slide: drop slice s from the front, refilling the front stack from the back when it is empty.
     ++s;
@@ -296,6 +369,7 @@ SimTime AvailabilityProfile::earliest_start(NodeSelector& selector, const Select
       std::copy(capable_.begin(), capable_.end(), back_.begin());
     }
   }
+  remember(kNever);
   out.clear();
   return kNever;
 }

@@ -42,9 +42,13 @@ class AvailabilityProfile {
 
   /// The earliest slice begin at which `request` fits on `candidates` (schedulable nodes only) during
   /// [begin, begin + length), and the nodes `selector` chooses on the window's per-node minimum (in `out`); kNever
-  /// if it fits nowhere. Slices are tried in time order, as a rebuilt profile would be.
+  /// if it fits nowhere. Slices are tried in time order, as a rebuilt profile would be, after the windows known to
+  /// fail (from earlier queries since the profile last gained free resources: see TotalsMemo).
   SimTime earliest_start(NodeSelector& selector, const SelectRequest& request, const NodeSet& candidates,
                          const std::uint8_t* schedulable, SimTime length, std::vector<NodeAllocation>& out);
+
+  /// The candidate nodes usable for the request in the window of the last earliest_start that found one.
+  [[nodiscard]] const std::vector<std::uint64_t>& last_usable() const { return usable_; }
 
   /// The profile's start (the time of the last reset or advance).
   [[nodiscard]] SimTime start() const { return slices_.front().begin; }
@@ -68,6 +72,7 @@ class AvailabilityProfile {
   std::size_t split(SimTime t);
   void drop_source(std::size_t s);
   void apply(std::size_t first, std::size_t last, std::span<const NodeAllocation> allocation, bool take);
+  std::uint32_t take_row();
   std::uint32_t copy_row(std::uint32_t from);
   void build_capable_mask(const SelectRequest& request, const NodeSet& candidates, const std::uint8_t* schedulable);
 
@@ -85,6 +90,31 @@ class AvailabilityProfile {
   // Query scratch: the nodes that could host the request at all, the window AND, and the window's view.
   std::vector<std::uint64_t> capable_, window_;
   std::vector<std::uint64_t> front_, back_;  // the sliding window's two stacks (earliest_start)
+  std::vector<std::uint64_t> usable_;        // last_usable()
+  // What earliest_start learnt since the profile last gained free resources: for a request needing `cpus` and
+  // `gpus` in total for `length`, no window starting before first_window has them in every slice, and `request`
+  // on `candidates` fits in no window starting before first_fit.
+  struct TotalsMemo {
+    std::int64_t cpus, gpus;
+    SimTime length, first_window, first_fit;
+    SelectRequest request;
+    const NodeIndex* candidates;
+  };
+  static constexpr std::size_t kTotalsMemoSize = 64;
+  // build_capable_mask's cache: request shapes (candidate list, CPUs per node, GPUs, memory, exclusive) and masks.
+  struct CapableKey {
+    const NodeIndex* nodes;
+    std::size_t count;
+    std::uint32_t cpus_per_node, gpus_per_node;
+    std::uint64_t mem_per_node_mb;
+    bool exclusive;
+    bool operator==(const CapableKey&) const = default;
+  };
+  static constexpr std::size_t kCapableCacheSize = 32;
+  std::vector<CapableKey> capable_keys_;
+  std::vector<std::uint64_t> capable_cache_;
+  std::vector<TotalsMemo> totals_memo_;
+  std::size_t memo_next_ = 0;
   std::vector<std::uint32_t> view_cpus_, view_gpus_, view_jobs_;
   std::vector<std::uint64_t> view_mem_;
 };

@@ -55,7 +55,8 @@ class ClassicScheduler final : public Scheduler {
         allowed_(state_.node_count()),
         kept_profile_(state_.config()),
         flat_topology_(state_.config().topology.slurm.kind == TopologyKind::kFlat),
-        whole_node_from_(state_.node_count(), kNever) {}
+        whole_taken_(state_.node_count()),
+        whole_taken_sorted_(state_.node_count(), 1) {}
 
   void on_job_submitted(JobIndex j) override {
     JobRuntime& rt = const_cast<ClusterState&>(state_).job_mut(j);
@@ -182,6 +183,15 @@ class ClassicScheduler final : public Scheduler {
   [[nodiscard]] SchedulerStats stats() const override { return stats_; }
 
  private:
+  // A queued job in the kept conservative plan (plan_conservative).
+  enum class PlanKind : std::uint8_t { kNone, kNotRunnable, kNoFit, kReserved };
+  struct PlannedJob {
+    PlanKind kind = PlanKind::kNone;  // kNone: not in the plan
+    SimTime begin = 0, end = 0;
+    std::vector<NodeAllocation> allocation;
+    std::vector<std::uint64_t> usable;  // the partition's nodes usable for it over its window (a bitmap)
+  };
+
   const PartitionConfig& partition_of(JobIndex j) const { return state_.config().partitions[state_.job(j).partition]; }
 
   bool may_fit_now(JobIndex j) const { return gputwin::may_fit_now(state_, state_.spec(j), state_.job(j).partition); }
@@ -432,9 +442,11 @@ class ClassicScheduler final : public Scheduler {
 
   // Conservative backfilling with the plan kept between passes: the same reservations, and so the same starts,
   // as plan_conservative_reference, which re-plans every queued job on a rebuilt profile. What a re-plan at
-  // `now` computes depends only on the profile (running jobs' expected ends, reservations) and the queue. Jobs
-  // whose reservation provably comes out the same keep it; from the first job for which that is not proven, the
-  // rest of the queue is planned again, in order, on the kept profile. README "Scheduling policies" gives the rules.
+  // `now` computes for a job depends only on the profile it sees (running jobs' expected ends and the
+  // reservations of the jobs ahead of it) and its request. The pass walks the queue in order, keeping track of
+  // how that profile changed since the last pass (freed and taken rectangles: nodes x time); a job whose
+  // reservation provably comes out the same keeps it (keeps_reservation), any other is planned again. README
+  // "Scheduling policies" gives the rules.
   void plan_conservative() {
     if (!shortcuts_ || !flat_topology_) {
       plan_valid_ = false;
@@ -449,22 +461,20 @@ class ClassicScheduler final : public Scheduler {
     bool keep = plan_valid_ && state_.node_weights() == plan_weights_;
     // A job still running at its expected end ends "at now + 1" in a rebuilt profile: that moves with now.
     for (std::size_t k = 0; keep && k < running_.size(); ++k) keep = profile_end_[running_[k]] > now;
-    const auto& entries = queue_.entries();
-    std::size_t first_replanned = 0;  // queue position from which jobs are planned again
+    changes_.clear();
+    change_nodes_.clear();
     if (keep) {
       kept_profile_.advance(now);
-      first_replanned = first_changed_position(now);
-      // Give back the reservations of the jobs to plan again, then what jobs that ended early held.
-      std::size_t kept = 0;
-      while (kept < plan_order_.size() && kept < first_replanned && plan_order_[kept] == entries[kept].job) ++kept;
-      for (std::size_t k = plan_order_.size(); k-- > kept;) {
-        PlannedJob& pj = planned_[plan_order_[k]];
-        if (pj.kind == PlanKind::kReserved) kept_profile_.unreserve(pj.begin, pj.end, pj.allocation);
-        pj.kind = PlanKind::kNone;
-      }
-      plan_order_.resize(kept);
+      // Jobs that ended before their expected end freed their nodes from now to that end.
       for (const JobIndex r : released_jobs_) {
-        if (profile_end_[r] > now) kept_profile_.release_early(profile_end_[r], state_.allocation(r));
+        if (profile_end_[r] <= now) continue;
+        kept_profile_.release_early(profile_end_[r], state_.allocation(r));
+        add_change(now, profile_end_[r], state_.allocation(r), true, SIZE_MAX);
+      }
+      // A job backfilled at the last pass is a running job now, which a re-plan places before every queued job:
+      // for the jobs that were queued ahead of it, it takes its nodes until its expected end.
+      for (const StartedJob& s : started_) {
+        if (profile_end_[s.job] > now) add_change(now, profile_end_[s.job], state_.allocation(s.job), false, s.queued_before);
       }
     } else {
       kept_profile_.reset(now, live_resources(state_));
@@ -481,29 +491,62 @@ class ClassicScheduler final : public Scheduler {
     last_pass_ = now;
     plan_weights_ = state_.node_weights();
     plan_valid_ = true;
+    for (auto& taken : whole_taken_) taken.clear();
+    std::fill(whole_taken_sorted_.begin(), whole_taken_sorted_.end(), 1);
 
-    // Kept reservations that begin now start, in queue order, before any job planned again.
-    std::size_t out = 0;
-    for (std::size_t pos = 0; pos < plan_order_.size(); ++pos) {
-      const JobIndex j = plan_order_[pos];
-      PlannedJob& pj = planned_[j];
-      if (pj.kind == PlanKind::kReserved && pj.begin == now) {
-        started_.push_back(StartedJob{j, out});
-        start(j, pj.allocation);
-        profile_end_[j] = pj.end;
-        pj.kind = PlanKind::kNone;
-        queue_.remove_at(pos);
-      } else {
-        plan_order_[out++] = j;
-      }
-    }
-    plan_order_.resize(out);
-    for (std::size_t pos = first_replanned; pos < entries.size(); ++pos) {
+    // Until the first job planned again (detached false), the profile holds every kept reservation, later jobs'
+    // too; from then on, the reservations of the jobs not walked yet are given back, and each job walked puts its
+    // own back (kept) or takes a new one, so that a job planned again sees only the jobs ahead of it.
+    const auto& entries = queue_.entries();
+    bool detached = !keep;
+    std::size_t old_position = 0;  // position in the last pass's plan order
+    std::size_t out = 0;           // jobs still queued so far in this pass's plan order
+    order_scratch_.clear();
+    for (std::size_t pos = 0; pos < entries.size(); ++pos) {
       const JobIndex j = entries[pos].job;
       PlannedJob& pj = planned_[j];
-      if (!runnable(j)) {
+      const bool was_planned = pj.kind != PlanKind::kNone;
+      const std::size_t old_pos = was_planned ? old_position++ : SIZE_MAX;
+      const bool is_runnable = runnable(j);
+      bool kept = false;
+      if (keep && was_planned && is_runnable == (pj.kind != PlanKind::kNotRunnable)) {
+        kept = pj.kind != PlanKind::kReserved || keeps_reservation(j, pj, now, old_pos, detached);
+      }
+      if (kept) {
+        if (pj.kind == PlanKind::kReserved) {
+          if (detached) kept_profile_.reserve(pj.begin, pj.end, pj.allocation);
+          note_whole_nodes(pj.begin, pj.end, pj.allocation);
+          if (pj.begin == now) {
+            started_.push_back(StartedJob{j, out});
+            start(j, pj.allocation);
+            profile_end_[j] = pj.end;
+            pj.kind = PlanKind::kNone;
+            queue_.remove_at(pos);
+            continue;
+          }
+        }
+        order_scratch_.push_back(j);
+        ++out;
+        continue;
+      }
+      // Planned again: first build the profile this job sees (once): running jobs and the reservations of the
+      // jobs ahead. Building it anew costs less than giving back every later reservation on the kept profile,
+      // whose later slices are many.
+      const bool had = keep && pj.kind == PlanKind::kReserved;
+      if (!detached) {
+        detached = true;
+        kept_profile_.reset(now, live_resources(state_));
+        for (const JobIndex r : running_) kept_profile_.add_release(profile_end_[r], state_.allocation(r));
+        for (const JobIndex a : order_scratch_) {
+          const PlannedJob& ahead = planned_[a];
+          if (ahead.kind == PlanKind::kReserved) kept_profile_.reserve(ahead.begin, ahead.end, ahead.allocation);
+        }
+      }
+      if (!is_runnable) {
+        if (had) add_change(pj.begin, pj.end, pj.allocation, true, SIZE_MAX);
         pj.kind = PlanKind::kNotRunnable;
-        plan_order_.push_back(j);
+        order_scratch_.push_back(j);
+        ++out;
         continue;
       }
       ++stats_.jobs_tested;
@@ -511,14 +554,24 @@ class ClassicScheduler final : public Scheduler {
       const SimTime begin = kept_profile_.earliest_start(selector_, select_request(state_.spec(j)),
                                                          partition_nodes(state_, state_.job(j).partition),
                                                          state_.schedulable().data(), length, allocation_);
+      const bool same = had && begin == pj.begin && std::equal(allocation_.begin(), allocation_.end(),
+                                                                pj.allocation.begin(), pj.allocation.end(),
+                                                                [](const NodeAllocation& x, const NodeAllocation& y) {
+                                                                  return x.node == y.node && x.cpus == y.cpus &&
+                                                                         x.gpus == y.gpus && x.mem_mb == y.mem_mb;
+                                                                });
+      if (had && !same) add_change(pj.begin, pj.end, pj.allocation, true, SIZE_MAX);
       if (begin == kNever) {
         pj.kind = PlanKind::kNoFit;
-        plan_order_.push_back(j);
+        order_scratch_.push_back(j);
+        ++out;
         continue;
       }
       kept_profile_.reserve(begin, begin + length, allocation_);
+      if (!same) add_change(begin, begin + length, allocation_, false, SIZE_MAX);
+      note_whole_nodes(begin, begin + length, allocation_);
       if (begin == now) {
-        started_.push_back(StartedJob{j, plan_order_.size()});
+        started_.push_back(StartedJob{j, out});
         start(j, allocation_);
         profile_end_[j] = begin + length;
         pj.kind = PlanKind::kNone;
@@ -529,63 +582,98 @@ class ClassicScheduler final : public Scheduler {
       pj.begin = begin;
       pj.end = begin + length;
       pj.allocation = allocation_;
-      plan_order_.push_back(j);
+      pj.usable = kept_profile_.last_usable();
+      order_scratch_.push_back(j);
+      ++out;
+    }
+    plan_order_.swap(order_scratch_);
+  }
+
+  // A change of the profile since the last pass: `allocation`'s nodes freed or taken over [from, to), for the
+  // jobs at last-pass plan positions below `before` (SIZE_MAX: every job walked after it).
+  void add_change(SimTime from, SimTime to, std::span<const NodeAllocation> allocation, bool freed,
+                  std::size_t before) {
+    const auto first = static_cast<std::uint32_t>(change_nodes_.size());
+    for (const NodeAllocation& a : allocation) change_nodes_.push_back(a.node);
+    changes_.push_back(Change{from, to, first, static_cast<std::uint32_t>(change_nodes_.size()), freed, before});
+  }
+
+  // A reservation (or a start) of a job ahead that takes all CPUs of a node over [begin, end): the node is usable
+  // by no job then. Kept per node, by begin.
+  void note_whole_nodes(SimTime begin, SimTime end, const std::vector<NodeAllocation>& allocation) {
+    if (changes_.size() > kMaxChangesToProve) return;  // no proof later in this pass reads them
+    for (const NodeAllocation& a : allocation) {
+      if (a.cpus != state_.config().nodes[a.node].cpus) continue;
+      std::vector<std::pair<SimTime, SimTime>>& taken = whole_taken_[a.node];
+      if (!taken.empty() && taken.back().first > begin) whole_taken_sorted_[a.node] = 0;  // sorted when read
+      taken.emplace_back(begin, end);
     }
   }
 
-  // The first queue position whose job a re-plan at `now` might place differently from the kept plan (the queue
-  // size if none). Before it, every job is one the last pass planned (no new job sorted in before it), is as
-  // runnable as it was, and, when jobs ended before their expected end (freeing their nodes from now to that
-  // end), provably keeps its reservation:
-  //  - its reservation does not begin at such an end (no longer a slice boundary), nor overlap the freed time
-  //    on a freed node of its partition (the window's view is unchanged);
-  //  - it cannot fit earlier: a window that failed before fits now only with a freed node usable all through
-  //    it, and such a node is usable only until the first reservation of an earlier job that takes the whole
-  //    node, which no earlier reservation can overlap the freed time with.
-  // Jobs that did not fit anywhere still fit nowhere (the profile's last slice is the empty cluster).
-  std::size_t first_changed_position(SimTime now) {
-    early_.clear();
-    for (const JobIndex r : released_jobs_) {
-      if (profile_end_[r] > now) early_.push_back(r);
+  // True if every window [t, t + length) with now <= t < before holds a time at which a job ahead takes all of
+  // node n (note_whole_nodes).
+  bool whole_node_blocks_windows(NodeIndex n, SimTime now, SimTime length, SimTime before) {
+    if (!whole_taken_sorted_[n]) {
+      std::sort(whole_taken_[n].begin(), whole_taken_[n].end());
+      whole_taken_sorted_[n] = 1;
     }
-    for (const JobIndex r : early_) {
-      for (const NodeAllocation& a : state_.allocation(r)) whole_node_from_[a.node] = kNever;
+    SimTime reach = now;  // every window starting before reach is blocked
+    for (const auto& [begin, end] : whole_taken_[n]) {
+      if (reach >= before) return true;
+      if (begin >= reach + length) return false;  // the window [reach, reach + length) is free of it
+      reach = std::max(reach, end);
     }
-    const auto& entries = queue_.entries();
-    for (std::size_t pos = 0; pos < entries.size(); ++pos) {
-      const JobIndex j = entries[pos].job;
-      if (pos >= plan_order_.size() || plan_order_[pos] != j) return pos;  // a new job
-      const PlannedJob& pj = planned_[j];
-      if (runnable(j) != (pj.kind != PlanKind::kNotRunnable)) return pos;
-      if (pj.kind != PlanKind::kReserved) continue;
-      if (pj.begin < now) return pos;  // not expected: keep the plan only where it is proven
-      // A job of the last pass that started behind this one (backfilled) is a running job now, which a re-plan
-      // places before every queued job: where it overlaps this job's window, the selector may choose otherwise.
-      for (const StartedJob& s : started_) {
-        if (pos >= s.queued_before || pj.begin >= profile_end_[s.job] || pj.end <= last_pass_) continue;
-        const std::uint64_t* in_partition = state_.partition_bits(state_.job(j).partition);
-        for (const NodeAllocation& a : state_.allocation(s.job)) {
-          if ((in_partition[a.node >> 6] >> (a.node & 63)) & 1ULL) return pos;
+    return reach >= before;
+  }
+
+  // True if a re-plan at `now` gives job j the reservation pj again, given the changes since the last pass of
+  // the profile it sees (changes_; `old_pos`: its position in the last pass's plan order). Proof, for a selector
+  // whose choice depends only on which nodes are usable and their free resources, and which is monotone (a
+  // request that fits on less free resources fits on more):
+  //  - begin is still a slice boundary: a boundary disappears only where a freed rectangle begins or ends (a
+  //    running job's end, a moved reservation's begin or end); `detached`: the profile is exactly the one j sees,
+  //    so ask it.
+  //  - the window's usable nodes and their free resources are the same, so the selector picks the same nodes: no
+  //    change overlaps [begin, end) on a node that was usable (pj.usable), a taken node that was not usable stays
+  //    so, and a freed one that was not usable stays so when a reservation ahead takes the whole node inside the
+  //    window (below);
+  //  - no earlier start fits: every window starting before begin failed at the last pass (a start between two
+  //    boundaries is no better than the boundary before it), and only a freed rectangle can make one fit. A
+  //    freed node helps no window if the node is unusable in every window that overlaps the freed time and
+  //    starts before begin: a reservation ahead that takes the whole node from w >= min(freed end, begin), with
+  //    now + length past w, is inside every such window (and inside [begin, end)).
+  bool keeps_reservation(JobIndex j, const PlannedJob& pj, SimTime now, std::size_t old_pos, bool detached) {
+    if (pj.begin < now) return false;  // not expected: keep the plan only where it is proven
+    // After many changes the proof costs more than planning the job again (cheap with the profile's memo), and
+    // rarely succeeds: on the loaded HPC2N trace most jobs planned again do move.
+    if (changes_.size() > kMaxChangesToProve) return false;
+    const std::uint64_t* in_partition = state_.partition_bits(state_.job(j).partition);
+    auto in_part = [&](NodeIndex n) { return ((in_partition[n >> 6] >> (n & 63)) & 1ULL) != 0; };
+    auto was_usable = [&](NodeIndex n) { return ((pj.usable[n >> 6] >> (n & 63)) & 1ULL) != 0; };
+    const SimTime length = pj.end - pj.begin;
+    const bool whole_node_blocks = state_.spec(j).cpus > 0 || state_.spec(j).exclusive;
+    for (const Change& c : changes_) {
+      if (c.freed) {
+        if (pj.begin > now && (pj.begin == c.from || pj.begin == c.to) &&
+            (!detached || !kept_profile_.is_boundary(pj.begin)))
+          return false;
+        if (c.to <= now || c.from >= pj.end) continue;
+        for (std::uint32_t i = c.first; i < c.last; ++i) {
+          const NodeIndex n = change_nodes_[i];
+          if (!in_part(n)) continue;
+          if (c.to > pj.begin && was_usable(n)) return false;  // more free on a node it may use
+          // Windows before begin that overlap the freed time, and its own window if they overlap.
+          const SimTime before = c.to > pj.begin ? pj.begin + 1 : c.to;
+          if (!whole_node_blocks || !whole_node_blocks_windows(n, now, length, before)) return false;
+        }
+      } else {
+        if (old_pos >= c.before || c.to <= pj.begin || c.from >= pj.end) continue;
+        for (std::uint32_t i = c.first; i < c.last; ++i) {
+          if (was_usable(change_nodes_[i])) return false;
         }
       }
-      if (early_.empty()) continue;
-      const std::uint64_t* in_partition = state_.partition_bits(state_.job(j).partition);
-      const SimTime length = pj.end - pj.begin;
-      for (const JobIndex r : early_) {
-        const SimTime freed_until = profile_end_[r];
-        if (pj.begin == freed_until) return pos;
-        for (const NodeAllocation& a : state_.allocation(r)) {
-          if (!((in_partition[a.node >> 6] >> (a.node & 63)) & 1ULL)) continue;
-          if (pj.begin < freed_until) return pos;
-          if (pj.begin > now && now + length <= whole_node_from_[a.node]) return pos;
-        }
-      }
-      for (const NodeAllocation& a : pj.allocation) {
-        if (a.cpus == state_.config().nodes[a.node].cpus)
-          whole_node_from_[a.node] = std::min(whole_node_from_[a.node], pj.begin);
-      }
     }
-    return entries.size();
+    return true;
   }
 
   void build_profile() {
@@ -649,6 +737,7 @@ class ClassicScheduler final : public Scheduler {
     }
   }
 
+  static constexpr std::size_t kMaxChangesToProve = 32;  // keeps_reservation: 8-128 cost the same on loaded HPC2N
   static constexpr TimerId kPriorityCalc = 0;
   static constexpr TimerId kWake = 1;
 
@@ -669,12 +758,6 @@ class ClassicScheduler final : public Scheduler {
   std::vector<ProfileSlice> profile_;  // plan_conservative_reference's profile, rebuilt at every pass
   ProfileSlice min_;
   // The kept conservative plan (plan_conservative).
-  enum class PlanKind : std::uint8_t { kNone, kNotRunnable, kNoFit, kReserved };
-  struct PlannedJob {
-    PlanKind kind = PlanKind::kNone;  // kNone: not in the plan
-    SimTime begin = 0, end = 0;
-    std::vector<NodeAllocation> allocation;
-  };
   AvailabilityProfile kept_profile_;     // running jobs and reservations, kept between passes
   bool plan_valid_ = false;              // false: the next pass rebuilds the profile
   bool flat_topology_ = true;            // with a topology the plain algorithm plans
@@ -682,14 +765,23 @@ class ClassicScheduler final : public Scheduler {
   std::vector<SimTime> profile_end_;     // by job: a running job's expected end in the profile
   std::vector<JobIndex> plan_order_;     // queued jobs in the plan, in queue order
   std::vector<JobIndex> released_jobs_;  // jobs released since the last pass
-  std::vector<JobIndex> early_;          // those of them released before their expected end
+  std::vector<JobIndex> order_scratch_;  // plan_conservative: the new plan order
+  struct Change {
+    SimTime from, to;
+    std::uint32_t first, last;  // its nodes: change_nodes_[first, last)
+    bool freed;
+    std::size_t before;  // applies to jobs at last-pass plan positions below this
+  };
+  std::vector<Change> changes_;            // plan_conservative: the profile's changes since the last pass
+  std::vector<NodeIndex> change_nodes_;
   struct StartedJob {
     JobIndex job;
     std::size_t queued_before;  // jobs still queued ahead of it after its pass
   };
   std::vector<StartedJob> started_;  // jobs started at the last pass
   SimTime last_pass_ = 0;
-  std::vector<SimTime> whole_node_from_;  // first_changed_position: per node
+  std::vector<std::vector<std::pair<SimTime, SimTime>>> whole_taken_;  // plan_conservative: see note_whole_nodes
+  std::vector<std::uint8_t> whole_taken_sorted_;                        // per node: whole_taken_ is by begin
   std::vector<std::uint32_t> plan_weights_;
   SchedulerStats stats_;
   bool dirty_ = false;

@@ -7,6 +7,7 @@
 // and memory requests, node weights. A failure prints the seed and the job table, small enough to check by hand.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <random>
 #include <sstream>
 
@@ -94,13 +95,19 @@ std::string describe(const Case& c) {
   return out.str();
 }
 
+// Seeds to run: `fallback`, or GPUTWIN_EQUIVALENCE_SEEDS (a run of many more seeds, by hand).
+std::uint32_t seed_count(std::uint32_t fallback) {
+  const char* v = std::getenv("GPUTWIN_EQUIVALENCE_SEEDS");
+  return v != nullptr ? static_cast<std::uint32_t>(std::strtoul(v, nullptr, 10)) : fallback;
+}
+
 std::string run_schedule(Case c, bool shortcuts) {
   c.scenario.scheduler.slurm.shortcuts = shortcuts;
   return schedule(run_jobs(c.scenario, c.jobs, RunOptions{}));
 }
 
 TEST(ConservativeEquivalence, KeptPlanGivesThePlainAlgorithmsScheduleOnRandomTraces) {
-  for (std::uint32_t seed = 1; seed <= 2000; ++seed) {
+  for (std::uint32_t seed = 1; seed <= seed_count(2000); ++seed) {
     const Case c = random_case(seed);
     const std::string plain = run_schedule(c, false);
     const std::string kept = run_schedule(c, true);
@@ -110,7 +117,7 @@ TEST(ConservativeEquivalence, KeptPlanGivesThePlainAlgorithmsScheduleOnRandomTra
 
 TEST(ConservativeEquivalence, LongQueuesOnSingleCpuNodes) {
   // The overloaded-replay shape: single-CPU nodes, arrivals much faster than the machine drains them.
-  for (std::uint32_t seed = 1; seed <= 60; ++seed) {
+  for (std::uint32_t seed = 1; seed <= seed_count(60); ++seed) {
     std::mt19937 rng(seed);
     auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
     Case c{make_scenario(16, 1, 0, SchedulerPolicy::kConservative), {}};
@@ -122,6 +129,30 @@ TEST(ConservativeEquivalence, LongQueuesOnSingleCpuNodes) {
     }
     ASSERT_EQ(run_schedule(c, false), run_schedule(c, true)) << "seed " << seed << "\n" << describe(c);
   }
+}
+
+TEST(ConservativeEquivalence, ReservationBeginningAtAnEarlyEnd) {
+  // 2 nodes x 1 CPU. A (n0) and B (n1) run from 0 with limit 100; C needs both nodes, so it reserves [100, 150),
+  // beginning at A's (and B's) expected end; D (1 node, 60 s) reserves [150, 210). A ends early at 30: the
+  // boundary at 100 that C's reservation begins on loses one of its sources (B's end keeps it), so C is planned
+  // again and keeps [100, 150); D now fits on n0 in [30, 90) and starts at 30. By hand: A 0 n0, B 0 n1, C 100
+  // n0 n1, D 30 n0.
+  Case c{make_scenario(2, 1, 0, SchedulerPolicy::kConservative), {}};
+  c.jobs.push_back(make_job(1, 0, 1, 1, 0, 100, 30));   // A
+  c.jobs.push_back(make_job(2, 0, 1, 1, 0, 100, 100));  // B
+  c.jobs.push_back(make_job(3, 1, 2, 2, 0, 50, 50));    // C
+  c.jobs.push_back(make_job(4, 2, 1, 1, 0, 60, 60));    // D
+  const std::string expected =
+      "job 1 start 0 on n0:1c0g0m\njob 2 start 0 on n1:1c0g0m\njob 3 start 100 on n0:1c0g0m n1:1c0g0m\n"
+      "job 4 start 30 on n0:1c0g0m\n";
+  EXPECT_EQ(run_schedule(c, false), expected);
+  EXPECT_EQ(run_schedule(c, true), expected);
+  // The same with B ending early too, at 60: the boundary at 100 loses its last source, so C cannot begin there;
+  // n1 is free from 60 and n0 once D ends at 90 (its expected end, a boundary), so C starts at 90.
+  c.jobs[1].run_time_s = 60;
+  const std::string plain = run_schedule(c, false);
+  EXPECT_EQ(run_schedule(c, true), plain);
+  EXPECT_NE(plain.find("job 3 start 90 on n0:1c0g0m n1:1c0g0m"), std::string::npos) << plain;
 }
 
 }  // namespace
