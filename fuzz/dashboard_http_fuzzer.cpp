@@ -1,8 +1,6 @@
 // The dashboard's HTTP requests (gputwin serve): the input is a request (fuzz/http_input.hpp) answered by
 // DashboardApi over the tests' hand-made run (tests/ui/hand_made_database.hpp) with a small assets folder. A bad
 // request must end in HttpError (a 4xx answer), never in a crash, a hang or another exception.
-#include <sqlite3.h>
-
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -10,7 +8,6 @@
 
 #include "fuzz/fuzz_support.hpp"
 #include "fuzz/http_input.hpp"
-#include "tests/support/hand_made_results.hpp"
 #include "tests/ui/hand_made_database.hpp"
 #include "ui/dashboard_api.hpp"
 
@@ -23,14 +20,7 @@ std::unique_ptr<gputwin::DashboardApi> api;
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   const std::filesystem::path run = gputwin::fuzz::scratch_dir() / "run";
   std::filesystem::create_directories(run / "assets" / "assets");
-  sqlite3* db = nullptr;
-  if (sqlite3_open((run / "results.sqlite").c_str(), &db) != SQLITE_OK ||
-      sqlite3_exec(db, (gputwin::testing::results_stamp_sql() + gputwin::kHandMadeDatabase).c_str(), nullptr, nullptr,
-                   nullptr) != SQLITE_OK) {
-    throw std::runtime_error("fuzz: cannot write the hand-made run");
-  }
-  sqlite3_close(db);
-  gputwin::testing::write_summary_marker(run);
+  if (!gputwin::write_hand_made_run(run).empty()) throw std::runtime_error("fuzz: cannot write the hand-made run");
   gputwin::fuzz::write_scratch("run/assets/index.html", "<!doctype html><title>fuzz</title>");
   gputwin::fuzz::write_scratch("run/assets/assets/app.js", "console.log(1)");
   gputwin::fuzz::write_scratch("run/secret.txt", "outside the assets folder");

@@ -2,8 +2,6 @@
 // answered by SlurmApi over the tests' hand-made run at t=150, once without and once with a JWT key (HS256 key
 // "fuzz-jwt-key-of-thirty-two-bytes", so seeds can carry valid tokens). Every request gets an answer (the API
 // answers errors in slurmrestd's own shapes); an exception, crash or hang is a bug.
-#include <sqlite3.h>
-
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -11,7 +9,6 @@
 
 #include "fuzz/fuzz_support.hpp"
 #include "fuzz/http_input.hpp"
-#include "tests/support/hand_made_results.hpp"
 #include "tests/ui/hand_made_database.hpp"
 #include "ui/run_view_slurm_source.hpp"
 #include "ui/slurm_api.hpp"
@@ -27,14 +24,7 @@ std::unique_ptr<gputwin::SlurmApi> open_api, jwt_api;
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   const std::filesystem::path run = gputwin::fuzz::scratch_dir() / "run";
   std::filesystem::create_directories(run);
-  sqlite3* db = nullptr;
-  if (sqlite3_open((run / "results.sqlite").c_str(), &db) != SQLITE_OK ||
-      sqlite3_exec(db, (gputwin::testing::results_stamp_sql() + gputwin::kHandMadeDatabase).c_str(), nullptr, nullptr,
-                   nullptr) != SQLITE_OK) {
-    throw std::runtime_error("fuzz: cannot write the hand-made run");
-  }
-  sqlite3_close(db);
-  gputwin::testing::write_summary_marker(run);
+  if (!gputwin::write_hand_made_run(run).empty()) throw std::runtime_error("fuzz: cannot write the hand-made run");
   view = std::make_unique<gputwin::RunView>(run);
   source = std::make_unique<gputwin::RunViewSlurmSource>(*view, 150);
   open_api = std::make_unique<gputwin::SlurmApi>(*source, gputwin::SlurmApiOptions{});

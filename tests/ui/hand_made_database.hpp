@@ -2,6 +2,13 @@
 // slurmrestd-compatible API tests (tests/ui/hand_made_run.hpp) and the web fuzzers (fuzz/).
 #pragma once
 
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <string>
+
+#include "tests/support/hand_made_results.hpp"
+
 namespace gputwin {
 
 // Two nodes of 8 H100s; five jobs:
@@ -59,5 +66,25 @@ INSERT INTO job_gpus VALUES (1, 0, '0-7', 10), (2, 0, '0-3', 110), (4, 1, '0-7',
 INSERT INTO gpu_metrics VALUES (0, 0, 100, 1, 90, 1024, 600, 60, 0, 0, 0), (0, 1, 100, 1, 70, 1024, 600, 60, 0, 0, 79),
   (1, 0, 100, NULL, 0, 0, 60, 30, 0, 0, 0), (0, 0, 200, 2, 50, 0, 300, 50, 0, 0, 0), (0, 0, 300, NULL, 0, 0, 60, 30, 0, 0, 0);
 )sql";
+
+/// Writes the hand-made run into `dir` (results.sqlite stamped as write_results stamps it, and summary.json);
+/// returns SQLite's message on failure, empty on success.
+inline std::string write_hand_made_run(const std::filesystem::path& dir) {
+  sqlite3* db = nullptr;
+  std::string error;
+  if (sqlite3_open((dir / "results.sqlite").c_str(), &db) != SQLITE_OK) {
+    error = sqlite3_errmsg(db);
+  } else {
+    char* message = nullptr;
+    if (sqlite3_exec(db, (testing::results_stamp_sql() + kHandMadeDatabase).c_str(), nullptr, nullptr, &message) !=
+        SQLITE_OK) {
+      error = message != nullptr ? message : "sqlite3_exec failed";
+      sqlite3_free(message);
+    }
+  }
+  sqlite3_close(db);
+  if (error.empty()) testing::write_summary_marker(dir);
+  return error;
+}
 
 }  // namespace gputwin
