@@ -1026,19 +1026,17 @@ std::vector<std::string> apply_gres_conf(SlurmConf& conf, const GresConf& gres) 
   std::vector<std::string> notes;
   std::unordered_map<std::string, std::vector<const GresConfGpu*>> by_node;
   std::vector<const GresConfGpu*> for_all;
+  // Only slurm.conf's nodes are indexed: a NodeName= may expand to up to a million hosts slurm.conf never names.
   for (const GresConfGpu& g : gres.gpus) {
-    if (g.nodes.empty()) {
-      for_all.push_back(&g);
-    } else {
-      for (const std::string& n : g.nodes) by_node[n].push_back(&g);
-    }
-  }
-  for (const GresConfGpu& g : gres.gpus) {
+    if (g.nodes.empty()) for_all.push_back(&g);
+    bool noted = false;
     for (const std::string& n : g.nodes) {
-      if (conf.node_index(n) < 0) {
+      if (conf.node_index(n) >= 0) {
+        by_node[n].push_back(&g);
+      } else if (!noted) {
         notes.push_back(g.source.file + ": line " + std::to_string(g.source.line) + ": node '" + n +
                         "' is not in slurm.conf; ignored");
-        break;
+        noted = true;
       }
     }
   }
