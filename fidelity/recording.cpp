@@ -72,6 +72,8 @@ Recording read_recording(const std::filesystem::path& dir) {
     doc = Json::parse(read_text(result));
   } catch (const Json::parse_error& e) {
     throw RecordingError(file, "", std::string("not JSON: ") + e.what());
+  } catch (const Json::out_of_range&) {
+    throw RecordingError(file, "", "not JSON: a number too large for a double");  // 1e999, as in scenarios
   }
   if (!doc.is_object() || !doc.contains("jobs") || !doc["jobs"].is_array()) {
     throw RecordingError(file, "/jobs", "expected an array of jobs");
@@ -101,6 +103,7 @@ Recording read_recording(const std::filesystem::path& dir) {
     x.job.state = text(j, file, ptr, "state");
     if (j.contains("nodes") && j["nodes"].is_string()) x.job.nodes = j["nodes"].get<std::string>();
     if (x.start < x.submit) throw RecordingError(file, ptr + "/start", "before the job's submit");
+    if (x.end < x.start) throw RecordingError(file, ptr + "/end", "before the job's start");
     if (!seen.insert(x.job.idx).second) {
       throw RecordingError(file, ptr + "/idx", "workload index " + std::to_string(x.job.idx) + " given twice");
     }

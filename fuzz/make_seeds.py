@@ -130,6 +130,11 @@ if openapi.is_file():
     paths = {k: {m: {} for m in v} for k, v in spec.get("paths", {}).items() if "/v0.0.4" in k}
     add("fuzz_rest_reply", "openapi-v3-paths.json", json.dumps({"openapi": spec.get("openapi"), "paths": paths}))
 
+# Fidelity recordings' result.json: the repository's (tests/fidelity/recordings) and ../shared's dev-1.
+for p in sorted((src / "tests/fidelity/recordings").glob("*/replica-1/result.json")) + \
+        sorted((shared / "slurm-recordings").glob("*/result.json")):
+    add("fuzz_recording", p.parts[-3] + "-" + p.parts[-2] + ".json", p.read_bytes())
+
 # Results folders: small runs written by this build's gputwin, as database files (small pages, vacuumed) and as SQL.
 hand_made = re.search(r'R"sql\((.*?)\)sql"', (src / "tests/ui/hand_made_database.hpp").read_text(), re.S).group(1)
 # The stamp write_results puts on a results database (results/results_db.hpp); readers refuse one without it.

@@ -137,6 +137,21 @@ TEST(ReadRecording, TimesFromTheFirstSubmissionAndFieldErrors) {
     EXPECT_EQ(e.file(), (d / "result.json").string());
     EXPECT_EQ(e.location(), "/jobs/0/start");
   }
+  // A number beyond a double (nlohmann's out_of_range escaped before), and an end before the start.
+  const std::pair<std::string, std::string> bad[] = {
+      {R"({"jobs": [{"idx": 0, "job_id": 1, "submit": 1e999, "start": 2, "end": 3, "state": "COMPLETED"}]})",
+       "not JSON: a number too large for a double"},
+      {R"({"jobs": [{"idx": 0, "job_id": 1, "submit": 1, "start": 5, "end": 4, "state": "COMPLETED"}]})",
+       "before the job's start"}};
+  for (const auto& [json, problem] : bad) {
+    write(d / "result.json", json);
+    try {
+      read_recording(d);
+      ADD_FAILURE() << "expected RecordingError for " << json;
+    } catch (const RecordingError& e) {
+      EXPECT_NE(std::string(e.what()).find(problem), std::string::npos) << e.what();
+    }
+  }
   fs::remove(d / "sacct.txt");
   EXPECT_THROW(read_recording(d), RecordingError);
 }
