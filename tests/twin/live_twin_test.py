@@ -520,13 +520,27 @@ class LiveTwin(unittest.TestCase):
         held = self.submit("cancel-held", minutes=3, hold=True)
         later = self.submit("cancel-later", minutes=3, begin_time="now+1hour")
         proc = subprocess.Popen([GPUTWIN, "twin", "--slurmrestd", URL, "--out", self.out, "--interval", "1",
-                                 "--duration", "5", "--slurm-conf", SLURM_CONF],
+                                 "--duration", "60", "--slurm-conf", SLURM_CONF],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
-            time.sleep(2)
+            # Cancel once a poll has recorded both pending (a fixed 2 s sleep lost that race on a loaded CI
+            # machine), then stop the twin (SIGTERM) once a poll has recorded both cancelled.
+            def seen(state):
+                try:
+                    rows = query(self.out, "SELECT DISTINCT job_id FROM job_states WHERE job_id IN (?, ?) AND state = ?",
+                                 (held, later, state))
+                except sqlite3.Error:
+                    return False  # no results folder yet
+                return len(rows) == 2
+            deadline = time.time() + 40
+            while not seen("PENDING") and time.time() < deadline and proc.poll() is None:
+                time.sleep(0.2)
             for job in (held, later):
                 status, reply = rest("DELETE", "/job/%d" % job)
                 self.assertEqual(status, 200, reply)
+            while not seen("CANCELLED") and time.time() < deadline and proc.poll() is None:
+                time.sleep(0.2)
+            proc.terminate()
             _, err = proc.communicate(timeout=60)
         finally:
             if proc.poll() is None:
