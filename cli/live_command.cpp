@@ -122,7 +122,7 @@ int run_live_command(Scenario scenario, RunOptions options, const std::filesyste
       // Each request reads one snapshot throughout (the cluster as it stood at one simulated time).
       slurm_server = std::make_unique<HttpServer>(slurm_options, [&live, &slurm_api_options](const HttpRequest& r) {
         const std::shared_ptr<const RunSnapshot> snap = live.snapshot();
-        return SlurmApi(*snap->slurm, slurm_api_options).handle(r);
+        return SlurmApi(snap->slurm(), slurm_api_options).handle(r);
       });
     }
   } catch (const std::runtime_error& e) {

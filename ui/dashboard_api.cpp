@@ -142,7 +142,12 @@ DashboardApi::DashboardApi(LiveRun& live, std::filesystem::path assets_dir, std:
 DashboardApi::~DashboardApi() = default;
 
 std::shared_ptr<const RunSnapshot> DashboardApi::snapshot() const {
-  return live_ != nullptr ? live_->snapshot() : fixed_;
+  if (live_ == nullptr) return fixed_;
+  try {
+    return live_->snapshot();
+  } catch (const LiveError& e) {
+    throw HttpError(e.status(), e.what());
+  }
 }
 
 const RunView& DashboardApi::view() const {

@@ -32,13 +32,18 @@ std::filesystem::path make_snapshot_root() {
 
 }  // namespace
 
+const RunViewSlurmSource& RunSnapshot::slurm() const {
+  std::call_once(slurm_once_, [&] { slurm_ = std::make_unique<RunViewSlurmSource>(*view, slurm_at_s); });
+  return *slurm_;
+}
+
 std::shared_ptr<const RunSnapshot> finished_snapshot(const std::filesystem::path& dir, std::int64_t at_s) {
   auto snap = std::make_shared<RunSnapshot>();
   snap->dir = dir;
   snap->view = std::make_unique<RunView>(dir);
   snap->now_s = snap->view->info().end_s;
   snap->live = false;
-  snap->slurm = std::make_unique<RunViewSlurmSource>(*snap->view, at_s >= 0 ? at_s : snap->now_s);
+  snap->slurm_at_s = at_s >= 0 ? at_s : snap->now_s;
   return snap;
 }
 
@@ -48,14 +53,13 @@ LiveRun::LiveRun(Scenario scenario, RunOptions options, LiveOptions live)
   speed_ = options_.speed;
   node_names_.reserve(scenario.cluster.nodes.size());
   for (const NodeConfig& node : scenario.cluster.nodes) node_names_.push_back(node.name);
-  snapshot_requests_ = 1;  // the first snapshot, before the first instant
   options.gate = this;
   options.observer = this;
   thread_ = std::thread(
       [this, scenario = std::move(scenario), options]() mutable { simulate(std::move(scenario), std::move(options)); });
   std::unique_lock lock(mutex_);
-  cv_.wait(lock, [&] { return current_ != nullptr || finished_; });
-  if (current_ == nullptr && failure_) {
+  cv_.wait(lock, [&] { return started_ || finished_; });
+  if (!started_ && failure_) {
     const std::exception_ptr failure = failure_;
     lock.unlock();
     thread_.join();
@@ -102,7 +106,7 @@ void LiveRun::simulate(Scenario scenario, RunOptions options) {
     error = e.what();
     failure = std::current_exception();
   }
-  if (outcome) add_event(outcome->world->now(), "action", "run", error.empty() ? "ended" : "failed: " + error);
+  if (outcome) add_sim_event(outcome->world->now(), "action", "run", error.empty() ? "ended" : "failed: " + error);
   publish_events();
   std::lock_guard lock(mutex_);
   finished_ = true;
@@ -114,6 +118,10 @@ void LiveRun::simulate(Scenario scenario, RunOptions options) {
 
 void LiveRun::on_run_start(const RunOutcome& outcome) {
   outcome_ = &outcome;
+  state_ = outcome.state.get();  // the same object once the outcome is moved out of the runner
+  std::lock_guard lock(mutex_);
+  started_ = true;
+  cv_.notify_all();
   total_jobs_ = outcome.state->job_count();
   last_publish_ = WallClock::now();
 }
@@ -224,7 +232,7 @@ void LiveRun::take_snapshot(SimWorld& world) {
     snap->view = std::make_unique<RunView>(dir);
     snap->now_s = to_seconds(world.now());
     snap->live = true;
-    snap->slurm = std::make_unique<RunViewSlurmSource>(*snap->view, snap->now_s);
+    snap->slurm_at_s = snap->now_s;
   } catch (const std::exception& e) {
     problem = e.what();
   }
@@ -244,7 +252,13 @@ void LiveRun::take_snapshot(SimWorld& world) {
 
 std::shared_ptr<const RunSnapshot> LiveRun::snapshot() {
   std::unique_lock lock(mutex_);
-  if (finished_ || stop_requested_) return current_;
+  if (finished_ || stop_requested_) {
+    // The run ends: its results are being written, then served.
+    cv_.wait_for(lock, kSnapshotWait, [&] { return finished_; });
+    if (current_ == nullptr)
+      throw LiveError(503, "the run has nothing to show" + (error_.empty() ? "" : ": " + error_));
+    return current_;
+  }
   // A snapshot is reused for refresh_ms, and at least for 9 times what the last one took: readers cost the
   // simulation at most a tenth of its time however large the run (an operator's action always gets a fresh one).
   const auto reuse = std::max<WallClock::duration>(
@@ -257,6 +271,10 @@ std::shared_ptr<const RunSnapshot> LiveRun::snapshot() {
   attention_.store(true, std::memory_order_release);
   cv_.notify_all();
   cv_.wait_for(lock, kSnapshotWait, [&] { return snapshot_done_ >= want || finished_; });
+  if (current_ == nullptr) {
+    throw LiveError(503, error_.empty() ? "no snapshot yet (the simulation is inside a long step): try again"
+                                        : "no snapshot: " + error_);
+  }
   return current_;
 }
 
@@ -283,7 +301,7 @@ void LiveRun::pause() {
   attention_.store(true, std::memory_order_release);
   cv_.notify_all();
   add_event(sim_now_.load(), "action", "clock", "paused");
-  publish_events();
+  publish_actions();
 }
 
 void LiveRun::resume() {
@@ -294,7 +312,7 @@ void LiveRun::resume() {
   attention_.store(true, std::memory_order_release);
   cv_.notify_all();
   add_event(sim_now_.load(), "action", "clock", "resumed");
-  publish_events();
+  publish_actions();
 }
 
 void LiveRun::set_speed(double factor) {
@@ -305,7 +323,7 @@ void LiveRun::set_speed(double factor) {
   attention_.store(true, std::memory_order_release);
   cv_.notify_all();
   add_event(sim_now_.load(), "action", "clock", factor > 0 ? fmt::format("speed {:g}x", factor) : "speed max");
-  publish_events();
+  publish_actions();
 }
 
 NodeIndex LiveRun::node_named(const std::string& name) const {
@@ -333,7 +351,7 @@ std::int64_t LiveRun::run_command(std::function<void(SimWorld&)> apply) {
 std::int64_t LiveRun::drain_node(const std::string& name, const std::string& reason) {
   const NodeIndex n = node_named(name);
   return run_command([this, n, name, reason](SimWorld& world) {
-    add_event(world.now(), "action", name, "drain (" + reason + ")");
+    add_sim_event(world.now(), "action", name, "drain (" + reason + ")");
     world.drain_node(n, reason);
   });
 }
@@ -341,7 +359,7 @@ std::int64_t LiveRun::drain_node(const std::string& name, const std::string& rea
 std::int64_t LiveRun::resume_node(const std::string& name) {
   const NodeIndex n = node_named(name);
   return run_command([this, n, name](SimWorld& world) {
-    add_event(world.now(), "action", name, "resume");
+    add_sim_event(world.now(), "action", name, "resume");
     world.resume_node(n);
   });
 }
@@ -367,21 +385,73 @@ const RunOutcome* LiveRun::outcome() const {
 // ---- Events ----
 
 void LiveRun::add_event(SimTime time, const char* kind, std::string subject, std::string text) {
-  // Operator actions come from other threads (pause, speed) or from commands run on the simulation's thread; the
-  // observer's events only from the latter. One lock keeps them in order.
   std::lock_guard lock(events_mutex_);
   pending_events_.push_back(LiveEvent{0, to_seconds(time), kind, std::move(subject), std::move(text)});
 }
 
+void LiveRun::add_sim_event(SimTime time, const char* kind, std::string subject, std::string text) {
+  raw_events_.push_back(RawEvent{time, kRawText, static_cast<std::uint32_t>(sim_texts_.size()), 0});
+  sim_texts_.push_back(LiveEvent{0, to_seconds(time), kind, std::move(subject), std::move(text)});
+}
+
 bool LiveRun::has_pending_events() const {
+  if (!raw_events_.empty()) return true;
   std::lock_guard lock(events_mutex_);
   return !pending_events_.empty();
 }
 
+LiveEvent LiveRun::format(const RawEvent& raw) {
+  const ClusterState& state = *state_;
+  const std::int64_t time = to_seconds(raw.time);
+  switch (raw.what) {
+    case kRawJobStarted:
+      return LiveEvent{0, time, "job", std::to_string(state.spec(raw.index).id),
+                       "RUNNING on " + job_node_list(state, raw.index)};
+    case kRawJobEnded:
+      return LiveEvent{0, time, "job", std::to_string(state.spec(raw.index).id),
+                       std::string(job_state_name(static_cast<JobState>(raw.other)))};
+    case kRawNodeState:
+      return LiveEvent{0, time, "node", node_names_[raw.index],
+                       std::string(node_state_name(static_cast<NodeState>(raw.other)))};
+    case kRawPreempted:
+      return LiveEvent{0, time, "job", std::to_string(state.spec(raw.index).id),
+                       fmt::format("preempted by {}", state.spec(raw.other).id)};
+    default:
+      return std::move(sim_texts_[raw.index]);
+  }
+}
+
 void LiveRun::publish_events() {
+  // Formatted here, on the simulation's thread, between instants: only the newest event_buffer of a batch (at full
+  // speed a batch of 50 ms can hold more than the buffer keeps).
+  std::vector<LiveEvent> formatted;
+  if (!raw_events_.empty()) {
+    const std::size_t skip =
+        raw_events_.size() > options_.event_buffer ? raw_events_.size() - options_.event_buffer : 0;
+    formatted.reserve(raw_events_.size() - skip);
+    for (std::size_t i = skip; i < raw_events_.size(); ++i) formatted.push_back(format(raw_events_[i]));
+    raw_events_.clear();
+    sim_texts_.clear();
+  }
   {
     std::lock_guard lock(events_mutex_);
     last_publish_ = WallClock::now();
+    if (formatted.empty() && pending_events_.empty()) return;
+    for (std::vector<LiveEvent>* batch : {&formatted, &pending_events_}) {
+      for (LiveEvent& e : *batch) {
+        e.seq = ++last_seq_;
+        events_.push_back(std::move(e));
+      }
+    }
+    pending_events_.clear();
+    while (events_.size() > options_.event_buffer) events_.pop_front();
+  }
+  events_cv_.notify_all();
+}
+
+void LiveRun::publish_actions() {
+  {
+    std::lock_guard lock(events_mutex_);
     if (pending_events_.empty()) return;
     for (LiveEvent& e : pending_events_) {
       e.seq = ++last_seq_;
@@ -422,24 +492,21 @@ bool LiveRun::streams_closed() const {
   return streams_closed_;
 }
 
+// The observer only notes what happened (no text, no lock): publish_events formats it.
 void LiveRun::on_job_started(JobIndex job, SimTime now) {
-  const ClusterState& state = *outcome_->state;
-  add_event(now, "job", std::to_string(state.spec(job).id), "RUNNING on " + job_node_list(state, job));
+  raw_events_.push_back(RawEvent{now, kRawJobStarted, job, 0});
 }
 
 void LiveRun::on_job_ended(JobIndex job, SimTime now) {
-  const ClusterState& state = *outcome_->state;
-  add_event(now, "job", std::to_string(state.spec(job).id), std::string(recorded_state_name(state.job(job))));
+  raw_events_.push_back(RawEvent{now, kRawJobEnded, job, static_cast<std::uint32_t>(state_->job(job).state)});
 }
 
 void LiveRun::on_node_state(NodeIndex node, NodeState state, SimTime now) {
-  add_event(now, "node", node_names_[node], std::string(node_state_name(state)));
+  raw_events_.push_back(RawEvent{now, kRawNodeState, node, static_cast<std::uint32_t>(state)});
 }
 
-void LiveRun::on_job_preempted(JobIndex job, JobIndex preemptor, SimTime, bool requeue, SimTime now) {
-  const ClusterState& state = *outcome_->state;
-  add_event(now, "job", std::to_string(state.spec(job).id),
-            fmt::format("preempted by {}{}", state.spec(preemptor).id, requeue ? " (requeued)" : ""));
+void LiveRun::on_job_preempted(JobIndex job, JobIndex preemptor, SimTime, bool, SimTime now) {
+  raw_events_.push_back(RawEvent{now, kRawPreempted, job, preemptor});
 }
 
 }  // namespace gputwin

@@ -49,11 +49,19 @@ namespace gputwin {
 
 /// What the readers of a run see: a RunView of a results folder and the simulated second it shows.
 struct RunSnapshot {
-  std::filesystem::path dir;                  ///< The results folder the view reads.
-  std::unique_ptr<RunView> view;              ///< The run as of `now_s`.
-  std::int64_t now_s = 0;                     ///< Simulated second shown (a finished run: its end).
-  bool live = false;                          ///< True while the simulation runs.
-  std::unique_ptr<RunViewSlurmSource> slurm;  ///< The slurmrestd-compatible API's source over `view` at `now_s`.
+  std::filesystem::path dir;      ///< The results folder the view reads.
+  std::unique_ptr<RunView> view;  ///< The run as of `now_s`.
+  std::int64_t now_s = 0;         ///< Simulated second shown (a finished run: its end).
+  bool live = false;              ///< True while the simulation runs.
+  std::int64_t slurm_at_s = 0;    ///< Simulated second the slurmrestd-compatible source shows.
+
+  /// The slurmrestd-compatible API's source over `view` at `slurm_at_s`, built by the first call (it reads every
+  /// node and association: seconds for a large run, which only the slurmrestd-compatible API needs).
+  [[nodiscard]] const RunViewSlurmSource& slurm() const;
+
+ private:
+  mutable std::once_flag slurm_once_;
+  mutable std::unique_ptr<RunViewSlurmSource> slurm_;
 };
 
 /// A finished run's snapshot: `dir` read once, shown at `at_s` (-1: its end) by the slurmrestd-compatible source.
@@ -105,15 +113,17 @@ class LiveError : public std::runtime_error {
 /// A simulation running on its own thread, with snapshots for readers and controls for an operator.
 class LiveRun final : public RunGate, public RunObserver {
  public:
-  /// Starts simulating `scenario` (options.gate and options.observer are set here) and returns once the first
-  /// snapshot is there. Throws what the run throws before its first instant (a bad workload).
+  /// Starts simulating `scenario` (options.gate and options.observer are set here) and returns once its workload
+  /// is loaded (the first snapshot is taken when a reader first asks). Throws what the run throws before it begins
+  /// (a bad workload).
   LiveRun(Scenario scenario, RunOptions options, LiveOptions live);
   /// Stops the run (as stop()) and waits for it.
   ~LiveRun() override;
   LiveRun(const LiveRun&) = delete;
   LiveRun& operator=(const LiveRun&) = delete;
 
-  /// The newest snapshot, taken now if the one there is older than refresh_ms or an operator acted since.
+  /// The newest snapshot, taken now if the one there is older than refresh_ms or an operator acted since. Throws
+  /// LiveError 503 if there is none (the simulation did not come to an instant within 30 s, or writing failed).
   std::shared_ptr<const RunSnapshot> snapshot();
   /// The clock and progress now.
   [[nodiscard]] LiveStatus status() const;
@@ -164,9 +174,25 @@ class LiveRun final : public RunGate, public RunObserver {
   std::int64_t run_command(std::function<void(SimWorld&)> apply);
   [[nodiscard]] NodeIndex node_named(const std::string& name) const;
   void take_snapshot(SimWorld& world);
+  /// What the observer notes of each event (formatted to a LiveEvent when published).
+  struct RawEvent {
+    SimTime time = 0;
+    std::uint32_t what = 0;   // kRaw...
+    std::uint32_t index = 0;  // job or node index; for kRawText, index into sim_texts_
+    std::uint32_t other = 0;  // JobState, NodeState or the preemptor
+  };
+  static constexpr std::uint32_t kRawJobStarted = 0, kRawJobEnded = 1, kRawNodeState = 2, kRawPreempted = 3,
+                                 kRawText = 4;
+  /// Publishes the simulation's events and the operators' (simulation's thread only).
   void publish_events();
+  /// Publishes the operators' clock events (any thread).
+  void publish_actions();
   [[nodiscard]] bool has_pending_events() const;
+  [[nodiscard]] LiveEvent format(const RawEvent& raw);
+  /// An event from another thread (pause, resume, speed).
   void add_event(SimTime time, const char* kind, std::string subject, std::string text);
+  /// An event on the simulation's thread (an operator's node action, the end), in order with the observer's.
+  void add_sim_event(SimTime time, const char* kind, std::string subject, std::string text);
   void rebase(SimTime sim_now);
 
   LiveOptions options_;
@@ -182,6 +208,7 @@ class LiveRun final : public RunGate, public RunObserver {
   double speed_ = 0;
   bool rebase_ = true;  // pace from the current simulated time on (after a pause or a speed change)
   bool stop_requested_ = false;
+  bool started_ = false;  // the workload is loaded and the run begins
   bool finished_ = false;
   std::string error_;
   std::deque<Command> commands_;
@@ -204,6 +231,9 @@ class LiveRun final : public RunGate, public RunObserver {
 
   // Simulation's thread only.
   const RunOutcome* outcome_ = nullptr;
+  const ClusterState* state_ = nullptr;
+  std::vector<RawEvent> raw_events_;  // not yet published
+  std::vector<LiveEvent> sim_texts_;  // the texts of raw_events_'s kRawText events
   SimTime sim_anchor_ = 0;
   WallClock::time_point wall_anchor_{};
   double pace_ = 0;  // speed_ as the simulation's thread last saw it
@@ -214,7 +244,7 @@ class LiveRun final : public RunGate, public RunObserver {
   // The event buffer, under events_mutex_.
   mutable std::mutex events_mutex_;
   std::condition_variable events_cv_;
-  std::vector<LiveEvent> pending_events_;  // not yet published
+  std::vector<LiveEvent> pending_events_;  // from other threads, not yet published
   std::deque<LiveEvent> events_;
   std::uint64_t last_seq_ = 0;
   bool streams_closed_ = false;

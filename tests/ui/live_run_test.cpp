@@ -189,7 +189,7 @@ TEST_F(LiveRunTest, DrainShowsInBothApisAndTheStreamAndTheSimulationHonoursIt) {
 
   // The slurmrestd-compatible API reads the same snapshot: IDLE+DRAIN, as slurmrestd shows a drained idle node.
   const auto snap = api.snapshot();
-  const SlurmApi slurm(*snap->slurm, {});
+  const SlurmApi slurm(snap->slurm(), {});
   HttpRequest nodes_request;
   nodes_request.method = "GET";
   nodes_request.path = "/slurm/v0.0.44/nodes";
