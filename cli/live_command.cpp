@@ -116,6 +116,9 @@ int run_live_command(Scenario scenario, RunOptions options, const std::filesyste
   std::unique_ptr<HttpServer> slurm_server;
   SlurmApiOptions slurm_api_options;
   slurm_api_options.jwt_key = jwt_key;
+  LiveSlurmWriter slurm_writer(live);
+  slurm_api_options.writer = &slurm_writer;
+  slurm_api_options.write_token = token;
   try {
     server = std::make_unique<HttpServer>(dashboard_options, [&api](const HttpRequest& r) { return api.handle(r); });
     if (!serve.no_slurmrestd) {
@@ -138,7 +141,7 @@ int run_live_command(Scenario scenario, RunOptions options, const std::filesyste
     fmt::print("gputwin: control token in {} (mode 0600; send it as Authorization: Bearer)\n", token_path.string());
   }
   if (slurm_server) {
-    fmt::print("gputwin: slurmrestd-compatible API (v0.0.41-v0.0.44, {}) on {}\n",
+    fmt::print("gputwin: slurmrestd-compatible API (v0.0.41-v0.0.44; v0.0.44 node update and job cancel; {}) on {}\n",
                jwt_key.empty() ? "no token check" : "JWT checked", slurm_server->url());
   }
   if (!std::filesystem::is_regular_file(assets / "index.html")) {

@@ -369,6 +369,53 @@ std::int64_t LiveRun::resume_node(const std::string& name) {
   });
 }
 
+std::int64_t LiveRun::cancel_job(std::int64_t job_id) {
+  auto problem = std::make_shared<std::pair<int, std::string>>(0, "");
+  const std::int64_t at = run_command([this, job_id, problem](SimWorld& world) {
+    const ClusterState& state = world.state();
+    for (JobIndex j = 0; j < state.job_count(); ++j) {
+      if (static_cast<std::int64_t>(state.spec(j).id) != job_id) continue;
+      const JobRuntime& rt = state.job(j);
+      if (!rt.submitted) break;
+      if (rt.state != JobState::kPending && rt.state != JobState::kRunning) {
+        *problem = {409, "Job/step already completing or completed"};
+        return;
+      }
+      add_sim_event(world.now(), "action", std::to_string(job_id), "cancel");
+      world.cancel_job(j, PendingReason::kNone);
+      return;
+    }
+    *problem = {404, "Invalid job id specified"};
+  });
+  if (problem->first != 0) throw LiveError(problem->first, problem->second);
+  return at;
+}
+
+std::pair<int, std::string> LiveSlurmWriter::update_node(const std::string& name, bool drain,
+                                                         const std::string& reason) {
+  try {
+    if (drain) {
+      live_.drain_node(name, reason);
+    } else {
+      live_.resume_node(name);
+    }
+    return {0, ""};
+  } catch (const LiveError& e) {
+    return {e.status() == 404 ? 2018 : 1, e.status() == 404 ? "Invalid node name specified" : e.what()};
+  }
+}
+
+std::pair<int, std::string> LiveSlurmWriter::cancel_job(std::int64_t job_id) {
+  try {
+    live_.cancel_job(job_id);
+    return {0, ""};
+  } catch (const LiveError& e) {
+    if (e.status() == 404) return {2017, "Invalid job id specified"};
+    if (e.what() == std::string("Job/step already completing or completed")) return {2021, e.what()};
+    return {1, e.what()};
+  }
+}
+
 void LiveRun::stop() {
   std::lock_guard lock(mutex_);
   if (finished_ || stop_requested_) return;

@@ -44,6 +44,7 @@
 #include "sim/run_gate.hpp"
 #include "sim/runner.hpp"
 #include "ui/run_view_slurm_source.hpp"
+#include "ui/slurm_api.hpp"
 
 namespace gputwin {
 
@@ -138,6 +139,9 @@ class LiveRun final : public RunGate, public RunObserver {
   std::int64_t drain_node(const std::string& name, const std::string& reason);
   /// Returns node `name` to service now (Slurm's RESUME); as drain_node.
   std::int64_t resume_node(const std::string& name);
+  /// Cancels job `job_id` now (pending: it leaves the queue; running: it ends CANCELLED). Throws LiveError 404 for
+  /// a job slurmctld would not know (none, or not submitted yet), 409 for one already ended or once the run ended.
+  std::int64_t cancel_job(std::int64_t job_id);
   /// Ends the simulation at the current simulated time (Ctrl-C): the results are written as a run stopped then
   /// (`run --until NOW`), and the run's end is served from them.
   void stop();
@@ -248,6 +252,19 @@ class LiveRun final : public RunGate, public RunObserver {
   std::deque<LiveEvent> events_;
   std::uint64_t last_seq_ = 0;
   bool streams_closed_ = false;
+};
+
+/// The slurmrestd-compatible API's writes of a live run: node update and job cancel through LiveRun, answered with
+/// Slurm's error numbers (slurm_errno.h: ESLURM_INVALID_JOB_ID 2017, ESLURM_INVALID_NODE_NAME 2018,
+/// ESLURM_ALREADY_DONE 2021).
+class LiveSlurmWriter final : public SlurmWriter {
+ public:
+  explicit LiveSlurmWriter(LiveRun& live) : live_(live) {}
+  std::pair<int, std::string> update_node(const std::string& name, bool drain, const std::string& reason) override;
+  std::pair<int, std::string> cancel_job(std::int64_t job_id) override;
+
+ private:
+  LiveRun& live_;
 };
 
 }  // namespace gputwin

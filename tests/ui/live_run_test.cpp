@@ -8,6 +8,7 @@
 #include <curl/curl.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -293,6 +294,103 @@ TEST_F(LiveRunTest, StopEndsTheRunWhereItIsAndWritesItsResults) {
   ASSERT_TRUE(job3.has_value());
   EXPECT_EQ(job3->state, "PENDING");
   EXPECT_EQ(job3->start_s, -1);
+}
+
+/// The property names of schema `name` of the recorded 25.11 OpenAPI spec.
+std::vector<std::string> spec_properties(const std::string& name) {
+  std::ifstream in(std::string(GPUTWIN_SHARED_DIR) + "/slurmrestd/recorded/25.11/openapi-v3.json");
+  const json spec = json::parse(in);
+  std::vector<std::string> out;
+  for (const auto& [key, value] : spec.at("components").at("schemas").at(name).at("properties").items()) {
+    out.push_back(key);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> keys(const json& object) {
+  std::vector<std::string> out;
+  for (const auto& [key, value] : object.items()) out.push_back(key);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST_F(LiveRunTest, SlurmrestdNodeUpdateAndJobCancelInV0044Shape) {
+  auto live = start(0, true);
+  const DashboardApi dashboard(*live, dir_ / "no-assets", kToken);
+  LiveSlurmWriter writer(*live);
+  SlurmApiOptions options;
+  options.writer = &writer;
+  options.write_token = kToken;
+  std::string user_token = kToken;
+  const auto send = [&](const std::string& method, const std::string& path, const std::string& body = "") {
+    HttpRequest r;
+    r.method = method;
+    r.path = path;
+    r.body = body;
+    r.headers["x-slurm-user-token"] = user_token;
+    const auto snap = dashboard.snapshot();
+    const HttpResponse response = SlurmApi(snap->slurm(), options).handle(r);
+    return std::make_pair(response.status, json::parse(response.body));
+  };
+  const auto node_state = [&](const std::string& name) {
+    return node_named(call(dashboard, "GET", "/api/nodes?gpu=false").second.at("nodes"), name)->at("state");
+  };
+  // Writes need the control token (no JWT key here): without it, slurmrestd's authentication error, and no drain.
+  user_token = "";
+  auto [status, body] = send("POST", "/slurm/v0.0.44/node/n02", R"({"state": ["DRAIN"]})");
+  EXPECT_EQ(status, 511);
+  EXPECT_EQ(body.at("errors").at(0).at("error_number"), 1007);
+  user_token = "wrong";
+  std::tie(status, body) = send("DELETE", "/slurm/v0.0.44/job/1");
+  EXPECT_EQ(status, 511);
+  EXPECT_EQ(node_state("n02"), "IDLE");
+  user_token = kToken;
+  // Node update, as slurmrestd's v0.0.44 POST node/{name} (update_node_msg in, openapi_resp out).
+  std::tie(status, body) = send("POST", "/slurm/v0.0.44/node/n02", R"({"state": ["DRAIN"], "reason": "via rest"})");
+  EXPECT_EQ(status, 200) << body.dump();
+  EXPECT_EQ(keys(body), spec_properties("v0.0.44_openapi_resp"));
+  EXPECT_EQ(body.at("errors"), json::array());
+  EXPECT_EQ(node_state("n02"), "DRAINED");
+  std::tie(status, body) = send("POST", "/slurm/v0.0.44/node/n02", R"({"state": ["RESUME"]})");
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(node_state("n02"), "IDLE");
+  std::tie(status, body) = send("POST", "/slurm/v0.0.44/node/n99", R"({"state": ["DRAIN"]})");
+  EXPECT_EQ(status, 500);
+  EXPECT_EQ(body.at("errors").at(0).at("error_number"), 2018);
+  std::tie(status, body) = send("POST", "/slurm/v0.0.44/node/n01", R"({"state": ["POWER_UP"]})");
+  EXPECT_EQ(status, 500);
+  EXPECT_NE(body.at("errors").at(0).at("description").get<std::string>().find("DRAIN, RESUME or UNDRAIN"),
+            std::string::npos);
+  std::tie(status, body) = send("POST", "/slurm/v0.0.43/node/n02", R"({"state": ["DRAIN"]})");
+  EXPECT_EQ(status, 403);  // writes only in v0.0.44's shape
+  EXPECT_EQ(node_state("n02"), "IDLE");
+
+  // Job cancel. Paused before the first instant, job 1 is not submitted: slurmctld would not know it.
+  std::tie(status, body) = send("DELETE", "/slurm/v0.0.44/job/1");
+  EXPECT_EQ(status, 500);
+  EXPECT_EQ(body.at("errors").at(0).at("error_number"), 2017);
+  // At 10x job 2 is submitted at 10 s (1 s of wall time) and would start at 13 s: pause in between.
+  ASSERT_EQ(call(dashboard, "POST", "/api/control/speed", R"({"factor": 10})").first, 200);
+  ASSERT_EQ(call(dashboard, "POST", "/api/control/resume").first, 200);
+  for (int i = 0; i < 500 && live->status().submitted < 2; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(call(dashboard, "POST", "/api/control/pause").first, 200);
+  std::tie(status, body) = send("DELETE", "/slurm/v0.0.44/job/2");
+  EXPECT_EQ(status, 200) << body.dump();
+  EXPECT_EQ(keys(body), spec_properties("v0.0.44_openapi_kill_job_resp"));
+  EXPECT_EQ(call(dashboard, "GET", "/api/jobs/2").second.at("state"), "CANCELLED");
+  std::tie(status, body) = send("DELETE", "/slurm/v0.0.44/job/2");
+  EXPECT_EQ(status, 500);
+  EXPECT_EQ(body.at("errors").at(0).at("error_number"), 2021);
+  // The simulation honours it: job 2 never runs; the run ends with job 1 and job 3 completed.
+  ASSERT_EQ(call(dashboard, "POST", "/api/control/speed", R"({"factor": "max"})").first, 200);
+  ASSERT_EQ(call(dashboard, "POST", "/api/control/resume").first, 200);
+  ASSERT_TRUE(live->wait_finished(20s));
+  const RunView results(dir_ / "out");
+  EXPECT_EQ(results.job(2, 200000)->state, "CANCELLED");
+  EXPECT_EQ(results.job(2, 200000)->start_s, -1);
+  EXPECT_EQ(results.job(1, 200000)->state, "COMPLETED");
+  EXPECT_EQ(results.job(3, 200000)->state, "COMPLETED");
 }
 
 }  // namespace
