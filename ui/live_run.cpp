@@ -108,7 +108,14 @@ void LiveRun::simulate(Scenario scenario, RunOptions options) {
     error = e.what();
     failure = std::current_exception();
   }
-  if (outcome) add_sim_event(outcome->world->now(), "action", "run", error.empty() ? "ended" : "failed: " + error);
+  if (outcome) {
+    add_sim_event(outcome->world->now(), "action", "run", error.empty() ? "ended" : "failed: " + error);
+  } else {
+    // The run threw: its ClusterState is gone with it, so its last events cannot be told any more.
+    raw_events_.clear();
+    sim_texts_.clear();
+    add_event(sim_now_.load(), "action", "run", "failed: " + error);
+  }
   publish_events();
   std::lock_guard lock(mutex_);
   finished_ = true;
@@ -121,11 +128,11 @@ void LiveRun::simulate(Scenario scenario, RunOptions options) {
 void LiveRun::on_run_start(const RunOutcome& outcome) {
   outcome_ = &outcome;
   state_ = outcome.state.get();  // the same object once the outcome is moved out of the runner
+  total_jobs_ = outcome.state->job_count();
+  last_publish_ = WallClock::now();
   std::lock_guard lock(mutex_);
   started_ = true;
   cv_.notify_all();
-  total_jobs_ = outcome.state->job_count();
-  last_publish_ = WallClock::now();
 }
 
 void LiveRun::rebase(SimTime sim_now) {

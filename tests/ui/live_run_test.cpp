@@ -393,5 +393,36 @@ TEST_F(LiveRunTest, SlurmrestdNodeUpdateAndJobCancelInV0044Shape) {
   EXPECT_EQ(results.job(3, 200000)->state, "COMPLETED");
 }
 
+TEST_F(LiveRunTest, ARunThatFailsMidwayIsReportedNotServedFromFreedMemory) {
+  // 101 whole-node jobs killed at 999,999,960 s each chain past the bound on simulated time (1e11 s): the run
+  // throws after its events began (tests/sim/time_bound_test.cpp). The live run says so and serves nothing stale.
+  std::string list;
+  for (int i = 1; i <= 101; ++i) {
+    list += (i > 1 ? "," : "") + std::string(R"({"id": )") + std::to_string(i) +
+            R"(, "cpus": 4, "run_time": 1000000000, "time_limit": 16666666})";
+  }
+  Scenario scenario = parse_scenario(R"({"name": "chain", "cluster": {"nodes": [{"prefix": "n", "count": 1, "cpus": 4}],
+    "partitions": [{"name": "p", "nodes": "ALL", "default": true}]}, "workload": {"jobs": [)" +
+                                         list + R"(]}, "scheduler": {"policy": "fcfs"}})",
+                                     "chain.json", "/base");
+  LiveOptions options;
+  options.out_dir = dir_ / "out";
+  LiveRun live(std::move(scenario), RunOptions{}, options);
+  const DashboardApi api(live, dir_ / "no-assets", kToken);
+  ASSERT_TRUE(live.wait_finished(60s));
+  const LiveStatus status = live.status();
+  EXPECT_EQ(status.state, "failed");
+  EXPECT_NE(status.error.find("simulated seconds"), std::string::npos) << status.error;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "out" / "summary.json"));
+  // No snapshot was ever taken: the readers get a 503 naming the failure.
+  const auto [code, body] = call(api, "GET", "/api/overview");
+  EXPECT_EQ(code, 503);
+  EXPECT_NE(body.at("error").get<std::string>().find("simulated seconds"), std::string::npos) << body.dump();
+  // The stream's last event says it failed (the run's own last events were dropped with its state).
+  const auto events = live.events_after(0, 100000, 0ms);
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().text.rfind("failed: ", 0), 0u) << events.back().text;
+}
+
 }  // namespace
 }  // namespace gputwin
