@@ -17,6 +17,7 @@
 
 #include "model/scenario.hpp"
 #include "results/run_view.hpp"
+#include "twin/rest/slurmrestd_client.hpp"
 #include "ui/dashboard_api.hpp"
 #include "ui/http_server.hpp"
 #include "ui/slurm_api.hpp"
@@ -422,6 +423,37 @@ TEST_F(LiveRunTest, ARunThatFailsMidwayIsReportedNotServedFromFreedMemory) {
   const auto events = live.events_after(0, 100000, 0ms);
   ASSERT_FALSE(events.empty());
   EXPECT_EQ(events.back().text.rfind("failed: ", 0), 0u) << events.back().text;
+}
+
+TEST_F(LiveRunTest, OurTwinClientDrainsANodeThroughTheLiveSlurmrestdApi) {
+  // The twin's own slurmrestd client (twin/rest), as it would act on a real cluster, against a live run.
+  auto live = start(0, true);
+  LiveSlurmWriter writer(*live);
+  SlurmApiOptions api_options;
+  api_options.writer = &writer;
+  api_options.write_token = kToken;
+  HttpServer::Options options;
+  options.listen = "127.0.0.1:0";
+  HttpServer server(options, [&](const HttpRequest& r) {
+    const auto snap = live->snapshot();
+    return SlurmApi(snap->slurm(), api_options).handle(r);
+  });
+  ClientOptions client_options;
+  client_options.url = server.url();
+  client_options.token = kToken;
+  client_options.retries = 0;
+  client_options.on_warning = [](const std::string&) {};
+  SlurmrestdClient client(client_options);
+  client.connect();
+  EXPECT_EQ(client.version(), ApiVersion::k44);
+  ASSERT_TRUE(client.can_update_nodes());
+  client.update_node("n01", R"({"state": ["DRAIN"], "reason": "twin"})");
+  const std::vector<RestNode> nodes = client.nodes();
+  ASSERT_EQ(nodes.size(), 2u);
+  EXPECT_EQ(nodes[0].name, "n01");
+  EXPECT_EQ(nodes[0].flags, (std::vector<std::string>{"DRAIN"}));
+  EXPECT_TRUE(nodes[1].flags.empty());
+  EXPECT_THROW(client.cancel_job(424242), std::exception);  // Slurm's 2017 comes back as an error
 }
 
 }  // namespace
