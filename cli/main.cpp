@@ -14,6 +14,7 @@
 #include "cli/compare.hpp"
 #include "cli/fidelity_command.hpp"
 #include "cli/import_command.hpp"
+#include "cli/live_command.hpp"
 #include "cli/report_command.hpp"
 #include "cli/serve_command.hpp"
 #include "cli/topology_command.hpp"
@@ -130,7 +131,8 @@ std::optional<std::int64_t> time_option(std::string_view option, const std::stri
 
 int run_command(const std::string& scenario_path, const std::string& out, std::optional<std::uint64_t> seed,
                 const std::string& policy, bool quiet, bool no_results, bool no_node_history,
-                const std::vector<std::string>& overrides, const std::string& until) {
+                const std::vector<std::string>& overrides, const std::string& until,
+                const std::optional<gputwin::LiveServeOptions>& serve) {
   Scenario scenario = load_scenario(scenario_path, overrides);
   RunOptions options;
   options.seed = seed;
@@ -156,6 +158,7 @@ int run_command(const std::string& scenario_path, const std::string& out, std::o
     out_dir = out.empty() ? std::filesystem::path("out") / scenario.name : std::filesystem::path(out);
     lock.emplace(out_dir);
   }
+  if (serve) return gputwin::run_live_command(std::move(scenario), std::move(options), out_dir, *serve);
   ProgressBar bar;
   if (!quiet && isatty(STDERR_FILENO)) options.progress = [&](const RunProgress& p) { bar.update(p); };
   RunOutcome outcome = run_scenario(std::move(scenario), options);
@@ -211,6 +214,28 @@ int main(int argc, char** argv) {
   run->add_option("--until", run_until,
                   "Stop the simulation at this simulated time (seconds or d-hh:mm:ss); jobs still pending or "
                   "running then are reported as such");
+  bool run_serve = false;
+  gputwin::LiveServeOptions live_serve;
+  run->add_flag("--serve", run_serve,
+                "Serve the simulation live while it runs: the dashboard with its controls (pause, resume, speed, "
+                "drain and resume nodes) and the slurmrestd-compatible API; Ctrl-C stops it where it is and writes "
+                "the results as a run stopped then");
+  run->add_option("--listen", live_serve.listen, "With --serve: the dashboard's ADDR:PORT (default 127.0.0.1:8080)");
+  run->add_option("--slurmrestd-listen", live_serve.slurmrestd_listen,
+                  "With --serve: the slurmrestd-compatible API's ADDR:PORT (default 127.0.0.1:6820)");
+  run->add_flag("--no-slurmrestd", live_serve.no_slurmrestd, "With --serve: no slurmrestd-compatible API");
+  run->add_option("--token-file", live_serve.token_file,
+                  "With --serve: the controls' bearer token (a file of mode 0600); without it one is made and "
+                  "written to OUT/control.token (mode 0600)");
+  run->add_option("--jwt-key", live_serve.jwt_key,
+                  "With --serve: key file to check the slurmrestd-compatible API's X-SLURM-USER-TOKEN with");
+  run->add_option("--speed", live_serve.speed,
+                  "With --serve: simulated seconds per wall second at the start, or max (default 60)");
+  run->add_flag("--paused", live_serve.paused, "With --serve: start with the clock held");
+  run->add_option("--refresh-ms", live_serve.refresh_ms,
+                  "With --serve: readers get a snapshot of the simulation at most this old (default 1000)")
+      ->check(CLI::Range(0, 3'600'000));
+  run->add_option("--assets", live_serve.assets, "With --serve: folder of the built dashboard pages");
   std::vector<std::string> overrides;
   const char* set_help = "What-if override of a scenario value: /json/pointer=value (repeatable)";
   run->add_option("--set", overrides, set_help);
@@ -318,7 +343,8 @@ int main(int argc, char** argv) {
     if (const int status = gputwin::run_fidelity_command(fidelity_command); status >= 0) return status;
     if (*run) {
       return run_command(scenario_path, out, seed_opt->count() ? std::optional<std::uint64_t>(seed) : std::nullopt,
-                         policy, quiet, no_results, no_node_history, overrides, run_until);
+                         policy, quiet, no_results, no_node_history, overrides, run_until,
+                         run_serve ? std::optional<gputwin::LiveServeOptions>(live_serve) : std::nullopt);
     }
     if (*validate) return validate_command(validate_path, overrides);
     if (*import) return gputwin::run_import(import_request, std::cout, std::cerr);

@@ -39,9 +39,6 @@ void add_serve_command(CLI::App& app, ServeCommand& command) {
       ->check(CLI::Range(0.0, 1e15));
 }
 
-namespace {
-
-/// The bytes of a JWT key file: a regular file of 1 byte to 64 KiB (Slurm's are 32 random bytes or more).
 std::string read_jwt_key(const std::string& file) {
   if (const auto problem = input_file_problem(file, "key", 64 * 1024))
     throw InputError(file, "", "--jwt-key: " + *problem);
@@ -51,8 +48,6 @@ std::string read_jwt_key(const std::string& file) {
   if (key.empty()) throw InputError(file, "", "--jwt-key: the key file is empty");
   return key;
 }
-
-}  // namespace
 
 int run_serve_command(const ServeCommand& command) {
   if (command.app == nullptr || !*command.app) return -1;

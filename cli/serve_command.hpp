@@ -20,6 +20,10 @@ struct ServeCommand {
   double at_s = -1;  ///< --at: simulated time the slurmrestd-compatible API shows (-1: the run's end).
 };
 
+/// The bytes of a --jwt-key file: a regular file of 1 byte to 64 KiB (Slurm's are 32 random bytes or more). Throws
+/// InputError naming the file.
+std::string read_jwt_key(const std::string& file);
+
 /// Adds `serve` to `app`; `command` receives its options.
 void add_serve_command(CLI::App& app, ServeCommand& command);
 /// Runs `serve` if it was given: the exit status, or -1 when it was not.

@@ -29,7 +29,8 @@ void on_signal(int) {
 
 constexpr std::uintmax_t kMaxTokenBytes = 64 * 1024;
 
-// The token of --token-file, which must be a regular file of mode 0600 (or stricter) owned by us.
+}  // namespace
+
 std::string read_token_file(const std::string& path) {
   if (const auto problem = input_file_problem(path, "token file", kMaxTokenBytes)) throw ConfigError(path, 0, *problem);
   struct stat st {};
@@ -44,6 +45,8 @@ std::string read_token_file(const std::string& path) {
   if (token.empty()) throw ConfigError(path, 0, "the token file is empty");
   return token;
 }
+
+namespace {
 
 // The user a JWT was minted for (Slurm's "sun" claim), empty if it cannot be read.
 std::string token_user(const std::string& token) {

@@ -24,6 +24,10 @@ struct TwinCommands {
   std::string score_path;            ///< twin-score's folder.
 };
 
+/// The token of a --token-file (twin's slurmrestd token, run --serve's control token): a regular file of mode 0600
+/// or stricter, at most 64 KiB, trailing white space and a leading "SLURM_JWT=" dropped. Throws ConfigError.
+std::string read_token_file(const std::string& path);
+
 /// Adds the twin commands to `app`; the returned object receives their options.
 void add_twin_commands(CLI::App& app, TwinCommands& commands);
 /// Runs whichever twin command was given; returns the exit status (2 for bad options or input).

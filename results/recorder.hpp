@@ -36,12 +36,19 @@ class RunRecorder final : public RunObserver {
  public:
   /// Recorder; with `node_history` false, node changes are not kept.
   RunRecorder(bool node_history, bool reason_history) : node_history_(node_history), reason_history_(reason_history) {}
-  void on_job_started(JobIndex, SimTime) override {}
-  void on_job_ended(JobIndex, SimTime) override {}
+  /// Also tells `observer` (a live view) everything it hears; null for none. Not owned.
+  void forward_to(RunObserver* observer) { forward_ = observer; }
+  void on_job_started(JobIndex job, SimTime now) override {
+    if (forward_ != nullptr) forward_->on_job_started(job, now);
+  }
+  void on_job_ended(JobIndex job, SimTime now) override {
+    if (forward_ != nullptr) forward_->on_job_ended(job, now);
+  }
   void on_node_state(NodeIndex node, NodeState state, SimTime now) override;
   void on_job_reason(JobIndex job, PendingReason reason, SimTime now) override;
   void on_job_preempted(JobIndex job, JobIndex preemptor, SimTime at, bool requeue, SimTime now) override {
     preemptions_.push_back(PreemptionEvent{now, job, preemptor, at, requeue});
+    if (forward_ != nullptr) forward_->on_job_preempted(job, preemptor, at, requeue, now);
   }
   /// Preemptions in time order.
   [[nodiscard]] const std::vector<PreemptionEvent>& preemptions() const { return preemptions_; }
@@ -53,6 +60,7 @@ class RunRecorder final : public RunObserver {
  private:
   bool node_history_;
   bool reason_history_;
+  RunObserver* forward_ = nullptr;
   std::vector<NodeEvent> node_events_;
   std::vector<ReasonEvent> reason_events_;
   std::vector<PreemptionEvent> preemptions_;

@@ -177,6 +177,11 @@ RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> all, const RunOption
   }
   if (options.stop_at) world.set_stop_at(*options.stop_at);
   if (options.live_start != nullptr) set_live_start(world, state, *options.live_start);
+  if (options.observer != nullptr) outcome.recorder->forward_to(options.observer);
+  if (options.gate != nullptr) {
+    options.gate->on_run_start(outcome);
+    world.set_gate(options.gate);
+  }
   const auto sim_start = Clock::now();
   std::function<void(const SimWorld&)> progress;
   if (options.progress) {

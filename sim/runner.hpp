@@ -57,6 +57,8 @@ struct RunOptions {
   std::function<void(const RunProgress&)> progress;  ///< Called now and then during the run (may be empty).
   JobSpeedModel* speed_model = nullptr;              ///< Replaces the scenario's speed model (tests); not owned.
   const LiveStart* live_start = nullptr;             ///< Start from this live state (jobs by id); not owned.
+  RunGate* gate = nullptr;                           ///< Drives the run between instants (a live run); not owned.
+  RunObserver* observer = nullptr;                   ///< Also told what happens (beside the recorder); not owned.
 };
 
 /// Everything a finished run produced.

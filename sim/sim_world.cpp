@@ -694,6 +694,7 @@ void SimWorld::run(const std::function<void(const SimWorld&)>& progress, std::ui
       now_ = stop_at_;
       break;
     }
+    if (gate_ != nullptr && gate_->before_instant(*this, t)) continue;  // it acted: look for the next instant again
     if (t > from_seconds(kMaxSimulatedSeconds)) {
       throw SimulatedTimeLimitError(
           "the run reached " + std::to_string(kMaxSimulatedSeconds) + " simulated seconds (about 3,170 years) with " +

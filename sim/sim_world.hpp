@@ -29,6 +29,7 @@
 #include "sim/fault_mechanics.hpp"
 #include "sim/job_speed_model.hpp"
 #include "sim/power_mechanics.hpp"
+#include "sim/run_gate.hpp"
 #include "world/world.hpp"
 
 namespace gputwin {
@@ -158,6 +159,11 @@ class SimWorld final : public World {
 
   /// Stops the run after the last instant at or before `at`.
   void set_stop_at(SimTime at) { stop_at_ = at; }
+  /// Asks `gate` before each instant (a live run: pause, pace, operator actions); null (the default) for none.
+  void set_gate(RunGate* gate) { gate_ = gate; }
+  /// Moves the clock to `t` between instants (from a gate: now() <= t <= the next instant), so that an action
+  /// taken then is dated `t`.
+  void advance_clock(SimTime t) { now_ = std::max(now_, t); }
   /// Counters so far.
   [[nodiscard]] const SimCounters& counters() const { return counters_; }
   /// Jobs submitted so far.
@@ -242,6 +248,7 @@ class SimWorld final : public World {
   SimTime idle_horizon_ = 0;
   SimTime expected_activity_ = 0;
   SimTime stop_at_ = kNever;
+  RunGate* gate_ = nullptr;
   std::array<std::vector<std::uint32_t>, kControllerCount> timer_generation_;  // per controller, per timer
   std::vector<std::uint8_t> preempting_;  // per job: 0, or 1 (ends PREEMPTED) / 2 (then requeued)
   std::vector<NodeState> node_state_;

@@ -131,26 +131,48 @@ std::int64_t int_param(const HttpRequest& request, const std::string& name, std:
   return v;
 }
 
-DashboardApi::DashboardApi(std::filesystem::path results_dir, std::filesystem::path assets_dir)
-    : results_dir_(std::move(results_dir)),
-      assets_dir_(std::move(assets_dir)),
-      view_(std::make_unique<RunView>(results_dir_)) {
-  view_->prepare_orders();
+DashboardApi::DashboardApi(const std::filesystem::path& results_dir, std::filesystem::path assets_dir)
+    : assets_dir_(std::move(assets_dir)), fixed_(finished_snapshot(results_dir)) {
+  fixed_->view->prepare_orders();
 }
+
+DashboardApi::DashboardApi(LiveRun& live, std::filesystem::path assets_dir, std::string control_token)
+    : assets_dir_(std::move(assets_dir)), live_(&live), control_token_(std::move(control_token)) {}
 
 DashboardApi::~DashboardApi() = default;
 
-HttpResponse DashboardApi::handle(const HttpRequest& request) const {
-  if (request.method != "GET" && request.method != "HEAD") {
-    throw HttpError(405, request.method + " " + request.path + ": a finished run is read-only (only GET)");
+std::shared_ptr<const RunSnapshot> DashboardApi::snapshot() const {
+  if (live_ == nullptr) return fixed_;
+  try {
+    return live_->snapshot();
+  } catch (const LiveError& e) {
+    throw HttpError(e.status(), e.what());
   }
+}
+
+const RunView& DashboardApi::view() const {
+  if (fixed_ == nullptr) throw std::logic_error("DashboardApi::view() of a live run");
+  return *fixed_->view;
+}
+
+HttpResponse DashboardApi::handle(const HttpRequest& request) const {
+  if (request.path.rfind("/api/control/", 0) == 0) return control(request);
+  if (request.method != "GET" && request.method != "HEAD") {
+    throw HttpError(405, request.method + " " + request.path + ": only GET (the controls are POST /api/control/...)");
+  }
+  if (request.path == "/api/live") return live_status();
+  if (request.path == "/api/stream") return stream(request);
   if (request.path == "/metrics") return metrics(request);
   if (request.path.rfind("/api/", 0) == 0) return api(request);
   return asset(request);
 }
 
 HttpResponse DashboardApi::api(const HttpRequest& request) const {
-  const RunDescription& info = view_->info();
+  const std::shared_ptr<const RunSnapshot> snap = snapshot();
+  const RunView& view = *snap->view;
+  RunDescription info = view.info();
+  // A live run's snapshot holds jobs not submitted yet: its slider ends now, not at their submit times.
+  info.end_s = snap->now_s;
   const std::string& path = request.path;
   const auto at = [&] { return int_param(request, "t", info.end_s, -kTimeBound, kTimeBound); };
   if (path == "/api/info") {
@@ -167,15 +189,17 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
         {"jobs", info.jobs},
         {"nodes", info.nodes},
         {"total_gpus", info.total_gpus},
-        {"live", false}}.dump(-1, ' ', false, kReplaceInvalidUtf8));
+        {"live", snap->live},
+        {"controls",
+         live_ != nullptr}}.dump(-1, ' ', false, kReplaceInvalidUtf8));
   }
   if (path == "/api/overview") {
     const std::int64_t t = at();
-    const Overview o = view_->overview(t);
+    const Overview o = view.overview(t);
     json groups = json::object();
     for (std::size_t g = 0; g < kNodeGroups.size(); ++g) groups[std::string(kNodeGroups[g])] = o.node_groups[g];
     json parts = json::array();
-    for (const PartitionRow& p : view_->partitions(t)) parts.push_back(to_json(p));
+    for (const PartitionRow& p : view.partitions(t)) parts.push_back(to_json(p));
     return HttpResponse::json(json{
         {"t", t},
         {"total_gpus", o.total_gpus},
@@ -211,7 +235,7 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
     q.user = request.param("user").value_or("");
     q.offset = static_cast<std::size_t>(int_param(request, "offset", 0, 0, 1'000'000'000));
     q.limit = static_cast<std::size_t>(int_param(request, "limit", 50, 1, 1000));
-    const JobPage page = view_->jobs(q);
+    const JobPage page = view.jobs(q);
     static constexpr const char* kCountNames[] = {"ALL", "RUNNING", "PENDING", "COMPLETED", "FAILED", "UNKNOWN"};
     json counts = json::object();
     for (std::size_t i = 0; i < page.counts.size(); ++i) counts[kCountNames[i]] = page.counts[i];
@@ -231,7 +255,7 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
     const auto [end, ec] = std::from_chars(id_text.data(), id_text.data() + id_text.size(), id);
     if (ec != std::errc() || end != id_text.data() + id_text.size())
       throw HttpError(400, "job id '" + id_text.substr(0, 40) + "' is not a number");
-    const auto job = view_->job(id, at());
+    const auto job = view.job(id, at());
     if (!job) throw HttpError(404, "no job " + id_text);
     return HttpResponse::json(to_json(*job).dump(-1, ' ', false, kReplaceInvalidUtf8));
   }
@@ -246,7 +270,7 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
     if (gpu != "true" && gpu != "false") throw HttpError(400, "parameter 'gpu': expected true or false");
     json rows = json::array();
     std::size_t failed = 0, xid = 0, healthy = 0;
-    const auto nodes = view_->nodes(t, gpu == "true");
+    const auto nodes = view.nodes(t, gpu == "true");
     for (const NodeRow& n : nodes) {
       const bool is_failed = n.group == "DRAIN" || n.group == "DOWN" || n.group == "UNKNOWN";
       failed += is_failed ? 1 : 0;
@@ -265,13 +289,13 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
   }
   if (path.rfind("/api/nodes/", 0) == 0 && path.size() > 16 && path.compare(path.size() - 5, 5, "/gpus") == 0) {
     const std::string name = path.substr(11, path.size() - 16);
-    const std::int32_t node = view_->node_index(name);
+    const std::int32_t node = view.node_index(name);
     if (node < 0) throw HttpError(404, "no node '" + name.substr(0, 64) + "'");
     const std::int64_t to = int_param(request, "to", info.end_s, -kTimeBound, kTimeBound);
     const std::int64_t from = int_param(request, "from", std::max<std::int64_t>(0, to - 3600), -kTimeBound, kTimeBound);
     const auto points = static_cast<std::size_t>(int_param(request, "points", 300, 1, 5000));
     json gpus = json::object();
-    for (const GpuPoint& p : view_->gpu_series(node, from, to, points)) {
+    for (const GpuPoint& p : view.gpu_series(node, from, to, points)) {
       json& g = gpus[std::to_string(p.gpu)];
       if (g.is_null())
         g = json{{"time", json::array()},    {"util", json::array()},   {"fb_used_mib", json::array()},
@@ -290,7 +314,7 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
   }
   if (path == "/api/waits") {
     const auto points = static_cast<std::size_t>(int_param(request, "points", 400, 1, 20000));
-    const WaitDistribution d = view_->waits(at(), points);
+    const WaitDistribution d = view.waits(at(), points);
     json cdf{{"wait", json::array()}, {"fraction", json::array()}};
     for (const auto& [wait, fraction] : d.cdf) {
       cdf["wait"].push_back(wait);
@@ -310,13 +334,13 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
     const std::int64_t to = int_param(request, "to", info.end_s, -kTimeBound, kTimeBound);
     const std::int64_t from = int_param(request, "from", info.begin_s, -kTimeBound, to);
     const auto points = static_cast<std::size_t>(int_param(request, "points", 600, 2, 20000));
-    const std::vector<std::string> scopes = view_->cost_scopes();
+    const std::vector<std::string> scopes = view.cost_scopes();
     const std::string scope = request.param("scope").value_or("cluster");
     if (!scopes.empty() && std::find(scopes.begin(), scopes.end(), scope) == scopes.end()) {
       throw HttpError(400, "parameter 'scope': no cost scope '" + scope.substr(0, 100) + "'");
     }
     json series{{"time", json::array()}, {"burn_usd_per_h", json::array()}, {"total_usd", json::array()}};
-    for (const CostPoint& p : view_->cost_series(scope, from, to, points)) {
+    for (const CostPoint& p : view.cost_series(scope, from, to, points)) {
       series["time"].push_back(p.time);
       series["burn_usd_per_h"].push_back(p.burn_usd_per_h);
       series["total_usd"].push_back(p.total_usd);
@@ -334,7 +358,7 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
     q.node_to = static_cast<std::int32_t>(int_param(request, "node_to", nodes, q.node_from, nodes));
     q.width = static_cast<std::int32_t>(int_param(request, "width", 1200, 1, 4096));
     q.height = static_cast<std::int32_t>(int_param(request, "height", 800, 1, 4096));
-    const GanttView g = view_->gantt(q);
+    const GanttView g = view.gantt(q);
     json out{{"from", q.from_s},         {"to", std::max(q.to_s, q.from_s + 1)},
              {"node_from", q.node_from}, {"node_to", q.node_to},
              {"exact", g.exact},         {"jobs_in_view", g.jobs_in_view}};
@@ -363,7 +387,7 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
     json s{{"time", json::array()},        {"pending", json::array()},      {"running", json::array()},
            {"gpus_alloc", json::array()},  {"gpu_util_pct", json::array()}, {"nodes_down", json::array()},
            {"nodes_drain", json::array()}, {"gpu_power_w", json::array()}};
-    for (const ClusterPoint& p : view_->cluster_series(from, to, points)) {
+    for (const ClusterPoint& p : view.cluster_series(from, to, points)) {
       s["time"].push_back(p.time);
       s["pending"].push_back(p.jobs_pending);
       s["running"].push_back(p.jobs_running);
@@ -387,7 +411,7 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
     }
     const std::string format = request.param("format").value_or("json");
     if (format != "json" && format != "text") throw HttpError(400, "parameter 'format': expected json or text");
-    const auto events = view_->events(t, limit, kind);
+    const auto events = view.events(t, limit, kind);
     if (format == "text") {
       std::string text;
       for (const EventLine& e : events) {
@@ -406,9 +430,160 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
   throw HttpError(404, "no API endpoint " + path.substr(0, 100));
 }
 
+std::string live_status_json(const LiveStatus& s) {
+  json j{{"live", s.state == "running" || s.state == "paused"},
+         {"state", s.state},
+         {"now", s.now_s},
+         {"speed", s.speed > 0 ? json(s.speed) : json("max")},
+         {"submitted", s.submitted},
+         {"ended", s.ended},
+         {"total_jobs", s.total_jobs},
+         {"events", s.events},
+         {"snapshots", s.snapshots},
+         {"snapshot_wall_s", s.snapshot_wall_s}};
+  if (!s.error.empty()) j["error"] = s.error;
+  return j.dump(-1, ' ', false, kReplaceInvalidUtf8);
+}
+
+HttpResponse DashboardApi::live_status() const {
+  if (live_ == nullptr) return HttpResponse::json(R"({"live":false,"state":"finished"})");
+  return HttpResponse::json(live_status_json(live_->status()));
+}
+
+namespace {
+
+std::string event_json(const LiveEvent& e) {
+  return json{{"seq", e.seq}, {"time", e.time}, {"kind", e.kind}, {"subject", e.subject}, {"text", e.text}}.dump(
+      -1, ' ', false, kReplaceInvalidUtf8);
+}
+
+// Constant-time comparison of a presented token with the expected one.
+bool same_token(std::string_view a, std::string_view b) {
+  if (a.size() != b.size() || b.empty()) return false;  // the length is no secret; the bytes are
+  unsigned char diff = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+// The request's body as a JSON object ({} when empty). Throws HttpError 400.
+json body_object(const HttpRequest& request) {
+  if (request.body.find_first_not_of(" \t\r\n") == std::string::npos) return json::object();
+  json body = json::parse(request.body, nullptr, false);
+  if (body.is_discarded()) throw HttpError(400, "body: not JSON");
+  if (!body.is_object()) throw HttpError(400, "body: expected a JSON object");
+  return body;
+}
+
+// Field `name` of `body` as a string of 1 to `max` characters (`fallback` when absent and it is given).
+std::string string_field(const json& body, const char* name, std::size_t max, const char* fallback = nullptr) {
+  const auto it = body.find(name);
+  if (it == body.end() && fallback != nullptr) return fallback;
+  if (it == body.end() || !it->is_string() || it->get_ref<const std::string&>().empty() ||
+      it->get_ref<const std::string&>().size() > max) {
+    throw HttpError(
+        400, std::string("field '") + name + "': expected a string of 1 to " + std::to_string(max) + " characters");
+  }
+  return it->get<std::string>();
+}
+
+}  // namespace
+
+HttpResponse DashboardApi::control(const HttpRequest& request) const {
+  if (live_ == nullptr) {
+    throw HttpError(403, "a finished run has no controls (they are for a live run: gputwin run SCENARIO --serve)");
+  }
+  if (request.method != "POST") throw HttpError(405, request.method + " " + request.path + ": controls are POST");
+  const std::string auth = request.header("authorization");
+  if (auth.empty()) throw HttpError(401, "the controls need Authorization: Bearer TOKEN (the --token-file's token)");
+  if (auth.rfind("Bearer ", 0) != 0 || !same_token(std::string_view(auth).substr(7), control_token_)) {
+    throw HttpError(401, "wrong token");
+  }
+  const std::string action = request.path.substr(13);
+  const json body = body_object(request);
+  try {
+    if (action == "pause") {
+      live_->pause();
+    } else if (action == "resume") {
+      live_->resume();
+    } else if (action == "speed") {
+      const auto it = body.find("factor");
+      double factor = -1;
+      if (it != body.end() && it->is_string() && it->get_ref<const std::string&>() == "max") {
+        factor = 0;
+      } else if (it != body.end() && it->is_number()) {
+        factor = it->get<double>();
+        if (!(factor > 0 && factor <= 1e9)) factor = -1;
+      }
+      if (factor < 0) {
+        throw HttpError(400,
+                        "field 'factor': expected simulated seconds per wall second (a number above 0, at most "
+                        "1e9) or \"max\"");
+      }
+      live_->set_speed(factor);
+    } else if (action == "node/drain" || action == "node/resume") {
+      const std::string node = string_field(body, "node", 128);
+      const std::int64_t at =
+          action == "node/drain"
+              ? live_->drain_node(node, string_field(body, "reason", 200, "drained from the dashboard"))
+              : live_->resume_node(node);
+      return HttpResponse::json(json{{"ok", true}, {"node", node}, {"action", action.substr(5)}, {"time", at}}.dump(
+          -1, ' ', false, kReplaceInvalidUtf8));
+    } else {
+      throw HttpError(404, "no control '" + action.substr(0, 40) + "' (pause, resume, speed, node/drain, node/resume)");
+    }
+  } catch (const LiveError& e) {
+    throw HttpError(e.status(), e.what());
+  }
+  return HttpResponse::json(live_status_json(live_->status()));
+}
+
+HttpResponse DashboardApi::stream(const HttpRequest& request) const {
+  if (live_ == nullptr) throw HttpError(404, "no event stream: this is a finished run (see /api/events)");
+  // From the event after Last-Event-ID (a reconnecting EventSource), else from the newest: a page reads the history
+  // from /api/events.
+  std::uint64_t from = live_->last_event_seq();
+  const std::string last = request.header("last-event-id");
+  if (!last.empty()) {
+    std::uint64_t seq = 0;
+    const auto [end, ec] = std::from_chars(last.data(), last.data() + last.size(), seq);
+    if (ec == std::errc() && end == last.data() + last.size() && seq <= from) from = seq;
+  }
+  if (const auto since = request.param("since")) {
+    std::uint64_t seq = 0;
+    const auto [end, ec] = std::from_chars(since->data(), since->data() + since->size(), seq);
+    if (ec != std::errc() || end != since->data() + since->size())
+      throw HttpError(400, "parameter 'since': expected a number");
+    from = std::min(seq, from);
+  }
+  HttpResponse r;
+  r.stream = [live = live_, from](EventStream& out) {
+    std::uint64_t seq = from;
+    auto last_status = std::chrono::steady_clock::now() - std::chrono::seconds(2);
+    while (true) {
+      const auto events = live->events_after(seq, 1000, std::chrono::milliseconds(250));
+      for (const LiveEvent& e : events) {
+        if (!out.send("", event_json(e), std::to_string(e.seq))) return;
+        seq = e.seq;
+      }
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last_status >= std::chrono::seconds(1)) {
+        last_status = now;
+        const LiveStatus status = live->status();
+        if (!out.send("status", live_status_json(status))) return;
+        if (status.state == "ended" || status.state == "failed") {
+          if (live->last_event_seq() <= seq) return;
+        }
+      }
+      if (live->streams_closed()) return;
+    }
+  };
+  return r;
+}
+
 HttpResponse DashboardApi::metrics(const HttpRequest& request) const {
+  const std::shared_ptr<const RunSnapshot> snap = snapshot();
   MetricsExportOptions options;
-  options.at_s = int_param(request, "t", view_->info().end_s, 0, view_->info().end_s);
+  options.at_s = int_param(request, "t", snap->now_s, 0, std::max(snap->now_s, snap->view->info().end_s));
   // dcgm-exporter's label names (UUID, modelName, Hostname) by default, as Grafana's DCGM dashboards expect;
   // labels=snake gives names promtool's linter accepts.
   const auto labels = request.query.find("labels");
@@ -418,7 +593,7 @@ HttpResponse DashboardApi::metrics(const HttpRequest& request) const {
   options.dcgm_labels = labels == request.query.end() || labels->second == "dcgm";
   std::ostringstream out;
   try {
-    export_metrics(results_dir_, options, out);
+    export_metrics(snap->dir, options, out);
   } catch (const InputError& error) {
     throw HttpError(404, error.problem());
   }

@@ -11,6 +11,17 @@
 //   GET /api/events?t=&limit=&kind=&format=json|text the event log up to t (last N lines)
 //   GET /metrics?t=                                 Prometheus text 0.0.4 at t (Slurm's and DCGM's names)
 //   GET /, /assets/...                              the pages (built by npm into the assets folder)
+//
+// A live run (`gputwin run SCENARIO --serve`, ui/live_run) answers the same reads from its newest snapshot (the
+// default `t` is then the simulated time now), and also:
+//   GET /api/live                                   clock and progress: state, now, speed, jobs submitted and ended
+//   GET /api/stream                                 Server-Sent Events: each event one JSON line (job, node,
+//                                                   action), `status` events every second; Last-Event-ID resumes
+//   POST /api/control/pause | resume                hold or release the clock
+//   POST /api/control/speed {"factor": x | "max"}   simulated seconds per wall second
+//   POST /api/control/node/drain {"node", "reason"} drain a node now; node/resume {"node"} returns it to service
+// The controls need `Authorization: Bearer TOKEN` (401 without it or with another token) and are refused (403)
+// when serving a finished run; a bad body is a 400 naming the field.
 #pragma once
 
 #include <filesystem>
@@ -19,30 +30,43 @@
 
 #include "results/run_view.hpp"
 #include "ui/http_server.hpp"
+#include "ui/live_run.hpp"
 
 namespace gputwin {
 
-/// Answers the dashboard's requests for one results folder.
+/// Answers the dashboard's requests for one results folder or one live run.
 class DashboardApi {
  public:
-  /// `assets_dir`: the built front end (index.html and its bundle); may be missing, then / says how to build it.
-  DashboardApi(std::filesystem::path results_dir, std::filesystem::path assets_dir);
+  /// A finished run (or a twin's folder). `assets_dir`: the built front end (index.html and its bundle); may be
+  /// missing, then / says how to build it.
+  DashboardApi(const std::filesystem::path& results_dir, std::filesystem::path assets_dir);
+  /// A live run (which must outlive the API); the controls need `control_token`.
+  DashboardApi(LiveRun& live, std::filesystem::path assets_dir, std::string control_token);
   ~DashboardApi();
 
   /// Answers one request; throws HttpError for a bad one.
   HttpResponse handle(const HttpRequest& request) const;
-  /// The run being served.
-  [[nodiscard]] const RunView& view() const { return *view_; }
+  /// The run being served (a live run: its newest snapshot's view).
+  [[nodiscard]] std::shared_ptr<const RunSnapshot> snapshot() const;
+  /// A finished run's view (a live run has none that stays: use snapshot()).
+  [[nodiscard]] const RunView& view() const;
 
  private:
   HttpResponse api(const HttpRequest& request) const;
   HttpResponse asset(const HttpRequest& request) const;
   HttpResponse metrics(const HttpRequest& request) const;
+  HttpResponse control(const HttpRequest& request) const;
+  HttpResponse live_status() const;
+  HttpResponse stream(const HttpRequest& request) const;
 
-  std::filesystem::path results_dir_;
   std::filesystem::path assets_dir_;
-  std::unique_ptr<RunView> view_;
+  std::shared_ptr<const RunSnapshot> fixed_;  // a finished run
+  LiveRun* live_ = nullptr;                   // a live run
+  std::string control_token_;
 };
+
+/// The JSON of a live run's status (GET /api/live, the stream's status events).
+std::string live_status_json(const LiveStatus& status);
 
 /// Integer query parameter `name` from `lo` to `hi`, `fallback` when absent. Throws HttpError 400 naming it.
 std::int64_t int_param(const HttpRequest& request, const std::string& name, std::int64_t fallback, std::int64_t lo,

@@ -67,8 +67,9 @@ std::string HttpRequest::header(const std::string& name) const {
   return it == headers.end() ? std::string() : it->second;
 }
 
-bool EventStream::send(std::string_view event, std::string_view data) {
+bool EventStream::send(std::string_view event, std::string_view data, std::string_view id) {
   std::string frame;
+  if (!id.empty()) frame += "id: " + std::string(id) + "\n";
   if (!event.empty()) frame += "event: " + std::string(event) + "\n";
   std::size_t from = 0;
   while (from <= data.size()) {  // one data: line per line of `data`

@@ -51,8 +51,9 @@ class HttpError : public std::runtime_error {
 class EventStream {
  public:
   explicit EventStream(mg_connection* connection) : connection_(connection) {}
-  /// Sends one event (`event` may be empty: a plain message). False once the client is gone.
-  bool send(std::string_view event, std::string_view data);
+  /// Sends one event (`event` may be empty: a plain message; `id` may be empty: none, else what a reconnecting
+  /// EventSource sends back as Last-Event-ID). False once the client is gone.
+  bool send(std::string_view event, std::string_view data, std::string_view id = {});
   /// Sends an SSE comment (a keep-alive). False once the client is gone.
   bool ping();
 

@@ -161,6 +161,10 @@ HttpResponse SlurmApi::handle(const HttpRequest& request) const {
     }
     context.client_user = *user;
   }
+  if (request.method != "GET" && options_.writer != nullptr && plugin == SlurmPlugin::kSlurmctld &&
+      context.version == SlurmApiVersion::k44) {
+    if (auto reply = write(request, context, endpoint)) return *reply;
+  }
   if (request.method != "GET") {
     const SlurmJson errors = SlurmJson::array({slurm_error(
         "gputwin serves an ended run: its slurmrestd-compatible API takes no " + request.method + " requests", 1,
@@ -169,6 +173,73 @@ HttpResponse SlurmApi::handle(const HttpRequest& request) const {
   }
   return plugin == SlurmPlugin::kSlurmctld ? slurmctld(request, context, endpoint)
                                            : slurmdbd(request, context, endpoint);
+}
+
+std::optional<HttpResponse> SlurmApi::write(const HttpRequest& request, const SlurmShapeContext& context,
+                                            const std::string& endpoint) const {
+  const auto ctld = SlurmPlugin::kSlurmctld;
+  // openapi_resp (node update) and openapi_kill_job_resp (job delete): meta, errors, warnings (and status).
+  const auto reply = [&](const std::pair<int, std::string>& result, const char* source, bool kill) {
+    SlurmJson body;
+    if (kill) body["status"] = SlurmJson::array();
+    body["meta"] = slurm_meta(context, ctld);
+    body["errors"] = result.first == 0
+                         ? SlurmJson::array()
+                         : SlurmJson::array({slurm_error(result.second, result.first, result.second, source)});
+    body["warnings"] = SlurmJson::array();
+    return json_reply(body, result.first == 0 ? 200 : 500);
+  };
+  const auto bad = [&](const std::string& text, const char* source) {
+    return reply({9000, text}, source, false);  // slurmrestd's ESLURM_REST_INVALID_QUERY
+  };
+  if (options_.jwt_key.empty()) {
+    // No JWT key: a write must carry the live run's control token (as its X-SLURM-USER-TOKEN).
+    const std::string token = request.header("x-slurm-user-token");
+    bool same = !options_.write_token.empty() && token.size() == options_.write_token.size();
+    unsigned char diff = 0;
+    for (std::size_t i = 0; same && i < token.size(); ++i)
+      diff |= static_cast<unsigned char>(token[i] ^ options_.write_token[i]);
+    if (!same || diff != 0) {
+      SlurmJson body;
+      body["meta"] = slurm_meta(context, ctld);
+      body["errors"] = SlurmJson::array(
+          {slurm_error("writes need X-SLURM-USER-TOKEN: the run's control token (or a JWT with --jwt-key)", 1007,
+                       "Protocol authentication error", "gputwin")});
+      body["warnings"] = SlurmJson::array();
+      return json_reply(body, 511);
+    }
+  }
+  if (request.method == "POST" && endpoint.rfind("node/", 0) == 0 && endpoint.size() > 5) {
+    const std::string name = endpoint.substr(5);
+    const SlurmJson body = SlurmJson::parse(request.body, nullptr, false);
+    if (body.is_discarded() || !body.is_object())
+      return bad("Unable to parse the request body as JSON", "_update_node");
+    const auto state = body.find("state");
+    if (state == body.end() || !state->is_array() || state->size() != 1 || !(*state)[0].is_string()) {
+      return bad("state: expected one of [\"DRAIN\"], [\"RESUME\"], [\"UNDRAIN\"]", "_update_node");
+    }
+    const std::string value = (*state)[0].get<std::string>();
+    if (value != "DRAIN" && value != "RESUME" && value != "UNDRAIN") {
+      return bad("state: " + value.substr(0, 40) + ": gputwin takes DRAIN, RESUME or UNDRAIN", "_update_node");
+    }
+    std::string reason;
+    if (const auto r = body.find("reason"); r != body.end()) {
+      if (!r->is_string()) return bad("reason: expected a string", "_update_node");
+      reason = r->get<std::string>().substr(0, 200);
+    }
+    if (value == "DRAIN" && reason.empty()) reason = "drained through slurmrestd";
+    return reply(options_.writer->update_node(name, value == "DRAIN", reason), "_update_node", false);
+  }
+  if (request.method == "DELETE" && endpoint.rfind("job/", 0) == 0) {
+    const std::string id_text = endpoint.substr(4);
+    std::int64_t id = 0;
+    const auto [end, ec] = std::from_chars(id_text.data(), id_text.data() + id_text.size(), id);
+    if (ec != std::errc() || end != id_text.data() + id_text.size() || id <= 0) {
+      return reply({2017, "Invalid job id specified"}, "_handle_job_delete", true);
+    }
+    return reply(options_.writer->cancel_job(id), "_handle_job_delete", true);
+  }
+  return std::nullopt;
 }
 
 HttpResponse SlurmApi::slurmctld(const HttpRequest&, SlurmShapeContext& context, const std::string& endpoint) const {

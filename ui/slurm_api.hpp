@@ -9,13 +9,15 @@
 //
 // With a JWT key, every request needs X-SLURM-USER-NAME and X-SLURM-USER-TOKEN (HS256 over the key's raw bytes, as
 // Slurm's AuthAltParameters=jwt_key, with an `exp` in the future and `sun` naming the user or root/slurm); without
-// one, requests are not checked (as slurmrestd with rest_auth/local). Writes are refused: this API serves a run
-// that has ended.
+// one, requests are not checked (as slurmrestd with rest_auth/local). Writes are refused when serving a run that
+// has ended; a live run (SlurmApiOptions::writer) takes v0.0.44's node update (DRAIN, RESUME/UNDRAIN) and job
+// cancel (DELETE job/{id}).
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ui/http_server.hpp"
@@ -51,10 +53,25 @@ class SlurmSource {
   [[nodiscard]] virtual SlurmDiagCounts diag() const = 0;
 };
 
+/// What a live run lets the compatible API change (v0.0.44 only): each call returns "" when done, else Slurm's
+/// error number and text for the reply.
+class SlurmWriter {
+ public:
+  virtual ~SlurmWriter() = default;
+  /// POST node/{name} {"state": ["DRAIN"], "reason": R} (drain) or {"state": ["RESUME"]} / ["UNDRAIN"].
+  virtual std::pair<int, std::string> update_node(const std::string& name, bool drain, const std::string& reason) = 0;
+  /// DELETE job/{id}: cancels a pending or running job.
+  virtual std::pair<int, std::string> cancel_job(std::int64_t job_id) = 0;
+};
+
 /// The compatible API's settings.
 struct SlurmApiOptions {
   std::string jwt_key;                        ///< Raw bytes of the HS256 key; empty: requests are not checked.
   std::size_t max_accounting_jobs = 100'000;  ///< Largest slurmdb jobs answer (a wider query is refused).
+  SlurmWriter* writer = nullptr;              ///< A live run's writes (node update, job cancel); null: read only.
+  /// Without a JWT key, what a write's X-SLURM-USER-TOKEN must be (the live run's control token): writes always
+  /// need a token, reads need one only with a JWT key.
+  std::string write_token;
 };
 
 /// Answers slurmrestd's read endpoints from a SlurmSource. Thread-safe when the source is.
@@ -71,6 +88,9 @@ class SlurmApi {
                                        const std::string& endpoint) const;
   [[nodiscard]] HttpResponse slurmdbd(const HttpRequest& request, SlurmShapeContext& context,
                                       const std::string& endpoint) const;
+  /// A write of a live run (options_.writer set): POST node/{name}, DELETE job/{id} of v0.0.44.
+  [[nodiscard]] std::optional<HttpResponse> write(const HttpRequest& request, const SlurmShapeContext& context,
+                                                  const std::string& endpoint) const;
 
   const SlurmSource& source_;
   SlurmApiOptions options_;

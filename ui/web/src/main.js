@@ -164,7 +164,11 @@ async function renderNodes() {
   $('node-table').tBodies[0].replaceChildren(...r.nodes.map((n) => el('tr', { class: 'clickable', 'data-node': n.name,
     onclick: () => renderNodeDetail(n.name) },
     el('td', {}, n.name), el('td', {}, el('span', { class: `cell-inline g-${n.group}` }), ` ${n.state}`), el('td', {}, String(n.gpus)),
-    el('td', {}, n.gpu_type), el('td', {}, pct(n.gpu_util_pct)), el('td', {}, pct(n.gpu_mem_pct)), el('td', {}, n.xid ? String(n.xid) : ''))));
+    el('td', {}, n.gpu_type), el('td', {}, pct(n.gpu_util_pct)), el('td', {}, pct(n.gpu_mem_pct)), el('td', {}, n.xid ? String(n.xid) : ''),
+    ...(liveControls() ? [el('td', {},
+      el('button', { 'data-testid': `drain-${n.name}`, onclick: (e) => { e.stopPropagation(); nodeAction('drain', n.name); } }, 'Drain'),
+      el('button', { 'data-testid': `resume-${n.name}`, onclick: (e) => { e.stopPropagation(); nodeAction('resume', n.name); } }, 'Resume'))] : []))));
+  $('node-actions-head').hidden = !liveControls();
 }
 
 async function renderNodeDetail(name) {
@@ -359,6 +363,78 @@ function setupGantt() {
   });
 }
 
+// ---- Live run (gputwin run SCENARIO --serve) ----------------------------------------------------------------------
+
+const liveControls = () => Boolean(state.info?.controls && state.live && (state.live.state === 'running' || state.live.state === 'paused'));
+
+async function control(action, body = {}) {
+  const token = $('live-token').value.trim();
+  const message = $('live-message');
+  const response = await fetch(`/api/control/${action}`, {
+    method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
+  const r = await response.json();
+  message.classList.toggle('error', !response.ok);
+  message.textContent = response.ok ? `${action}: done` : `${action}: ${r.error}`;
+  if (response.ok) sessionStorage.setItem('gputwin-token', token);
+  if (response.ok && r.state) updateLive(r);
+  return response.ok ? r : null;
+}
+
+async function nodeAction(action, node) {
+  if (!node) { $('live-message').textContent = 'name a node first'; return; }
+  const r = await control(`node/${action}`, action === 'drain' ? { node, reason: $('live-reason').value || 'drained from the dashboard' } : { node });
+  if (r) {
+    // Show the cluster as of the action (the clock may have moved on since the last status event).
+    if (state.follow && r.time > state.t) state.t = r.time;
+    render();
+  }
+}
+
+function addFeed(e) {
+  const feed = $('live-feed');
+  feed.prepend(el('li', { class: e.kind, 'data-kind': e.kind }, `${duration(e.time)}  ${e.kind.padEnd(6)} ${e.subject} ${e.text}`));
+  while (feed.children.length > 200) feed.lastChild.remove();
+}
+
+let liveRendering = false;
+function updateLive(s) {
+  state.live = s;
+  const badge = $('live-badge');
+  badge.className = `live-badge ${s.state}`;
+  badge.textContent = s.state === 'running' ? `LIVE ${s.speed === 'max' ? 'max' : `${s.speed}x`}` : s.state.toUpperCase();
+  badge.dataset.state = s.state;
+  badge.dataset.now = s.now;
+  $('live-pause').textContent = s.state === 'paused' ? 'Resume' : 'Pause';
+  const speed = String(s.speed);
+  if ([...$('live-speed').options].some((o) => o.value === speed)) $('live-speed').value = speed;
+  for (const id of ['live-pause', 'live-speed', 'live-drain', 'live-resume-node']) $(id).disabled = !liveControls();
+  const slider = $('time-slider');
+  const following = state.follow;
+  slider.max = Math.max(s.now, Number(slider.min));
+  if (following) {
+    state.t = s.now;
+    slider.value = s.now;
+    $('time-label').textContent = clockText(state.t);
+    if (!liveRendering) {
+      liveRendering = true;
+      render().finally(() => { liveRendering = false; });
+    }
+  }
+}
+
+function startLive() {
+  $('live-bar').hidden = false;
+  $('live-token').value = new URLSearchParams(location.hash.slice(1)).get('token') || sessionStorage.getItem('gputwin-token') || '';
+  $('live-pause').addEventListener('click', () => control(state.live?.state === 'paused' ? 'resume' : 'pause'));
+  $('live-speed').addEventListener('change', (e) => control('speed', { factor: e.target.value === 'max' ? 'max' : Number(e.target.value) }));
+  $('live-drain').addEventListener('click', () => nodeAction('drain', $('live-node').value.trim()));
+  $('live-resume-node').addEventListener('click', () => nodeAction('resume', $('live-node').value.trim()));
+  const stream = new EventSource('/api/stream');
+  stream.addEventListener('status', (e) => updateLive(JSON.parse(e.data)));
+  stream.onmessage = (e) => addFeed(JSON.parse(e.data));
+  stream.onopen = () => { document.body.dataset.stream = 'open'; };
+}
+
 // ---- Shell ---------------------------------------------------------------------------------------------------------
 
 const RENDER = { overview: renderOverview, jobs: renderJobs, monitoring: renderMonitoring, nodes: renderNodes, events: renderEvents,
@@ -382,8 +458,15 @@ async function start() {
   state.t = Number(params.get('t') ?? state.info.end);
   const slider = $('time-slider');
   Object.assign(slider, { min: state.info.begin, max: state.info.end, value: state.t });
+  // A live run follows the simulation's clock until the slider is moved back (and again once it is at the end).
+  state.follow = state.info.live && !params.has('t');
+  if (state.info.live) {
+    state.live = await api('live');
+    startLive();
+  }
   let pending = null;
   slider.addEventListener('input', () => {
+    state.follow = state.info.live && Number(slider.value) >= Number(slider.max);
     state.t = Number(slider.value);
     $('time-label').textContent = clockText(state.t);
     clearTimeout(pending);

@@ -1,0 +1,460 @@
+// A live run (gputwin run SCENARIO --serve) through the dashboard API and the slurmrestd-compatible API: the clock
+// held by pause and paced by speed, an operator's drain seen by the simulation, the readers and the event stream,
+// and the controls' token and body checks. The scenario is small enough to work out by hand: two nodes of 8 GPUs
+// (n01, n02) and three whole-node jobs: 1 at 0 s and 2 at 10 s, each running 1,000 s, and 3 at 100,000 s (it keeps
+// the run going for the paced tests).
+#include "ui/live_run.hpp"
+
+#include <curl/curl.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "model/scenario.hpp"
+#include "results/run_view.hpp"
+#include "twin/rest/slurmrestd_client.hpp"
+#include "ui/dashboard_api.hpp"
+#include "ui/http_server.hpp"
+#include "ui/slurm_api.hpp"
+
+namespace gputwin {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+constexpr const char* kToken = "s3cret-token";
+
+constexpr const char* kScenario = R"({
+  "name": "live",
+  "seed": 1,
+  "cluster": {
+    "nodes": [{"prefix": "n", "count": 2, "cpus": 8, "memory_gb": 64, "gpus": 8, "gpu_type": "h100", "digits": 2}],
+    "partitions": [{"name": "gpu", "nodes": "ALL", "default": true, "max_time": "UNLIMITED"}]
+  },
+  "workload": {"jobs": [
+    {"id": 1, "name": "a", "user": "u1", "account": "acc", "nodes": 1, "cpus": 8, "gpus_per_node": 8,
+     "run_time": 1000, "time_limit": 2000, "submit": 0},
+    {"id": 2, "name": "b", "user": "u1", "account": "acc", "nodes": 1, "cpus": 8, "gpus_per_node": 8,
+     "run_time": 1000, "time_limit": 2000, "submit": 10},
+    {"id": 3, "name": "c", "user": "u2", "account": "acc", "nodes": 1, "cpus": 8, "gpus_per_node": 8,
+     "run_time": 100, "time_limit": 2000, "submit": 100000}
+  ]},
+  "scheduler": {"policy": "slurm"}
+})";
+
+class LiveRunTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("gputwin-live-test-" + std::to_string(::getpid()) + "-" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    std::ofstream(dir_ / "live.json") << kScenario;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::unique_ptr<LiveRun> start(double speed, bool paused) {
+    LiveOptions options;
+    options.speed = speed;
+    options.start_paused = paused;
+    options.refresh_ms = 200;
+    options.out_dir = dir_ / "out";
+    return std::make_unique<LiveRun>(load_scenario((dir_ / "live.json").string()), RunOptions{}, options);
+  }
+
+  std::filesystem::path dir_;
+};
+
+/// Answers `method path` (with its query) from `api` as status and JSON body; HttpErrors become their status.
+std::pair<int, json> call(const DashboardApi& api, const std::string& method, const std::string& target,
+                          const std::string& body = "",
+                          const std::string& authorization = std::string("Bearer ") + kToken) {
+  HttpRequest r;
+  r.method = method;
+  const std::size_t q = target.find('?');
+  r.path = target.substr(0, q);
+  if (q != std::string::npos) r.query = parse_query(target.substr(q + 1));
+  if (!authorization.empty()) r.headers["authorization"] = authorization;
+  r.body = body;
+  try {
+    const HttpResponse response = api.handle(r);
+    return {response.status, json::parse(response.body)};
+  } catch (const HttpError& e) {
+    return {e.status(), json{{"error", e.what()}}};
+  }
+}
+
+std::int64_t live_now(const DashboardApi& api) {
+  return call(api, "GET", "/api/live").second.at("now").get<std::int64_t>();
+}
+
+const json* node_named(const json& nodes, const std::string& name) {
+  for (const json& n : nodes)
+    if (n.at("name") == name) return &n;
+  return nullptr;
+}
+
+std::size_t append(char* data, std::size_t size, std::size_t n, void* out) {
+  auto* text = static_cast<std::string*>(out);
+  text->append(data, size * n);
+  // An SSE stream does not end: stop reading once the test has what it looks for (or after the timeout).
+  return text->find("drain (maint)") != std::string::npos ? 0 : size * n;
+}
+
+/// Reads `url` (an SSE stream) for at most `timeout` or until "drain (maint)" arrives.
+std::string read_stream(const std::string& url, std::chrono::milliseconds timeout) {
+  CURL* curl = curl_easy_init();
+  std::string out;
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &out);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
+  curl_easy_perform(curl);
+  curl_easy_cleanup(curl);
+  return out;
+}
+
+TEST_F(LiveRunTest, PauseHoldsTheClockAndResumeLetsItRun) {
+  auto live = start(1000, false);
+  const DashboardApi api(*live, dir_ / "no-assets", kToken);
+  std::this_thread::sleep_for(200ms);
+  auto [status, body] = call(api, "POST", "/api/control/pause");
+  ASSERT_EQ(status, 200) << body.dump();
+  std::this_thread::sleep_for(150ms);  // the simulation's thread sees the pause within one 50 ms tick
+  const std::int64_t held = live_now(api);
+  EXPECT_EQ(call(api, "GET", "/api/live").second.at("state"), "paused");
+  std::this_thread::sleep_for(600ms);  // at 1000x this would be 600 simulated seconds
+  EXPECT_EQ(live_now(api), held);
+  // The readers show the held clock too: the snapshot's default time is the simulation's now.
+  EXPECT_EQ(call(api, "GET", "/api/info").second.at("end").get<std::int64_t>(), held);
+  std::tie(status, body) = call(api, "POST", "/api/control/resume");
+  ASSERT_EQ(status, 200);
+  std::this_thread::sleep_for(500ms);
+  EXPECT_GT(live_now(api), held + 200);  // about 500 simulated seconds later
+}
+
+TEST_F(LiveRunTest, SpeedSetsThePace) {
+  auto live = start(500, false);
+  const DashboardApi api(*live, dir_ / "no-assets", kToken);
+  // Between the jobs' ends (about 1,010 s) and job 3 (100,000 s) only timers happen: the clock is the pace alone.
+  std::this_thread::sleep_for(200ms);
+  auto measure = [&](double wall_s) {
+    const std::int64_t a = live_now(api);
+    const auto t0 = std::chrono::steady_clock::now();
+    std::this_thread::sleep_for(std::chrono::duration<double>(wall_s));
+    const std::int64_t b = live_now(api);
+    return static_cast<double>(b - a) / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  const double slow = measure(1.0);
+  EXPECT_NEAR(slow, 500, 500 * 0.25);  // 500 simulated s per wall s, within 25% (50 ms ticks on a busy machine)
+  auto [status, body] = call(api, "POST", "/api/control/speed", R"({"factor": 4000})");
+  ASSERT_EQ(status, 200) << body.dump();
+  EXPECT_EQ(body.at("speed"), 4000.0);
+  std::this_thread::sleep_for(100ms);
+  const double fast = measure(1.0);
+  EXPECT_NEAR(fast, 4000, 4000 * 0.25);
+  std::tie(status, body) = call(api, "POST", "/api/control/speed", R"({"factor": "max"})");
+  ASSERT_EQ(status, 200);
+  EXPECT_EQ(body.at("speed"), "max");
+  // At full speed the rest of the run (to job 3's end at 100,100 s) takes well under the wait.
+  ASSERT_TRUE(live->wait_finished(20s));
+  EXPECT_EQ(call(api, "GET", "/api/live").second.at("state"), "ended");
+  EXPECT_GE(call(api, "GET", "/api/info").second.at("end").get<std::int64_t>(), 100100);
+}
+
+TEST_F(LiveRunTest, DrainShowsInBothApisAndTheStreamAndTheSimulationHonoursIt) {
+  // Paused before the first instant: nothing has run. Drain n01 there; then job 1 must start on n02 (3 s after its
+  // submit: batch_sched_delay) and job 2 wait for it (n01 is drained) to start on n02 when job 1 ends, 1,000 s later.
+  // Without the drain job 2 would start on n01 at 13 s.
+  auto live = start(0, true);
+  const DashboardApi api(*live, dir_ / "no-assets", kToken);
+  HttpServer::Options options;
+  options.listen = "127.0.0.1:0";
+  HttpServer server(options, [&](const HttpRequest& r) { return api.handle(r); });
+
+  auto [status, body] = call(api, "POST", "/api/control/node/drain", R"({"node": "n01", "reason": "maint"})");
+  ASSERT_EQ(status, 200) << body.dump();
+  EXPECT_EQ(body.at("time"), 0);
+  std::tie(status, body) = call(api, "GET", "/api/nodes?gpu=false");
+  ASSERT_EQ(status, 200);
+  const json* n01 = node_named(body.at("nodes"), "n01");
+  ASSERT_NE(n01, nullptr);
+  EXPECT_EQ(n01->at("state"), "DRAINED");
+  EXPECT_EQ(n01->at("group"), "DRAIN");
+  EXPECT_EQ(node_named(body.at("nodes"), "n02")->at("state"), "IDLE");
+
+  // The slurmrestd-compatible API reads the same snapshot: IDLE+DRAIN, as slurmrestd shows a drained idle node.
+  const auto snap = api.snapshot();
+  const SlurmApi slurm(snap->slurm(), {});
+  HttpRequest nodes_request;
+  nodes_request.method = "GET";
+  nodes_request.path = "/slurm/v0.0.44/nodes";
+  const json slurm_nodes = json::parse(slurm.handle(nodes_request).body).at("nodes");
+  const json* slurm_n01 = node_named(slurm_nodes, "n01");
+  ASSERT_NE(slurm_n01, nullptr);
+  EXPECT_EQ(slurm_n01->at("state"), json::array({"IDLE", "DRAIN"}));
+  EXPECT_EQ(node_named(slurm_nodes, "n02")->at("state"), json::array({"IDLE"}));
+
+  // The event stream from its start has the operator's action and the node's change.
+  const std::string stream = read_stream(server.url() + "/api/stream?since=0", 5000ms);
+  EXPECT_NE(stream.find(R"("kind":"action")"), std::string::npos) << stream;
+  EXPECT_NE(stream.find(R"x("subject":"n01","text":"drain (maint)")x"), std::string::npos) << stream;
+
+  std::tie(status, body) = call(api, "POST", "/api/control/speed", R"({"factor": "max"})");
+  ASSERT_EQ(status, 200);
+  std::tie(status, body) = call(api, "POST", "/api/control/resume");
+  ASSERT_EQ(status, 200);
+  ASSERT_TRUE(live->wait_finished(20s));
+  const RunView results(dir_ / "out");
+  const auto job1 = results.job(1, 5000);
+  const auto job2 = results.job(2, 5000);
+  ASSERT_TRUE(job1 && job2);
+  EXPECT_EQ(job1->node_list, "n02");
+  EXPECT_EQ(job1->start_s, 3);
+  EXPECT_EQ(job1->end_s, 1003);
+  EXPECT_EQ(job2->node_list, "n02");
+  EXPECT_EQ(job2->start_s, 1003);
+  // Once ended, the controls say so.
+  std::tie(status, body) = call(api, "POST", "/api/control/node/resume", R"({"node": "n01"})");
+  EXPECT_EQ(status, 409);
+}
+
+TEST_F(LiveRunTest, ControlsCheckTokenAndBody) {
+  auto live = start(0, true);
+  const DashboardApi api(*live, dir_ / "no-assets", kToken);
+  auto [status, body] = call(api, "POST", "/api/control/pause", "", "");
+  EXPECT_EQ(status, 401);
+  EXPECT_NE(body.at("error").get<std::string>().find("Authorization: Bearer"), std::string::npos);
+  std::tie(status, body) = call(api, "POST", "/api/control/pause", "", "Bearer not-the-token");
+  EXPECT_EQ(status, 401);
+  std::tie(status, body) = call(api, "POST", "/api/control/pause", "", std::string("Basic ") + kToken);
+  EXPECT_EQ(status, 401);
+  std::tie(status, body) = call(api, "POST", "/api/control/speed", "{\"factor\": ");
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(body.at("error"), "body: not JSON");
+  std::tie(status, body) = call(api, "POST", "/api/control/speed", R"({"factor": "fast"})");
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(body.at("error").get<std::string>().rfind("field 'factor'", 0), 0u) << body.dump();
+  std::tie(status, body) = call(api, "POST", "/api/control/speed", R"({"factor": -2})");
+  EXPECT_EQ(status, 400);
+  std::tie(status, body) = call(api, "POST", "/api/control/node/drain", R"({"reason": "x"})");
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(body.at("error").get<std::string>().rfind("field 'node'", 0), 0u) << body.dump();
+  std::tie(status, body) = call(api, "POST", "/api/control/node/drain", R"({"node": "n01", "reason": 7})");
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(body.at("error").get<std::string>().rfind("field 'reason'", 0), 0u) << body.dump();
+  std::tie(status, body) = call(api, "POST", "/api/control/node/drain", R"({"node": "n99"})");
+  EXPECT_EQ(status, 404);
+  std::tie(status, body) = call(api, "POST", "/api/control/reboot", "{}");
+  EXPECT_EQ(status, 404);
+  std::tie(status, body) = call(api, "GET", "/api/control/pause");
+  EXPECT_EQ(status, 405);
+  // Nothing of the refused requests reached the run: still paused at its start, no action in the stream.
+  EXPECT_EQ(call(api, "GET", "/api/live").second.at("state"), "paused");
+  EXPECT_TRUE(live->events_after(0, 100, 0ms).empty());
+}
+
+TEST_F(LiveRunTest, AFinishedRunHasNoControls) {
+  {
+    auto live = start(0, false);
+    ASSERT_TRUE(live->wait_finished(20s));
+  }
+  const DashboardApi api(dir_ / "out", dir_ / "no-assets");
+  auto [status, body] = call(api, "POST", "/api/control/pause");
+  EXPECT_EQ(status, 403);
+  std::tie(status, body) = call(api, "GET", "/api/live");
+  EXPECT_EQ(body.at("live"), false);
+  std::tie(status, body) = call(api, "GET", "/api/info");
+  EXPECT_EQ(body.at("live"), false);
+  EXPECT_EQ(body.at("controls"), false);
+}
+
+TEST_F(LiveRunTest, StopEndsTheRunWhereItIsAndWritesItsResults) {
+  // Ctrl-C: the simulation stops at its current time; the results are those of a run stopped then.
+  auto live = start(0, true);
+  const DashboardApi api(*live, dir_ / "no-assets", kToken);
+  ASSERT_EQ(call(api, "POST", "/api/control/speed", R"({"factor": 10000})").first, 200);
+  ASSERT_EQ(call(api, "POST", "/api/control/resume").first, 200);
+  std::this_thread::sleep_for(500ms);  // about 5,000 simulated seconds: jobs 1 and 2 done, job 3 not submitted
+  live->stop();
+  ASSERT_TRUE(live->wait_finished(20s));
+  const std::int64_t stopped = live_now(api);
+  EXPECT_GT(stopped, 2010);
+  EXPECT_LT(stopped, 100000);
+  const RunView results(dir_ / "out");
+  EXPECT_EQ(results.job(1, stopped)->state, "COMPLETED");
+  EXPECT_EQ(results.job(2, stopped)->state, "COMPLETED");
+  // Job 3 (submitted at 100,000 s, 100 s long) never ran: the run ended where it was stopped, as `run --until`.
+  const auto job3 = results.job(3, 200000);
+  ASSERT_TRUE(job3.has_value());
+  EXPECT_EQ(job3->state, "PENDING");
+  EXPECT_EQ(job3->start_s, -1);
+}
+
+/// The property names of schema `name` of the recorded 25.11 OpenAPI spec.
+std::vector<std::string> spec_properties(const std::string& name) {
+  std::ifstream in(std::string(GPUTWIN_SHARED_DIR) + "/slurmrestd/recorded/25.11/openapi-v3.json");
+  const json spec = json::parse(in);
+  std::vector<std::string> out;
+  for (const auto& [key, value] : spec.at("components").at("schemas").at(name).at("properties").items()) {
+    out.push_back(key);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> keys(const json& object) {
+  std::vector<std::string> out;
+  for (const auto& [key, value] : object.items()) out.push_back(key);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST_F(LiveRunTest, SlurmrestdNodeUpdateAndJobCancelInV0044Shape) {
+  auto live = start(0, true);
+  const DashboardApi dashboard(*live, dir_ / "no-assets", kToken);
+  LiveSlurmWriter writer(*live);
+  SlurmApiOptions options;
+  options.writer = &writer;
+  options.write_token = kToken;
+  std::string user_token = kToken;
+  const auto send = [&](const std::string& method, const std::string& path, const std::string& body = "") {
+    HttpRequest r;
+    r.method = method;
+    r.path = path;
+    r.body = body;
+    r.headers["x-slurm-user-token"] = user_token;
+    const auto snap = dashboard.snapshot();
+    const HttpResponse response = SlurmApi(snap->slurm(), options).handle(r);
+    return std::make_pair(response.status, json::parse(response.body));
+  };
+  const auto node_state = [&](const std::string& name) {
+    return node_named(call(dashboard, "GET", "/api/nodes?gpu=false").second.at("nodes"), name)->at("state");
+  };
+  // Writes need the control token (no JWT key here): without it, slurmrestd's authentication error, and no drain.
+  user_token = "";
+  auto [status, body] = send("POST", "/slurm/v0.0.44/node/n02", R"({"state": ["DRAIN"]})");
+  EXPECT_EQ(status, 511);
+  EXPECT_EQ(body.at("errors").at(0).at("error_number"), 1007);
+  user_token = "wrong";
+  std::tie(status, body) = send("DELETE", "/slurm/v0.0.44/job/1");
+  EXPECT_EQ(status, 511);
+  EXPECT_EQ(node_state("n02"), "IDLE");
+  user_token = kToken;
+  // Node update, as slurmrestd's v0.0.44 POST node/{name} (update_node_msg in, openapi_resp out).
+  std::tie(status, body) = send("POST", "/slurm/v0.0.44/node/n02", R"({"state": ["DRAIN"], "reason": "via rest"})");
+  EXPECT_EQ(status, 200) << body.dump();
+  EXPECT_EQ(keys(body), spec_properties("v0.0.44_openapi_resp"));
+  EXPECT_EQ(body.at("errors"), json::array());
+  EXPECT_EQ(node_state("n02"), "DRAINED");
+  std::tie(status, body) = send("POST", "/slurm/v0.0.44/node/n02", R"({"state": ["RESUME"]})");
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(node_state("n02"), "IDLE");
+  std::tie(status, body) = send("POST", "/slurm/v0.0.44/node/n99", R"({"state": ["DRAIN"]})");
+  EXPECT_EQ(status, 500);
+  EXPECT_EQ(body.at("errors").at(0).at("error_number"), 2018);
+  std::tie(status, body) = send("POST", "/slurm/v0.0.44/node/n01", R"({"state": ["POWER_UP"]})");
+  EXPECT_EQ(status, 500);
+  EXPECT_NE(body.at("errors").at(0).at("description").get<std::string>().find("DRAIN, RESUME or UNDRAIN"),
+            std::string::npos);
+  std::tie(status, body) = send("POST", "/slurm/v0.0.43/node/n02", R"({"state": ["DRAIN"]})");
+  EXPECT_EQ(status, 403);  // writes only in v0.0.44's shape
+  EXPECT_EQ(node_state("n02"), "IDLE");
+
+  // Job cancel. Paused before the first instant, job 1 is not submitted: slurmctld would not know it.
+  std::tie(status, body) = send("DELETE", "/slurm/v0.0.44/job/1");
+  EXPECT_EQ(status, 500);
+  EXPECT_EQ(body.at("errors").at(0).at("error_number"), 2017);
+  // At 10x job 2 is submitted at 10 s (1 s of wall time) and would start at 13 s: pause in between.
+  ASSERT_EQ(call(dashboard, "POST", "/api/control/speed", R"({"factor": 10})").first, 200);
+  ASSERT_EQ(call(dashboard, "POST", "/api/control/resume").first, 200);
+  for (int i = 0; i < 500 && live->status().submitted < 2; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(call(dashboard, "POST", "/api/control/pause").first, 200);
+  std::tie(status, body) = send("DELETE", "/slurm/v0.0.44/job/2");
+  EXPECT_EQ(status, 200) << body.dump();
+  EXPECT_EQ(keys(body), spec_properties("v0.0.44_openapi_kill_job_resp"));
+  EXPECT_EQ(call(dashboard, "GET", "/api/jobs/2").second.at("state"), "CANCELLED");
+  std::tie(status, body) = send("DELETE", "/slurm/v0.0.44/job/2");
+  EXPECT_EQ(status, 500);
+  EXPECT_EQ(body.at("errors").at(0).at("error_number"), 2021);
+  // The simulation honours it: job 2 never runs; the run ends with job 1 and job 3 completed.
+  ASSERT_EQ(call(dashboard, "POST", "/api/control/speed", R"({"factor": "max"})").first, 200);
+  ASSERT_EQ(call(dashboard, "POST", "/api/control/resume").first, 200);
+  ASSERT_TRUE(live->wait_finished(20s));
+  const RunView results(dir_ / "out");
+  EXPECT_EQ(results.job(2, 200000)->state, "CANCELLED");
+  EXPECT_EQ(results.job(2, 200000)->start_s, -1);
+  EXPECT_EQ(results.job(1, 200000)->state, "COMPLETED");
+  EXPECT_EQ(results.job(3, 200000)->state, "COMPLETED");
+}
+
+TEST_F(LiveRunTest, ARunThatFailsMidwayIsReportedNotServedFromFreedMemory) {
+  // 101 whole-node jobs killed at 999,999,960 s each chain past the bound on simulated time (1e11 s): the run
+  // throws after its events began (tests/sim/time_bound_test.cpp). The live run says so and serves nothing stale.
+  std::string list;
+  for (int i = 1; i <= 101; ++i) {
+    list += (i > 1 ? "," : "") + std::string(R"({"id": )") + std::to_string(i) +
+            R"(, "cpus": 4, "run_time": 1000000000, "time_limit": 16666666})";
+  }
+  Scenario scenario = parse_scenario(R"({"name": "chain", "cluster": {"nodes": [{"prefix": "n", "count": 1, "cpus": 4}],
+    "partitions": [{"name": "p", "nodes": "ALL", "default": true}]}, "workload": {"jobs": [)" +
+                                         list + R"(]}, "scheduler": {"policy": "fcfs"}})",
+                                     "chain.json", "/base");
+  LiveOptions options;
+  options.out_dir = dir_ / "out";
+  LiveRun live(std::move(scenario), RunOptions{}, options);
+  const DashboardApi api(live, dir_ / "no-assets", kToken);
+  ASSERT_TRUE(live.wait_finished(60s));
+  const LiveStatus status = live.status();
+  EXPECT_EQ(status.state, "failed");
+  EXPECT_NE(status.error.find("simulated seconds"), std::string::npos) << status.error;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "out" / "summary.json"));
+  // No snapshot was ever taken: the readers get a 503 naming the failure.
+  const auto [code, body] = call(api, "GET", "/api/overview");
+  EXPECT_EQ(code, 503);
+  EXPECT_NE(body.at("error").get<std::string>().find("simulated seconds"), std::string::npos) << body.dump();
+  // The stream's last event says it failed (the run's own last events were dropped with its state).
+  const auto events = live.events_after(0, 100000, 0ms);
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().text.rfind("failed: ", 0), 0u) << events.back().text;
+}
+
+TEST_F(LiveRunTest, OurTwinClientDrainsANodeThroughTheLiveSlurmrestdApi) {
+  // The twin's own slurmrestd client (twin/rest), as it would act on a real cluster, against a live run.
+  auto live = start(0, true);
+  LiveSlurmWriter writer(*live);
+  SlurmApiOptions api_options;
+  api_options.writer = &writer;
+  api_options.write_token = kToken;
+  HttpServer::Options options;
+  options.listen = "127.0.0.1:0";
+  HttpServer server(options, [&](const HttpRequest& r) {
+    const auto snap = live->snapshot();
+    return SlurmApi(snap->slurm(), api_options).handle(r);
+  });
+  ClientOptions client_options;
+  client_options.url = server.url();
+  client_options.token = kToken;
+  client_options.retries = 0;
+  client_options.on_warning = [](const std::string&) {};
+  SlurmrestdClient client(client_options);
+  client.connect();
+  EXPECT_EQ(client.version(), ApiVersion::k44);
+  ASSERT_TRUE(client.can_update_nodes());
+  client.update_node("n01", R"({"state": ["DRAIN"], "reason": "twin"})");
+  const std::vector<RestNode> nodes = client.nodes();
+  ASSERT_EQ(nodes.size(), 2u);
+  EXPECT_EQ(nodes[0].name, "n01");
+  EXPECT_EQ(nodes[0].flags, (std::vector<std::string>{"DRAIN"}));
+  EXPECT_TRUE(nodes[1].flags.empty());
+  EXPECT_THROW(client.cancel_job(424242), std::exception);  // Slurm's 2017 comes back as an error
+}
+
+}  // namespace
+}  // namespace gputwin

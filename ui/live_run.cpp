@@ -1,0 +1,571 @@
+#include "ui/live_run.hpp"
+
+#include <fmt/core.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "model/errors.hpp"
+#include "results/results_store.hpp"
+#include "results/summary.hpp"
+#include "sim/sim_world.hpp"
+
+namespace gputwin {
+
+namespace {
+
+// At full speed the simulation's thread publishes its events this often, and checks the wall clock every
+// kClockCheckEvery instants (a clock read per instant would cost more than the instant).
+constexpr auto kPublishEvery = std::chrono::milliseconds(50);
+constexpr std::uint32_t kClockCheckEvery = 64;
+// A paced or paused simulation wakes this often to move its clock and answer requests.
+constexpr auto kTick = std::chrono::milliseconds(50);
+// A reader waits at most this long for a snapshot (the simulation may be inside a long scheduler pass).
+constexpr auto kSnapshotWait = std::chrono::seconds(30);
+// Budget of per-GPU metric rows in a snapshot (MetricsConfig::max_gpu_samples).
+constexpr std::uint64_t kSnapshotGpuSamples = 500'000;
+
+std::filesystem::path make_snapshot_root() {
+  std::string pattern = (std::filesystem::temp_directory_path() / "gputwin-live-XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr) throw ResultsError(pattern + ": cannot create the live snapshot folder");
+  return pattern;
+}
+
+}  // namespace
+
+const RunViewSlurmSource& RunSnapshot::slurm() const {
+  std::call_once(slurm_once_, [&] { slurm_ = std::make_unique<RunViewSlurmSource>(*view, slurm_at_s); });
+  return *slurm_;
+}
+
+std::shared_ptr<const RunSnapshot> finished_snapshot(const std::filesystem::path& dir, std::int64_t at_s) {
+  auto snap = std::make_shared<RunSnapshot>();
+  snap->dir = dir;
+  snap->view = std::make_unique<RunView>(dir);
+  snap->now_s = snap->view->info().end_s;
+  snap->live = false;
+  snap->slurm_at_s = at_s >= 0 ? at_s : snap->now_s;
+  return snap;
+}
+
+LiveRun::LiveRun(Scenario scenario, RunOptions options, LiveOptions live)
+    : options_(std::move(live)), snapshot_root_(make_snapshot_root()) {
+  paused_ = options_.start_paused;
+  speed_ = options_.speed;
+  node_names_.reserve(scenario.cluster.nodes.size());
+  for (const NodeConfig& node : scenario.cluster.nodes) node_names_.push_back(node.name);
+  options.gate = this;
+  options.observer = this;
+  thread_ = std::thread(
+      [this, scenario = std::move(scenario), options]() mutable { simulate(std::move(scenario), std::move(options)); });
+  std::unique_lock lock(mutex_);
+  cv_.wait(lock, [&] { return started_ || finished_; });
+  if (!started_ && failure_) {
+    const std::exception_ptr failure = failure_;
+    lock.unlock();
+    thread_.join();
+    std::error_code ec;
+    std::filesystem::remove_all(snapshot_root_, ec);
+    std::rethrow_exception(failure);
+  }
+}
+
+LiveRun::~LiveRun() {
+  stop();
+  close_streams();
+  if (thread_.joinable()) thread_.join();
+  std::error_code ec;
+  std::filesystem::remove_all(snapshot_root_, ec);
+}
+
+void LiveRun::simulate(Scenario scenario, RunOptions options) {
+  std::unique_ptr<RunOutcome> outcome;
+  std::string error;
+  std::exception_ptr failure;
+  try {
+    outcome = std::make_unique<RunOutcome>(run_scenario(std::move(scenario), options));
+    outcome_ = nullptr;
+    sim_now_ = outcome->world->now();
+    submitted_ = outcome->world->submitted();
+    ended_ = outcome->world->ended();
+    sim_events_ = outcome->counters.events;
+    publish_events();
+    // The results of the run, whole as `gputwin run` writes them, then served from there.
+    std::filesystem::path dir = options_.out_dir;
+    if (!dir.empty()) {
+      const MetricsInput metrics = metrics_input(*outcome);
+      write_results(dir, run_info(*outcome), *outcome->state, outcome->summary, *outcome->recorder,
+                    metrics.config.enabled ? &metrics : nullptr, fault_log(*outcome), cloud_log(*outcome));
+    } else {
+      dir = snapshot_root_ / "final";
+      write_results(dir, run_info(*outcome), *outcome->state, outcome->summary, *outcome->recorder);
+    }
+    auto snap = std::const_pointer_cast<RunSnapshot>(finished_snapshot(dir, to_seconds(outcome->world->now())));
+    std::lock_guard lock(mutex_);
+    current_ = std::move(snap);
+  } catch (const std::exception& e) {
+    error = e.what();
+    failure = std::current_exception();
+  }
+  if (outcome) {
+    add_sim_event(outcome->world->now(), "action", "run", error.empty() ? "ended" : "failed: " + error);
+  } else {
+    // The run threw: its ClusterState is gone with it, so its last events cannot be told any more.
+    raw_events_.clear();
+    sim_texts_.clear();
+    add_event(sim_now_.load(), "action", "run", "failed: " + error);
+  }
+  publish_events();
+  std::lock_guard lock(mutex_);
+  finished_ = true;
+  if (!error.empty()) error_ = error;
+  failure_ = failure;
+  final_outcome_ = std::move(outcome);
+  cv_.notify_all();
+}
+
+void LiveRun::on_run_start(const RunOutcome& outcome) {
+  outcome_ = &outcome;
+  state_ = outcome.state.get();  // the same object once the outcome is moved out of the runner
+  total_jobs_ = outcome.state->job_count();
+  last_publish_ = WallClock::now();
+  std::lock_guard lock(mutex_);
+  started_ = true;
+  cv_.notify_all();
+}
+
+void LiveRun::rebase(SimTime sim_now) {
+  sim_anchor_ = sim_now;
+  wall_anchor_ = WallClock::now();
+}
+
+bool LiveRun::before_instant(SimWorld& world, SimTime next) {
+  sim_now_.store(world.now(), std::memory_order_relaxed);
+  // The common case at full speed: nobody asked for anything; publish events now and then.
+  if (!attention_.load(std::memory_order_acquire) && pace_ == 0) {
+    if (++calls_ % kClockCheckEvery == 0) {
+      submitted_.store(world.submitted(), std::memory_order_relaxed);
+      ended_.store(world.ended(), std::memory_order_relaxed);
+      sim_events_.store(world.counters().events, std::memory_order_relaxed);
+      if (WallClock::now() - last_publish_.load() >= kPublishEvery) publish_events();
+    }
+    return false;
+  }
+  submitted_.store(world.submitted(), std::memory_order_relaxed);
+  ended_.store(world.ended(), std::memory_order_relaxed);
+  sim_events_.store(world.counters().events, std::memory_order_relaxed);
+  bool acted = false;
+  std::unique_lock lock(mutex_);
+  while (true) {
+    attention_.store(false, std::memory_order_release);
+    if (!commands_.empty()) {
+      std::deque<Command> commands;
+      commands.swap(commands_);
+      lock.unlock();
+      for (Command& c : commands) c.apply(world);
+      publish_events();
+      lock.lock();
+      applied_command_ = commands.back().id;
+      ++action_generation_;
+      acted = true;
+      cv_.notify_all();
+    }
+    if (stop_requested_) {
+      // Stop after the events of this instant: the run's loop ends when it next looks past it.
+      world.set_stop_at(world.now());
+      lock.unlock();
+      publish_events();
+      return next > world.now() || acted;
+    }
+    if (snapshot_requests_ > snapshot_done_) {
+      const std::uint64_t serving = snapshot_requests_;
+      lock.unlock();
+      publish_events();
+      take_snapshot(world);
+      lock.lock();
+      snapshot_done_ = serving;
+      cv_.notify_all();
+      continue;
+    }
+    if (rebase_ || pace_ != speed_) {
+      pace_ = speed_;
+      rebase_ = false;
+      rebase(world.now());
+    }
+    if (paused_) {
+      if (has_pending_events()) {
+        lock.unlock();
+        publish_events();
+        lock.lock();
+      }
+      cv_.wait_for(lock, kTick);
+      continue;
+    }
+    if (pace_ == 0) break;
+    const auto now = WallClock::now();
+    const auto target = wall_anchor_ + std::chrono::duration_cast<WallClock::duration>(std::chrono::duration<double>(
+                                           static_cast<double>(next - sim_anchor_) / 1e6 / pace_));
+    if (now >= target) break;
+    // Not yet: move the clock to where the wall clock says it is, so that status and actions show that time.
+    const auto paced =
+        sim_anchor_ + static_cast<SimTime>(std::chrono::duration<double>(now - wall_anchor_).count() * pace_ * 1e6);
+    if (paced > world.now() && paced < next) world.advance_clock(paced);
+    sim_now_.store(world.now(), std::memory_order_relaxed);
+    if (has_pending_events()) {
+      lock.unlock();
+      publish_events();
+      lock.lock();
+      continue;
+    }
+    cv_.wait_until(lock, std::min(target, now + kTick));
+  }
+  lock.unlock();
+  if (WallClock::now() - last_publish_.load() >= kPublishEvery) publish_events();
+  return acted;
+}
+
+void LiveRun::take_snapshot(SimWorld& world) {
+  const auto started = WallClock::now();
+  const RunOutcome& o = *outcome_;
+  const std::filesystem::path dir = snapshot_root_ / fmt::format("s{}", snapshot_index_++ % 2);
+  auto snap = std::make_shared<RunSnapshot>();
+  std::string problem;
+  try {
+    // The cloud log is left out: the cost meter closes its series only at the end of the run.
+    const RunSummary summary = summarize(*o.state, fault_log(o), nullptr);
+    MetricsInput metrics = metrics_input(o);
+    // The per-GPU series dominate a snapshot of a large run (5 million rows by default: 12 of 14 s at 4,096 nodes):
+    // a snapshot keeps a tenth of them (sampled less often); the results at the end keep the scenario's budget.
+    metrics.config.max_gpu_samples = std::min<std::uint64_t>(metrics.config.max_gpu_samples, kSnapshotGpuSamples);
+    write_results(dir, run_info(o), *o.state, summary, *o.recorder, metrics.config.enabled ? &metrics : nullptr,
+                  fault_log(o), nullptr);
+    snap->dir = dir;
+    snap->view = std::make_unique<RunView>(dir);
+    snap->now_s = to_seconds(world.now());
+    snap->live = true;
+    snap->slurm_at_s = snap->now_s;
+  } catch (const std::exception& e) {
+    problem = e.what();
+  }
+  const double wall_s = std::chrono::duration<double>(WallClock::now() - started).count();
+  std::lock_guard lock(mutex_);
+  snapshot_wall_s_ += wall_s;
+  last_snapshot_wall_s_ = wall_s;
+  if (!problem.empty()) {
+    if (error_.empty()) error_ = "snapshot: " + problem;
+    return;
+  }
+  ++snapshots_;
+  current_ = std::move(snap);
+  current_generation_ = action_generation_;
+  current_taken_ = WallClock::now();
+}
+
+std::shared_ptr<const RunSnapshot> LiveRun::snapshot() {
+  std::unique_lock lock(mutex_);
+  if (finished_ || stop_requested_) {
+    // The run ends: its results are being written, then served.
+    cv_.wait_for(lock, kSnapshotWait, [&] { return finished_; });
+    if (current_ == nullptr)
+      throw LiveError(503, "the run has nothing to show" + (error_.empty() ? "" : ": " + error_));
+    return current_;
+  }
+  // A snapshot is reused for refresh_ms, and at least for 9 times what the last one took: readers cost the
+  // simulation at most a tenth of its time however large the run (an operator's action always gets a fresh one).
+  const auto reuse = std::max<WallClock::duration>(
+      std::chrono::milliseconds(options_.refresh_ms),
+      std::chrono::duration_cast<WallClock::duration>(std::chrono::duration<double>(9 * last_snapshot_wall_s_)));
+  const bool fresh =
+      current_ != nullptr && current_generation_ == action_generation_ && WallClock::now() - current_taken_ < reuse;
+  if (fresh) return current_;
+  const std::uint64_t want = ++snapshot_requests_;
+  attention_.store(true, std::memory_order_release);
+  cv_.notify_all();
+  cv_.wait_for(lock, kSnapshotWait, [&] { return snapshot_done_ >= want || finished_; });
+  if (current_ == nullptr) {
+    throw LiveError(503, error_.empty() ? "no snapshot yet (the simulation is inside a long step): try again"
+                                        : "no snapshot: " + error_);
+  }
+  return current_;
+}
+
+LiveStatus LiveRun::status() const {
+  LiveStatus s;
+  s.now_s = to_seconds(sim_now_.load(std::memory_order_relaxed));
+  s.submitted = submitted_.load(std::memory_order_relaxed);
+  s.ended = ended_.load(std::memory_order_relaxed);
+  s.events = sim_events_.load(std::memory_order_relaxed);
+  std::lock_guard lock(mutex_);
+  s.total_jobs = total_jobs_.load();
+  s.speed = speed_;
+  s.snapshots = snapshots_;
+  s.snapshot_wall_s = snapshot_wall_s_;
+  s.error = error_;
+  s.state = finished_ ? (final_outcome_ ? "ended" : "failed") : paused_ ? "paused" : "running";
+  return s;
+}
+
+void LiveRun::pause() {
+  std::lock_guard lock(mutex_);
+  if (finished_) throw LiveError(409, "the simulation has ended");
+  paused_ = true;
+  attention_.store(true, std::memory_order_release);
+  cv_.notify_all();
+  add_event(sim_now_.load(), "action", "clock", "paused");
+  publish_actions();
+}
+
+void LiveRun::resume() {
+  std::lock_guard lock(mutex_);
+  if (finished_) throw LiveError(409, "the simulation has ended");
+  paused_ = false;
+  rebase_ = true;
+  attention_.store(true, std::memory_order_release);
+  cv_.notify_all();
+  add_event(sim_now_.load(), "action", "clock", "resumed");
+  publish_actions();
+}
+
+void LiveRun::set_speed(double factor) {
+  std::lock_guard lock(mutex_);
+  if (finished_) throw LiveError(409, "the simulation has ended");
+  speed_ = factor;
+  rebase_ = true;
+  attention_.store(true, std::memory_order_release);
+  cv_.notify_all();
+  add_event(sim_now_.load(), "action", "clock", factor > 0 ? fmt::format("speed {:g}x", factor) : "speed max");
+  publish_actions();
+}
+
+NodeIndex LiveRun::node_named(const std::string& name) const {
+  const auto it = std::find(node_names_.begin(), node_names_.end(), name);
+  if (it == node_names_.end()) throw LiveError(404, "no node '" + name.substr(0, 64) + "'");
+  return static_cast<NodeIndex>(it - node_names_.begin());
+}
+
+std::int64_t LiveRun::run_command(std::function<void(SimWorld&)> apply) {
+  std::unique_lock lock(mutex_);
+  if (finished_ || stop_requested_) throw LiveError(409, "the simulation has ended");
+  const std::uint64_t id = ++next_command_;
+  std::int64_t at = 0;
+  commands_.push_back(Command{id, [apply = std::move(apply), &at](SimWorld& world) {
+                                at = to_seconds(world.now());
+                                apply(world);
+                              }});
+  attention_.store(true, std::memory_order_release);
+  cv_.notify_all();
+  cv_.wait(lock, [&] { return applied_command_ >= id || finished_; });
+  if (applied_command_ < id) throw LiveError(409, "the simulation ended before the action took effect");
+  return at;
+}
+
+std::int64_t LiveRun::drain_node(const std::string& name, const std::string& reason) {
+  const NodeIndex n = node_named(name);
+  return run_command([this, n, name, reason](SimWorld& world) {
+    add_sim_event(world.now(), "action", name, "drain (" + reason + ")");
+    world.drain_node(n, reason);
+  });
+}
+
+std::int64_t LiveRun::resume_node(const std::string& name) {
+  const NodeIndex n = node_named(name);
+  return run_command([this, n, name](SimWorld& world) {
+    add_sim_event(world.now(), "action", name, "resume");
+    world.resume_node(n);
+  });
+}
+
+std::int64_t LiveRun::cancel_job(std::int64_t job_id) {
+  auto problem = std::make_shared<std::pair<int, std::string>>(0, "");
+  const std::int64_t at = run_command([this, job_id, problem](SimWorld& world) {
+    const ClusterState& state = world.state();
+    for (JobIndex j = 0; j < state.job_count(); ++j) {
+      if (static_cast<std::int64_t>(state.spec(j).id) != job_id) continue;
+      const JobRuntime& rt = state.job(j);
+      if (!rt.submitted) break;
+      if (rt.state != JobState::kPending && rt.state != JobState::kRunning) {
+        *problem = {409, "Job/step already completing or completed"};
+        return;
+      }
+      add_sim_event(world.now(), "action", std::to_string(job_id), "cancel");
+      world.cancel_job(j, PendingReason::kNone);
+      return;
+    }
+    *problem = {404, "Invalid job id specified"};
+  });
+  if (problem->first != 0) throw LiveError(problem->first, problem->second);
+  return at;
+}
+
+std::pair<int, std::string> LiveSlurmWriter::update_node(const std::string& name, bool drain,
+                                                         const std::string& reason) {
+  try {
+    if (drain) {
+      live_.drain_node(name, reason);
+    } else {
+      live_.resume_node(name);
+    }
+    return {0, ""};
+  } catch (const LiveError& e) {
+    return {e.status() == 404 ? 2018 : 1, e.status() == 404 ? "Invalid node name specified" : e.what()};
+  }
+}
+
+std::pair<int, std::string> LiveSlurmWriter::cancel_job(std::int64_t job_id) {
+  try {
+    live_.cancel_job(job_id);
+    return {0, ""};
+  } catch (const LiveError& e) {
+    if (e.status() == 404) return {2017, "Invalid job id specified"};
+    if (e.what() == std::string("Job/step already completing or completed")) return {2021, e.what()};
+    return {1, e.what()};
+  }
+}
+
+void LiveRun::stop() {
+  std::lock_guard lock(mutex_);
+  if (finished_ || stop_requested_) return;
+  stop_requested_ = true;
+  attention_.store(true, std::memory_order_release);
+  cv_.notify_all();
+}
+
+bool LiveRun::wait_finished(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  return cv_.wait_for(lock, timeout, [&] { return finished_; });
+}
+
+const RunOutcome* LiveRun::outcome() const {
+  std::lock_guard lock(mutex_);
+  return finished_ ? final_outcome_.get() : nullptr;
+}
+
+// ---- Events ----
+
+void LiveRun::add_event(SimTime time, const char* kind, std::string subject, std::string text) {
+  std::lock_guard lock(events_mutex_);
+  pending_events_.push_back(LiveEvent{0, to_seconds(time), kind, std::move(subject), std::move(text)});
+}
+
+void LiveRun::add_sim_event(SimTime time, const char* kind, std::string subject, std::string text) {
+  raw_events_.push_back(RawEvent{time, kRawText, static_cast<std::uint32_t>(sim_texts_.size()), 0});
+  sim_texts_.push_back(LiveEvent{0, to_seconds(time), kind, std::move(subject), std::move(text)});
+}
+
+bool LiveRun::has_pending_events() const {
+  if (!raw_events_.empty()) return true;
+  std::lock_guard lock(events_mutex_);
+  return !pending_events_.empty();
+}
+
+LiveEvent LiveRun::format(const RawEvent& raw) {
+  const ClusterState& state = *state_;
+  const std::int64_t time = to_seconds(raw.time);
+  switch (raw.what) {
+    case kRawJobStarted:
+      return LiveEvent{0, time, "job", std::to_string(state.spec(raw.index).id),
+                       "RUNNING on " + job_node_list(state, raw.index)};
+    case kRawJobEnded:
+      return LiveEvent{0, time, "job", std::to_string(state.spec(raw.index).id),
+                       std::string(job_state_name(static_cast<JobState>(raw.other)))};
+    case kRawNodeState:
+      return LiveEvent{0, time, "node", node_names_[raw.index],
+                       std::string(node_state_name(static_cast<NodeState>(raw.other)))};
+    case kRawPreempted:
+      return LiveEvent{0, time, "job", std::to_string(state.spec(raw.index).id),
+                       fmt::format("preempted by {}", state.spec(raw.other).id)};
+    default:
+      return std::move(sim_texts_[raw.index]);
+  }
+}
+
+void LiveRun::publish_events() {
+  // Formatted here, on the simulation's thread, between instants: only the newest event_buffer of a batch (at full
+  // speed a batch of 50 ms can hold more than the buffer keeps).
+  std::vector<LiveEvent> formatted;
+  if (!raw_events_.empty()) {
+    const std::size_t skip =
+        raw_events_.size() > options_.event_buffer ? raw_events_.size() - options_.event_buffer : 0;
+    formatted.reserve(raw_events_.size() - skip);
+    for (std::size_t i = skip; i < raw_events_.size(); ++i) formatted.push_back(format(raw_events_[i]));
+    raw_events_.clear();
+    sim_texts_.clear();
+  }
+  {
+    std::lock_guard lock(events_mutex_);
+    last_publish_ = WallClock::now();
+    if (formatted.empty() && pending_events_.empty()) return;
+    for (std::vector<LiveEvent>* batch : {&formatted, &pending_events_}) {
+      for (LiveEvent& e : *batch) {
+        e.seq = ++last_seq_;
+        events_.push_back(std::move(e));
+      }
+    }
+    pending_events_.clear();
+    while (events_.size() > options_.event_buffer) events_.pop_front();
+  }
+  events_cv_.notify_all();
+}
+
+void LiveRun::publish_actions() {
+  {
+    std::lock_guard lock(events_mutex_);
+    if (pending_events_.empty()) return;
+    for (LiveEvent& e : pending_events_) {
+      e.seq = ++last_seq_;
+      events_.push_back(std::move(e));
+    }
+    pending_events_.clear();
+    while (events_.size() > options_.event_buffer) events_.pop_front();
+  }
+  events_cv_.notify_all();
+}
+
+std::vector<LiveEvent> LiveRun::events_after(std::uint64_t seq, std::size_t max, std::chrono::milliseconds wait) {
+  std::unique_lock lock(events_mutex_);
+  events_cv_.wait_for(lock, wait, [&] { return last_seq_ > seq || streams_closed_; });
+  std::vector<LiveEvent> out;
+  // Events are in seq order without gaps inside the buffer: find the first after `seq`.
+  const std::uint64_t first = events_.empty() ? 0 : events_.front().seq;
+  std::size_t i = seq + 1 > first ? static_cast<std::size_t>(seq + 1 - first) : 0;
+  for (; i < events_.size() && out.size() < max; ++i) out.push_back(events_[i]);
+  return out;
+}
+
+std::uint64_t LiveRun::last_event_seq() const {
+  std::lock_guard lock(events_mutex_);
+  return last_seq_;
+}
+
+void LiveRun::close_streams() {
+  {
+    std::lock_guard lock(events_mutex_);
+    streams_closed_ = true;
+  }
+  events_cv_.notify_all();
+}
+
+bool LiveRun::streams_closed() const {
+  std::lock_guard lock(events_mutex_);
+  return streams_closed_;
+}
+
+// The observer only notes what happened (no text, no lock): publish_events formats it.
+void LiveRun::on_job_started(JobIndex job, SimTime now) {
+  raw_events_.push_back(RawEvent{now, kRawJobStarted, job, 0});
+}
+
+void LiveRun::on_job_ended(JobIndex job, SimTime now) {
+  raw_events_.push_back(RawEvent{now, kRawJobEnded, job, static_cast<std::uint32_t>(state_->job(job).state)});
+}
+
+void LiveRun::on_node_state(NodeIndex node, NodeState state, SimTime now) {
+  raw_events_.push_back(RawEvent{now, kRawNodeState, node, static_cast<std::uint32_t>(state)});
+}
+
+void LiveRun::on_job_preempted(JobIndex job, JobIndex preemptor, SimTime, bool, SimTime now) {
+  raw_events_.push_back(RawEvent{now, kRawPreempted, job, preemptor});
+}
+
+}  // namespace gputwin

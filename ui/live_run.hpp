@@ -1,0 +1,270 @@
+// A simulation in progress, served by the same dashboard API and slurmrestd-compatible API as a finished run
+// (`gputwin run SCENARIO --serve`). The simulation runs on its own thread under a controllable clock: paused or
+// running, paced at `speed` simulated seconds per wall second or as fast as it goes; an operator may drain and
+// resume nodes between instants.
+//
+// How the readers see it (the design): the readers (RunView, the slurmrestd-compatible source, /metrics) are the
+// ones a finished run uses, unchanged. Now and then the simulation's thread writes its in-memory state (ClusterState,
+// the recorder's history, the metrics up to now) with write_results into a private snapshot folder, between two
+// instants, and opens a RunView on it: a snapshot. A request takes the newest snapshot (a shared_ptr: it lives as
+// long as a request uses it) if it is younger than `refresh_ms` and no operator action came since; else it asks the
+// simulation for a new one and waits for it. So a snapshot costs the simulation one results write (for a run at its
+// largest: see BENCHMARKS.md) at most every `refresh_ms`, and only while someone reads. Events (job starts and
+// ends, node state changes, operator actions) are pushed to a bounded buffer the SSE stream reads, without a
+// snapshot.
+//
+//   LiveRun live(scenario, {}, {.speed = 60, .out_dir = "out/q"});
+//   auto snap = live.snapshot();       // snap->view: a RunView as of snap->now_s
+//   live.drain_node("gpu001", "maintenance");
+//   live.stop();                       // Ctrl-C: ends the run now; results written as a run stopped then
+//
+// The core knows nothing of this: SimWorld asks a RunGate (sim/run_gate.hpp) before each instant and the recorder
+// forwards what it hears to a RunObserver; LiveRun is both.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "model/run_observer.hpp"
+#include "model/scenario.hpp"
+#include "results/run_view.hpp"
+#include "sim/run_gate.hpp"
+#include "sim/runner.hpp"
+#include "ui/run_view_slurm_source.hpp"
+#include "ui/slurm_api.hpp"
+
+namespace gputwin {
+
+/// What the readers of a run see: a RunView of a results folder and the simulated second it shows.
+struct RunSnapshot {
+  std::filesystem::path dir;      ///< The results folder the view reads.
+  std::unique_ptr<RunView> view;  ///< The run as of `now_s`.
+  std::int64_t now_s = 0;         ///< Simulated second shown (a finished run: its end).
+  bool live = false;              ///< True while the simulation runs.
+  std::int64_t slurm_at_s = 0;    ///< Simulated second the slurmrestd-compatible source shows.
+
+  /// The slurmrestd-compatible API's source over `view` at `slurm_at_s`, built by the first call (it reads every
+  /// node and association: seconds for a large run, which only the slurmrestd-compatible API needs).
+  [[nodiscard]] const RunViewSlurmSource& slurm() const;
+
+ private:
+  mutable std::once_flag slurm_once_;
+  mutable std::unique_ptr<RunViewSlurmSource> slurm_;
+};
+
+/// A finished run's snapshot: `dir` read once, shown at `at_s` (-1: its end) by the slurmrestd-compatible source.
+std::shared_ptr<const RunSnapshot> finished_snapshot(const std::filesystem::path& dir, std::int64_t at_s = -1);
+
+/// One line of the live event stream.
+struct LiveEvent {
+  std::uint64_t seq = 0;  ///< 1, 2, ... in the order things happened.
+  std::int64_t time = 0;  ///< Simulated second.
+  std::string kind;       ///< "job", "node" or "action".
+  std::string subject;    ///< Job id or node name.
+  std::string text;       ///< What happened ("RUNNING on gpu[001-002]", "DRAINED", "drain (maintenance)").
+};
+
+/// The clock and progress of a live run.
+struct LiveStatus {
+  std::string state;             ///< "running", "paused", "ended" (the run ended by itself or was stopped) or "failed".
+  std::int64_t now_s = 0;        ///< Simulated second.
+  double speed = 0;              ///< Simulated seconds per wall second; 0: as fast as it goes.
+  std::uint64_t submitted = 0;   ///< Jobs submitted so far.
+  std::uint64_t ended = 0;       ///< Jobs ended so far.
+  std::uint64_t total_jobs = 0;  ///< Jobs in the workload.
+  std::uint64_t events = 0;      ///< Simulator events processed.
+  std::uint64_t snapshots = 0;   ///< Snapshots taken so far.
+  double snapshot_wall_s = 0;    ///< Wall seconds the simulation spent taking them.
+  std::string error;             ///< Why the run failed (state "failed").
+};
+
+/// A live run's settings.
+struct LiveOptions {
+  double speed = 0;           ///< Initial speed: simulated seconds per wall second; 0: as fast as it goes.
+  bool start_paused = false;  ///< Start paused (the clock at the first submit).
+  int refresh_ms = 1000;      ///< A snapshot is reused this long, and 9x what it took (unless an operator acted since).
+  std::filesystem::path out_dir;      ///< Where the results go when the run ends; empty: not written.
+  std::size_t event_buffer = 10'000;  ///< Events kept for the stream (older ones are dropped).
+};
+
+/// What an operator's request did wrong: `status` is the HTTP status to answer with (404 no such node, 409 the run
+/// has ended).
+class LiveError : public std::runtime_error {
+ public:
+  LiveError(int status, const std::string& message) : std::runtime_error(message), status_(status) {}
+  [[nodiscard]] int status() const { return status_; }
+
+ private:
+  int status_;
+};
+
+/// A simulation running on its own thread, with snapshots for readers and controls for an operator.
+class LiveRun final : public RunGate, public RunObserver {
+ public:
+  /// Starts simulating `scenario` (options.gate and options.observer are set here) and returns once its workload
+  /// is loaded (the first snapshot is taken when a reader first asks). Throws what the run throws before it begins
+  /// (a bad workload).
+  LiveRun(Scenario scenario, RunOptions options, LiveOptions live);
+  /// Stops the run (as stop()) and waits for it.
+  ~LiveRun() override;
+  LiveRun(const LiveRun&) = delete;
+  LiveRun& operator=(const LiveRun&) = delete;
+
+  /// The newest snapshot, taken now if the one there is older than refresh_ms or an operator acted since. Throws
+  /// LiveError 503 if there is none (the simulation did not come to an instant within 30 s, or writing failed).
+  std::shared_ptr<const RunSnapshot> snapshot();
+  /// The clock and progress now.
+  [[nodiscard]] LiveStatus status() const;
+  /// Holds the clock (the simulation waits between two instants).
+  void pause();
+  /// Lets the clock run again from where it was held.
+  void resume();
+  /// Sets the pace: `factor` simulated seconds per wall second (> 0), or 0 for as fast as it goes.
+  void set_speed(double factor);
+  /// Drains node `name` with Slurm reason `reason` now; returns the simulated second it took effect. Throws
+  /// LiveError 404 for an unknown node, 409 once the run has ended.
+  std::int64_t drain_node(const std::string& name, const std::string& reason);
+  /// Returns node `name` to service now (Slurm's RESUME); as drain_node.
+  std::int64_t resume_node(const std::string& name);
+  /// Cancels job `job_id` now (pending: it leaves the queue; running: it ends CANCELLED). Throws LiveError 404 for
+  /// a job slurmctld would not know (none, or not submitted yet), 409 for one already ended or once the run ended.
+  std::int64_t cancel_job(std::int64_t job_id);
+  /// Ends the simulation at the current simulated time (Ctrl-C): the results are written as a run stopped then
+  /// (`run --until NOW`), and the run's end is served from them.
+  void stop();
+  /// Waits until the simulation has ended and its results are written (or `timeout` passed); true if it has.
+  bool wait_finished(std::chrono::milliseconds timeout);
+  /// Events after `seq`, at most `max`; waits up to `wait` for one when there is none yet. Empty after the wait.
+  std::vector<LiveEvent> events_after(std::uint64_t seq, std::size_t max, std::chrono::milliseconds wait);
+  /// The newest event's seq (0 for none).
+  [[nodiscard]] std::uint64_t last_event_seq() const;
+  /// Wakes every events_after waiter and makes later ones return at once (the server is stopping).
+  void close_streams();
+  /// True after close_streams.
+  [[nodiscard]] bool streams_closed() const;
+  /// The run's outcome once it has ended (for a summary); null before, or if it failed.
+  [[nodiscard]] const RunOutcome* outcome() const;
+
+  // ---- RunGate and RunObserver: called on the simulation's thread ----
+  void on_run_start(const RunOutcome& outcome) override;
+  bool before_instant(SimWorld& world, SimTime next) override;
+  void on_job_started(JobIndex job, SimTime now) override;
+  void on_job_ended(JobIndex job, SimTime now) override;
+  void on_node_state(NodeIndex node, NodeState state, SimTime now) override;
+  void on_job_preempted(JobIndex job, JobIndex preemptor, SimTime at, bool requeue, SimTime now) override;
+  void on_job_reason(JobIndex, PendingReason, SimTime) override {}
+
+ private:
+  using WallClock = std::chrono::steady_clock;
+  /// An operator's action, run on the simulation's thread between instants.
+  struct Command {
+    std::uint64_t id = 0;
+    std::function<void(SimWorld&)> apply;
+  };
+  void simulate(Scenario scenario, RunOptions options);
+  std::int64_t run_command(std::function<void(SimWorld&)> apply);
+  [[nodiscard]] NodeIndex node_named(const std::string& name) const;
+  void take_snapshot(SimWorld& world);
+  /// What the observer notes of each event (formatted to a LiveEvent when published).
+  struct RawEvent {
+    SimTime time = 0;
+    std::uint32_t what = 0;   // kRaw...
+    std::uint32_t index = 0;  // job or node index; for kRawText, index into sim_texts_
+    std::uint32_t other = 0;  // JobState, NodeState or the preemptor
+  };
+  static constexpr std::uint32_t kRawJobStarted = 0, kRawJobEnded = 1, kRawNodeState = 2, kRawPreempted = 3,
+                                 kRawText = 4;
+  /// Publishes the simulation's events and the operators' (simulation's thread only).
+  void publish_events();
+  /// Publishes the operators' clock events (any thread).
+  void publish_actions();
+  [[nodiscard]] bool has_pending_events() const;
+  [[nodiscard]] LiveEvent format(const RawEvent& raw);
+  /// An event from another thread (pause, resume, speed).
+  void add_event(SimTime time, const char* kind, std::string subject, std::string text);
+  /// An event on the simulation's thread (an operator's node action, the end), in order with the observer's.
+  void add_sim_event(SimTime time, const char* kind, std::string subject, std::string text);
+  void rebase(SimTime sim_now);
+
+  LiveOptions options_;
+  std::filesystem::path snapshot_root_;  // private temporary folder of the snapshots (removed at the end)
+  std::vector<std::string> node_names_;  // the scenario's nodes, by index (fixed for the run)
+  std::thread thread_;
+
+  // Shared with the readers, under mutex_.
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;         // the simulation's thread waits here (paused, paced) and readers wait for it
+  std::atomic<bool> attention_{true};  // something for the simulation's thread: look under mutex_
+  bool paused_ = false;
+  double speed_ = 0;
+  bool rebase_ = true;  // pace from the current simulated time on (after a pause or a speed change)
+  bool stop_requested_ = false;
+  bool started_ = false;  // the workload is loaded and the run begins
+  bool finished_ = false;
+  std::string error_;
+  std::deque<Command> commands_;
+  std::uint64_t next_command_ = 0, applied_command_ = 0;
+  std::uint64_t action_generation_ = 0;  // operator actions applied; a snapshot older than the last is stale
+  std::uint64_t snapshot_requests_ = 0, snapshot_done_ = 0;  // asked for; the newest request answered
+  std::exception_ptr failure_;                               // what ended the run, if it failed
+  std::shared_ptr<const RunSnapshot> current_;
+  std::uint64_t current_generation_ = 0;
+  WallClock::time_point current_taken_{};
+  std::uint64_t snapshots_ = 0;
+  double snapshot_wall_s_ = 0;
+  double last_snapshot_wall_s_ = 0;  // what the newest snapshot took
+  std::unique_ptr<RunOutcome> final_outcome_;
+
+  // The clock, written by the simulation's thread.
+  std::atomic<SimTime> sim_now_{0};
+  std::atomic<std::uint64_t> submitted_{0}, ended_{0}, sim_events_{0};
+  std::atomic<std::uint64_t> total_jobs_{0};
+
+  // Simulation's thread only.
+  const RunOutcome* outcome_ = nullptr;
+  const ClusterState* state_ = nullptr;
+  std::vector<RawEvent> raw_events_;  // not yet published
+  std::vector<LiveEvent> sim_texts_;  // the texts of raw_events_'s kRawText events
+  SimTime sim_anchor_ = 0;
+  WallClock::time_point wall_anchor_{};
+  double pace_ = 0;  // speed_ as the simulation's thread last saw it
+  std::atomic<WallClock::time_point> last_publish_{};
+  std::uint32_t calls_ = 0;
+  std::uint64_t snapshot_index_ = 0;
+
+  // The event buffer, under events_mutex_.
+  mutable std::mutex events_mutex_;
+  std::condition_variable events_cv_;
+  std::vector<LiveEvent> pending_events_;  // from other threads, not yet published
+  std::deque<LiveEvent> events_;
+  std::uint64_t last_seq_ = 0;
+  bool streams_closed_ = false;
+};
+
+/// The slurmrestd-compatible API's writes of a live run: node update and job cancel through LiveRun, answered with
+/// Slurm's error numbers (slurm_errno.h: ESLURM_INVALID_JOB_ID 2017, ESLURM_INVALID_NODE_NAME 2018,
+/// ESLURM_ALREADY_DONE 2021).
+class LiveSlurmWriter final : public SlurmWriter {
+ public:
+  explicit LiveSlurmWriter(LiveRun& live) : live_(live) {}
+  std::pair<int, std::string> update_node(const std::string& name, bool drain, const std::string& reason) override;
+  std::pair<int, std::string> cancel_job(std::int64_t job_id) override;
+
+ private:
+  LiveRun& live_;
+};
+
+}  // namespace gputwin
