@@ -5,20 +5,15 @@
 //
 //   node tests/ui/dashboard_e2e.mjs GPUTWIN RESULTS_DIR      (NODE_PATH must reach playwright-core)
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdirSync, existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 
-const require = createRequire(import.meta.url);
-const { chromium } = require('playwright-core');
+import { chromiumOrSkip, launchChromium, newChecks } from './e2e_support.mjs';
+
 const [gputwin, results] = process.argv.slice(2);
 const artifacts = process.env.ARTIFACTS || path.join(path.dirname(gputwin), 'test-artifacts', 'dashboard');
-const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
-if (!existsSync(chromiumPath)) {
-  console.log(`SKIP: no Chromium at ${chromiumPath}`);
-  process.exit(77);
-}
+const chromiumPath = chromiumOrSkip();
 mkdirSync(artifacts, { recursive: true });
 const db = path.join(results, 'results.sqlite');
 const sql = (query) => execFileSync('sqlite3', [db, query]).toString().trim();
@@ -38,21 +33,9 @@ const url = await new Promise((resolve, reject) => {
   setTimeout(() => reject(new Error(`gputwin serve did not start: ${out}`)), 20000);
 });
 
-const browser = await chromium.launch({
-  executablePath: chromiumPath,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
-let failures = 0;
-const check = async (name, fn) => {
-  try {
-    await fn();
-    console.log(`ok   ${name}`);
-  } catch (error) {
-    failures++;
-    console.log(`FAIL ${name}: ${error.message}`);
-  }
-};
+const browser = await launchChromium(chromiumPath);
+const checks = newChecks();
+const { check } = checks;
 
 try {
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
@@ -206,5 +189,5 @@ try {
   await browser.close();
   server.kill('SIGTERM');
 }
-console.log(failures ? `${failures} check(s) failed` : 'all dashboard checks passed');
-process.exit(failures ? 1 : 0);
+console.log(checks.failures ? `${checks.failures} check(s) failed` : 'all dashboard checks passed');
+process.exit(checks.failures ? 1 : 0);

@@ -7,19 +7,14 @@
 //   node tests/ui/live_e2e.mjs GPUTWIN SCENARIO OUT_DIR      (NODE_PATH must reach playwright-core)
 import { spawn } from 'node:child_process';
 import { mkdirSync, existsSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 
-const require = createRequire(import.meta.url);
-const { chromium } = require('playwright-core');
+import { chromiumOrSkip, launchChromium, newChecks } from './e2e_support.mjs';
+
 const [gputwin, scenario, out] = process.argv.slice(2);
 const artifacts = process.env.ARTIFACTS || path.join(path.dirname(gputwin), 'test-artifacts', 'live');
-const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
-if (!existsSync(chromiumPath)) {
-  console.log(`SKIP: no Chromium at ${chromiumPath}`);
-  process.exit(77);
-}
+const chromiumPath = chromiumOrSkip();
 mkdirSync(artifacts, { recursive: true });
 rmSync(out, { recursive: true, force: true });
 
@@ -40,21 +35,9 @@ const { url, tokenFile } = await new Promise((resolve, reject) => {
 const token = readFileSync(tokenFile, 'utf8').trim();
 const get = async (p) => (await fetch(`${url}${p}`)).json();
 
-const browser = await chromium.launch({
-  executablePath: chromiumPath,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
-let failures = 0;
-const check = async (name, fn) => {
-  try {
-    await fn();
-    console.log(`ok   ${name}`);
-  } catch (error) {
-    failures++;
-    console.log(`FAIL ${name}: ${error.message}`);
-  }
-};
+const browser = await launchChromium(chromiumPath);
+const checks = newChecks();
+const { check } = checks;
 
 try {
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
@@ -128,7 +111,7 @@ try {
 
   assert.deepEqual(errors, [], `page errors: ${errors.join('; ')}`);
 } catch (error) {
-  failures++;
+  checks.failures++;
   console.log(`FAIL ${error.message}`);
 } finally {
   await browser.close();
@@ -143,5 +126,5 @@ await check('SIGINT stops the run and writes its results', async () => {
   assert.ok(existsSync(path.join(out, 'summary.json')) && existsSync(path.join(out, 'results.sqlite')));
 });
 if (code === 'timeout') server.kill('SIGKILL');
-console.log(failures === 0 ? 'all passed' : `${failures} failed`);
-process.exit(failures === 0 ? 0 : 1);
+console.log(checks.failures === 0 ? 'all passed' : `${checks.failures} failed`);
+process.exit(checks.failures === 0 ? 0 : 1);
