@@ -31,9 +31,10 @@ std::string new_token() {
   return token;
 }
 
-/// Writes `token` to `file` with mode 0600 (replacing a regular file; refusing a link or anything else).
+/// Writes `token` to `file` with mode 0600 (replacing a regular file; refusing a link or anything else, without
+/// blocking on a FIFO).
 void write_token(const std::filesystem::path& file, const std::string& token) {
-  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
   if (fd < 0) throw InputError(file.string(), "", "cannot write the control token file");
   struct stat st {};
   const bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ::fchmod(fd, 0600) == 0 &&
