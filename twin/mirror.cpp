@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <stdexcept>
 
 #include "model/hostlist.hpp"
 
@@ -258,7 +259,13 @@ std::optional<NodeIndex> Mirror::node_index(std::string_view name) const {
 std::vector<NodeIndex> Mirror::nodes_of(std::string_view hostlist) const {
   std::vector<NodeIndex> out;
   if (hostlist.empty() || hostlist == "(null)") return out;
-  for (const std::string& name : expand_hostlist(hostlist)) {
+  std::vector<std::string> names;
+  try {
+    names = expand_hostlist(hostlist);
+  } catch (const std::invalid_argument&) {
+    return out;  // not a hostlist: no node of ours, like a list of names the cluster does not have (fuzz_rest_reply)
+  }
+  for (const std::string& name : names) {
     if (const auto n = node_index(name)) out.push_back(*n);
   }
   return out;

@@ -65,6 +65,18 @@ TEST(Mirror, FirstPollBuildsTheConfigurationAndHistory) {
   EXPECT_EQ(m.job_history().size(), 2u);
 }
 
+// fuzz_rest_reply: a reply whose node list is not a hostlist ("gpu[01-") threw std::invalid_argument out of the
+// mirror; it names no node of ours now, as a list of names the cluster does not have.
+TEST(Mirror, ANodeListThatIsNotAHostlistNamesNoNode) {
+  Mirror m;
+  (void)m.apply(Snapshot{1000, {gpu_node("gpu01"), gpu_node("gpu02")}, {gpu_partition("gpu[01-02]")}, {}});
+  EXPECT_EQ(m.nodes_of("gpu[01-02]"), (std::vector<NodeIndex>{0, 1}));
+  EXPECT_TRUE(m.nodes_of("gpu[01-").empty());
+  EXPECT_TRUE(m.nodes_of("gpu[02-01]").empty());
+  const JobSpec spec = m.job_spec(running_job(7, "alice", "gpu[01-", 900, 600), 0);
+  EXPECT_EQ(spec.nodes, 1u);
+}
+
 TEST(Mirror, LaterPollsRecordOnlyChanges) {
   Mirror m;
   m.apply(Snapshot{1000, {gpu_node("gpu01")}, {gpu_partition("gpu01")}, {pending_job(8, "bob", 950, 600, 5)}});
