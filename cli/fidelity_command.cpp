@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cli/import_command.hpp"
+#include "cli/twin_command.hpp"
 #include "fidelity/live_recorder.hpp"
 #include "fidelity/recording.hpp"
 #include "fidelity/replay.hpp"
@@ -70,7 +71,8 @@ int record_and_compare(const FidelityCommand& c) {
   live.replicas = c.replicas;
   live.time_scale = c.time_scale;
   live.slurm_conf = c.slurm_conf;
-  live.token_file = c.token_file;
+  // The twin's reader: a regular file of at most 64 KiB, mode 0600, `SLURM_JWT=` accepted.
+  if (!c.token_file.empty()) live.token = read_token_file(c.token_file);
   live.user = c.user;
   live.out = c.out.empty() ? std::filesystem::path("fidelity-recordings") : std::filesystem::path(c.out);
   const std::vector<std::filesystem::path> dirs = record_replicas(live, std::cerr);

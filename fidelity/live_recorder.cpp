@@ -195,9 +195,8 @@ std::filesystem::path record_one(const LiveOptions& o, const std::vector<Workloa
     if (!local->env("SLURM_TWIN_JOB_DIR").empty()) job_dir = local->env("SLURM_TWIN_JOB_DIR");
   } else {
     co.url = o.url;
-    if (!o.token_file.empty()) {
-      co.token = read_file(o.token_file);
-      while (!co.token.empty() && (co.token.back() == '\n' || co.token.back() == '\r')) co.token.pop_back();
+    if (!o.token.empty()) {
+      co.token = o.token;
     } else if (const char* t = std::getenv("SLURM_JWT")) {
       co.token = t;
     }

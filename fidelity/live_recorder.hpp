@@ -45,7 +45,7 @@ struct LiveOptions {
   std::uint32_t replicas = 1;      ///< How many recordings.
   double time_scale = 1.0;         ///< Offsets and run times multiplied by this.
   std::string slurm_conf;          ///< slurm.conf to store with a remote cluster's recordings.
-  std::string token_file;          ///< JWT file; empty: $SLURM_JWT (the local cluster's own with local_slurm).
+  std::string token;               ///< JWT; empty: $SLURM_JWT (the local cluster's own with local_slurm).
   std::string user = "root";       ///< X-SLURM-USER-NAME of reads.
   std::filesystem::path out;       ///< Recordings go to out/replica-K.
 };
