@@ -77,7 +77,8 @@ CREATE TABLE jobs (job_id INTEGER NOT NULL, name TEXT, user TEXT, account TEXT, 
   trace_run_time INTEGER NOT NULL, leaf_switches INTEGER);
 CREATE TABLE nodes (node_index INTEGER PRIMARY KEY, name TEXT NOT NULL, cpus INTEGER NOT NULL,
   memory_mb INTEGER NOT NULL, gpus INTEGER NOT NULL, gpu_type TEXT, weight INTEGER NOT NULL);
-CREATE TABLE node_events (time INTEGER NOT NULL, node_index INTEGER NOT NULL, state TEXT NOT NULL);
+CREATE TABLE node_events (time INTEGER NOT NULL, node_index INTEGER NOT NULL, state TEXT NOT NULL,
+  node_count INTEGER NOT NULL);
 CREATE TABLE partitions (name TEXT NOT NULL, nodes TEXT, is_default INTEGER NOT NULL, default_time INTEGER,
   max_time INTEGER, state TEXT, priority_tier INTEGER, priority_job_factor INTEGER, total_nodes INTEGER,
   total_cpus INTEGER);
@@ -647,13 +648,23 @@ std::optional<MetricsTotals> write_sqlite(const std::filesystem::path& path, con
     }
   }
   {
-    Statement st{db.prepare("INSERT INTO node_events VALUES (?,?,?)")};
-    for (const NodeEvent& e : recorder.node_events()) {
+    // Consecutive changes at one time to one state of consecutive nodes are one row (a job's start or end on a
+    // block of nodes): node_count rows expand back to the recorder's changes, in the same order.
+    Statement st{db.prepare("INSERT INTO node_events VALUES (?,?,?,?)")};
+    const std::vector<NodeEvent>& events = recorder.node_events();
+    for (std::size_t i = 0; i < events.size();) {
+      const NodeEvent& e = events[i];
+      std::size_t n = 1;
+      while (i + n < events.size() && events[i + n].time == e.time && events[i + n].state == e.state &&
+             events[i + n].node == e.node + n)
+        ++n;
+      const std::string_view name = node_state_name(e.state);
       sqlite3_bind_int64(st.stmt, 1, to_seconds(e.time));
       sqlite3_bind_int64(st.stmt, 2, e.node);
-      sqlite3_bind_text(st.stmt, 3, node_state_name(e.state).data(), static_cast<int>(node_state_name(e.state).size()),
-                        SQLITE_STATIC);
+      sqlite3_bind_text(st.stmt, 3, name.data(), static_cast<int>(name.size()), SQLITE_STATIC);
+      sqlite3_bind_int64(st.stmt, 4, static_cast<sqlite3_int64>(n));
       db.step(st.stmt);
+      i += n;
     }
   }
   {
