@@ -648,23 +648,15 @@ std::optional<MetricsTotals> write_sqlite(const std::filesystem::path& path, con
     }
   }
   {
-    // Consecutive changes at one time to one state of consecutive nodes are one row (a job's start or end on a
-    // block of nodes): node_count rows expand back to the recorder's changes, in the same order.
+    // A row is a change of node_count consecutive nodes at one time to one state, as the recorder merged them.
     Statement st{db.prepare("INSERT INTO node_events VALUES (?,?,?,?)")};
-    const std::vector<NodeEvent>& events = recorder.node_events();
-    for (std::size_t i = 0; i < events.size();) {
-      const NodeEvent& e = events[i];
-      std::size_t n = 1;
-      while (i + n < events.size() && events[i + n].time == e.time && events[i + n].state == e.state &&
-             events[i + n].node == e.node + n)
-        ++n;
+    for (const NodeEvent& e : recorder.node_events()) {
       const std::string_view name = node_state_name(e.state);
       sqlite3_bind_int64(st.stmt, 1, to_seconds(e.time));
       sqlite3_bind_int64(st.stmt, 2, e.node);
       sqlite3_bind_text(st.stmt, 3, name.data(), static_cast<int>(name.size()), SQLITE_STATIC);
-      sqlite3_bind_int64(st.stmt, 4, static_cast<sqlite3_int64>(n));
+      sqlite3_bind_int64(st.stmt, 4, e.count);
       db.step(st.stmt);
-      i += n;
     }
   }
   {

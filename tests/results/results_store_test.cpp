@@ -81,6 +81,23 @@ TEST_F(ResultsStoreTest, JobsTableHasSacctLikeColumnsAndHostlists) {
   EXPECT_FALSE(std::filesystem::exists(dir_ / ".results.sqlite.tmp"));
 }
 
+TEST(RunRecorder, MergesTheSameChangeOfConsecutiveNodes) {
+  RunRecorder r(true, false);
+  const auto alloc = NodeState::kAllocated;
+  r.on_node_state(4, alloc, 10);
+  r.on_node_state(5, alloc, 10);
+  r.on_node_state(6, alloc, 10);
+  r.on_node_state(8, alloc, 10);              // not next to 6
+  r.on_node_state(9, NodeState::kIdle, 10);   // another state
+  r.on_node_state(10, NodeState::kIdle, 11);  // another time
+  r.on_node_state(11, NodeState::kIdle, 11);
+  r.on_node_state(10, NodeState::kIdle, 11);  // back to an earlier node: told again, kept apart
+  std::string got;
+  for (const NodeEvent& e : r.node_events())
+    got += std::to_string(e.time) + ":" + std::to_string(e.node) + "x" + std::to_string(e.count) + " ";
+  EXPECT_EQ(got, "10:4x3 10:8x1 10:9x1 11:10x2 11:10x1 ");
+}
+
 TEST_F(ResultsStoreTest, NodeEventRowsCoverConsecutiveNodesAndExpandToEveryChange) {
   write_results(dir_, run_info(outcome_), *outcome_.state, outcome_.summary, *outcome_.recorder);
   // Job 1 takes n001-n003 at 0: one row of 3 nodes; job 4 alone on n001 at 300.
@@ -100,9 +117,11 @@ TEST_F(ResultsStoreTest, NodeEventRowsCoverConsecutiveNodesAndExpandToEveryChang
     for (int k = 0; k < std::stoi(count); ++k)
       expanded += time + " " + std::to_string(std::stoi(node) + k) + " " + state + "\n";
   }
-  for (const NodeEvent& e : outcome_.recorder->node_events())
-    recorded += std::to_string(to_seconds(e.time)) + " " + std::to_string(e.node) + " " +
-                std::string(node_state_name(e.state)) + "\n";
+  for (const NodeEvent& e : outcome_.recorder->node_events()) {
+    for (std::uint32_t k = 0; k < e.count; ++k)
+      recorded += std::to_string(to_seconds(e.time)) + " " + std::to_string(e.node + k) + " " +
+                  std::string(node_state_name(e.state)) + "\n";
+  }
   EXPECT_EQ(expanded, recorded);
   EXPECT_LT(std::count(rows.begin(), rows.end(), '\n'), std::count(recorded.begin(), recorded.end(), '\n'));
 }
