@@ -172,14 +172,30 @@ int run_command(const std::string& scenario_path, const std::string& out, std::o
 }
 
 /// `gputwin metrics`: to stdout, or to a file written whole or not at all (results/output_file.hpp).
+/// The stderr line of a whole-run export whose period gputwin chose.
+void say_export_step(const gputwin::MetricsExportChoice& c, const gputwin::MetricsExportOptions& options) {
+  if (options.at_s || options.step_s > 0) return;
+  if (c.adapted) {
+    fmt::print(stderr,
+               "gputwin metrics: step {} s (stored every {} s) keeps the export within --max-samples {} ({} sample "
+               "lines); --step {} or a larger --max-samples for more\n",
+               c.step_s, c.stored_step_s, options.max_samples, c.samples, c.stored_step_s);
+  } else {
+    fmt::print(stderr, "gputwin metrics: step {} s (every stored sample, {} sample lines)\n", c.step_s, c.samples);
+  }
+}
+
 int metrics_command(const std::filesystem::path& results, const gputwin::MetricsExportOptions& options) {
   if (options.out.empty()) {
-    gputwin::export_metrics(results, options, std::cout);
+    const gputwin::MetricsExportChoice choice = gputwin::export_metrics(results, options, std::cout);
     std::cout.flush();
+    say_export_step(choice, options);
     return std::cout ? 0 : 1;
   }
+  gputwin::MetricsExportChoice choice;
   gputwin::write_file_whole(options.out, "--out",
-                            [&](std::ostream& file) { gputwin::export_metrics(results, options, file); });
+                            [&](std::ostream& file) { choice = gputwin::export_metrics(results, options, file); });
+  say_export_step(choice, options);
   return 0;
 }
 
@@ -297,7 +313,13 @@ int main(int argc, char** argv) {
   metrics->add_flag("--openmetrics", metrics_options.openmetrics,
                     "OpenMetrics 1.0 (always so for the whole run; with --at, instead of Prometheus text 0.0.4)");
   metrics->add_option("--at", metrics_at, "One scrape at this simulated time (seconds or d-hh:mm:ss)");
-  metrics->add_option("--step", metrics_options.step_s, "Export period, seconds (a multiple of the stored one)");
+  metrics->add_option("--step", metrics_options.step_s,
+                      "Export period, seconds (a multiple of the stored one); default: the shortest that keeps the "
+                      "whole run within --max-samples (said on stderr)");
+  metrics
+      ->add_option("--max-samples", metrics_options.max_samples,
+                   "Sample lines of the whole run without --step (default 1000000: about 170 MB)")
+      ->check(CLI::PositiveNumber);
   metrics->add_flag("--no-gpus", metrics_no_gpus, "Leave out the per-GPU DCGM series");
   std::string metrics_labels = "dcgm";
   metrics

@@ -9,8 +9,6 @@
 namespace gputwin {
 namespace {
 
-constexpr std::uint64_t kMaxClusterSamples = 1'000'000;
-
 /// Mask of `count` consecutive GPUs starting at `first`.
 std::uint64_t range_mask(std::uint32_t first, std::uint32_t count) {
   if (count == 0) return 0;
@@ -231,6 +229,21 @@ std::uint64_t GpuBinding::mask(JobIndex job, std::size_t k) const {
   return rt.start >= 0 && k < rt.alloc_count ? mask_at(rt.alloc_offset + k) : 0;
 }
 
+void expand_cluster_samples(std::span<const std::int64_t> times, std::int64_t step_s, std::int64_t from_s,
+                            std::int64_t to_s, std::int64_t stride,
+                            const std::function<void(std::int64_t, std::size_t)>& sample) {
+  if (step_s <= 0 || stride <= 0 || times.empty() || to_s < from_s) return;
+  const std::int64_t first = std::max<std::int64_t>(from_s, 0);
+  std::int64_t t = (first + step_s - 1) / step_s * step_s;
+  // The last row at or before the first sample, then forward.
+  auto it = std::upper_bound(times.begin(), times.end(), t);
+  for (; t <= to_s; t += step_s * stride) {
+    while (it != times.end() && *it <= t) ++it;
+    if (it == times.begin()) continue;
+    sample(t, static_cast<std::size_t>(it - times.begin()) - 1);
+  }
+}
+
 double gpu_sample_step_s(const MetricsConfig& config, double horizon_s, std::uint64_t gpus) {
   const double per_gpu = std::floor(horizon_s / config.interval_s) + 1;
   const double wanted = per_gpu * static_cast<double>(gpus);
@@ -241,7 +254,8 @@ double gpu_sample_step_s(const MetricsConfig& config, double horizon_s, std::uin
 std::vector<ClusterSample> build_metrics(const ClusterState& state, const GpuBinding& binding, SimTime horizon,
                                          const MetricsConfig& config, const JobLoadFn& load,
                                          std::span<const XidEvent> xids, std::span<const NodeConditionEvent> conditions,
-                                         const std::function<void(const GpuSample&)>& gpu_sink, MetricsTotals& totals) {
+                                         const std::function<void(const GpuSample&)>& gpu_sink, MetricsTotals& totals,
+                                         ClusterRows rows) {
   const ClusterConfig& cluster = state.config();
   const TelemetryAssumptions& a = config.telemetry;
   std::vector<GpuModel> models;
@@ -457,7 +471,7 @@ std::vector<ClusterSample> build_metrics(const ClusterState& state, const GpuBin
   const double cstep = totals.cluster_step_s;
   const auto csamples = static_cast<std::uint64_t>(std::floor(horizon_s / cstep)) + 1;
   std::vector<ClusterSample> out;
-  out.reserve(csamples);
+  if (rows == ClusterRows::kEveryStep) out.reserve(csamples);
   double energy_j = 0, last_t = 0, frag_weighted = 0, frag_time = 0;
   const auto integrate_to = [&](double t) {
     const double dt = t - last_t;
@@ -497,14 +511,25 @@ std::vector<ClusterSample> build_metrics(const ClusterState& state, const GpuBin
       }
     }
   };
+  // A sample after a period without changes repeats the last one kept, its energy extended at the same power
+  // (extend_energy, as the readers compute it): kChanges keeps only the samples after a change (and the first).
   std::size_t ci = 0;
   for (std::uint64_t k = 0; k < csamples; ++k) {
     const double t = static_cast<double>(k) * cstep;
-    for (; ci < changes.size() && to_seconds_f(changes[ci].time) <= t; ++ci) process(changes[ci]);
-    integrate_to(t);
+    bool changed = k == 0;
+    for (; ci < changes.size() && to_seconds_f(changes[ci].time) <= t; ++ci) {
+      process(changes[ci]);
+      changed = true;
+    }
+    if (!changed && rows == ClusterRows::kChanges) continue;
     c.time_s = static_cast<std::int64_t>(std::llround(t));
     c.gpu_power_w = power_w;
-    c.gpu_energy_j = energy_j;
+    if (changed) {
+      integrate_to(t);
+      c.gpu_energy_j = energy_j;
+    } else {
+      c.gpu_energy_j = extend_energy(energy_j, power_w, c.time_s - std::llround(last_t));  // last_t: last kept
+    }
     out.push_back(c);
   }
   for (; ci < changes.size() && changes[ci].time <= horizon; ++ci)

@@ -114,14 +114,39 @@ struct MetricsTotals {
 /// or nullopt (pure compute).
 using JobLoadFn = std::function<std::optional<GpuLoad>(JobIndex, std::span<const NodeAllocation>)>;
 
+/// Most cluster samples a run has (a longer run samples less often); readers refuse a metrics_info implying more.
+inline constexpr std::uint64_t kMaxClusterSamples = 1'000'000;
+
+/// Which cluster samples build_metrics returns.
+enum class ClusterRows {
+  kChanges,    ///< The first sample and each one after a period in which something changed (the stored series).
+  kEveryStep,  ///< Every sample: what expanding kChanges gives (see expand_cluster_samples).
+};
+
+/// A sample's GPU energy from the last kept sample's: `energy_j` + `power_w` x `dt_s` (nothing changed in between,
+/// so the power held). The writer and the readers compute it alike, so an expanded series is bit-identical.
+inline double extend_energy(double energy_j, double power_w, std::int64_t dt_s) {
+  return energy_j + power_w * static_cast<double>(dt_s);
+}
+
 /// Builds the run's metrics (`binding` made for the same state and horizon): calls `gpu_sink` for each per-GPU sample
 /// (GPU by GPU, time ascending; skipped when config.per_gpu is false; none while the GPU's node is DOWN or
-/// REBOOTING) and returns the cluster samples. `horizon` is where the run stopped; `load` may be empty; `xids` and
-/// `conditions` are in time order.
+/// REBOOTING) and returns the cluster samples every totals.cluster_step_s from 0 to `horizon`, all of them or only
+/// those after a change (`rows`). `horizon` is where the run stopped; `load` may be empty; `xids` and `conditions`
+/// are in time order.
 std::vector<ClusterSample> build_metrics(const ClusterState& state, const GpuBinding& binding, SimTime horizon,
                                          const MetricsConfig& config, const JobLoadFn& load,
                                          std::span<const XidEvent> xids, std::span<const NodeConditionEvent> conditions,
-                                         const std::function<void(const GpuSample&)>& gpu_sink, MetricsTotals& totals);
+                                         const std::function<void(const GpuSample&)>& gpu_sink, MetricsTotals& totals,
+                                         ClusterRows rows = ClusterRows::kChanges);
+
+/// Calls `sample(t, i)` for each sample time t = k x `step_s` in [`from_s`, `to_s`] (k a multiple of `stride` after
+/// the first, which is the first multiple of step_s at or after from_s), where `i` is the last of `times` (the stored
+/// rows' times, ascending) at or before t; times before the first row are skipped. A version 1 file stores every
+/// sample, a version 2 file only those after a change: both expand alike.
+void expand_cluster_samples(std::span<const std::int64_t> times, std::int64_t step_s, std::int64_t from_s,
+                            std::int64_t to_s, std::int64_t stride,
+                            const std::function<void(std::int64_t, std::size_t)>& sample);
 
 /// The per-GPU sample period for a run of `horizon_s` seconds on `gpus` GPUs: the configured interval, or a
 /// whole multiple of it that keeps the samples within config.max_gpu_samples.

@@ -9,10 +9,11 @@
 #include <numeric>
 #include <vector>
 
-#include "results/results_db.hpp"
+#include "engine/rng.hpp"
 #include "gpu/gpu_catalogue.hpp"
 #include "model/errors.hpp"
-#include "engine/rng.hpp"
+#include "results/gpu_metrics.hpp"
+#include "results/results_db.hpp"
 
 namespace gputwin {
 namespace {
@@ -154,7 +155,8 @@ constexpr GpuFamily kGpuFamilies[] = {
 
 }  // namespace
 
-void export_metrics(const std::filesystem::path& results_dir, const MetricsExportOptions& options, std::ostream& out) {
+MetricsExportChoice export_metrics(const std::filesystem::path& results_dir, const MetricsExportOptions& options,
+                                   std::ostream& out) {
   ResultsDb db(results_dir / "results.sqlite");
   if (!db.has_table("metrics_info"))
     throw InputError(db.path(), "", "no metrics tables: the run had /metrics/enabled false");
@@ -168,9 +170,33 @@ void export_metrics(const std::filesystem::path& results_dir, const MetricsExpor
   const auto epoch = static_cast<std::int64_t>(info["epoch_unix_s"]);
   const bool have_gpus = info["per_gpu"] != 0 && options.gpus;
   if (gpu_step <= 0 || cluster_step <= 0) throw InputError(db.path(), "metrics_info", "sample periods missing");
+  if (horizon < 0 || static_cast<std::uint64_t>(horizon / cluster_step) >= kMaxClusterSamples)
+    throw InputError(db.path(), "metrics_info", "horizon_s / cluster_step_s is more samples than gputwin writes");
 
-  // The export period: the stored one, or a multiple of both stored periods.
-  std::int64_t step = std::lcm(cluster_step, have_gpus ? gpu_step : cluster_step);
+  // GPU series: one per GPU of the nodes table (a node DOWN for a while has fewer samples).
+  std::uint64_t gpu_count = 0;
+  if (have_gpus) {
+    db.query("SELECT IFNULL(sum(max(gpus, 0)), 0) FROM nodes", {},
+             [&](sqlite3_stmt* st) { gpu_count = static_cast<std::uint64_t>(sqlite3_column_int64(st, 0)); });
+  }
+  const std::uint64_t per_instant = std::size(kClusterFamilies) + (have_gpus ? std::size(kGpuFamilies) * gpu_count : 0);
+
+  // The export period: a multiple of both stored periods; by default the shortest that keeps the sample lines within
+  // the budget (a long run on many GPUs is exported every few minutes instead of every 30 s).
+  MetricsExportChoice choice;
+  choice.stored_step_s = std::lcm(cluster_step, have_gpus ? gpu_step : cluster_step);
+  std::int64_t step = choice.stored_step_s;
+  if (options.step_s <= 0 && !options.at_s) {
+    if (options.max_samples == 0) throw InputError("--max-samples", "", "must be at least 1");
+    const std::uint64_t instants = options.max_samples / std::max<std::uint64_t>(per_instant, 1);
+    // The smallest multiple m with floor(horizon / (m x stored)) + 1 <= instants; one instant at least.
+    const std::int64_t at_stored = horizon / step + 1;
+    std::int64_t m = 1;
+    if (instants < static_cast<std::uint64_t>(at_stored))
+      m = instants <= 1 ? at_stored : horizon / (static_cast<std::int64_t>(instants) * step) + 1;
+    step *= m;
+    choice.adapted = m > 1;
+  }
   if (options.step_s > 0) {
     const auto wanted = static_cast<std::int64_t>(std::llround(options.step_s));
     if (wanted != options.step_s || wanted % cluster_step != 0 || (have_gpus && wanted % gpu_step != 0))
@@ -190,17 +216,33 @@ void export_metrics(const std::filesystem::path& results_dir, const MetricsExpor
   Exposition ex(out, openmetrics, epoch);
   const auto stamp = [&](std::int64_t t) { return stamp_offset < 0 ? std::int64_t{-1} : t; };
 
-  for (const ClusterFamily& f : kClusterFamilies) {
+  // The stored cluster rows are the samples after a change (schema 2); each sample repeats the last row at or before
+  // it, its energy extended at that row's power (extend_energy).
+  std::string columns = "time, gpu_power_w";
+  for (const ClusterFamily& f : kClusterFamilies) columns += std::string(", ") + f.column;
+  std::vector<std::int64_t> times;
+  std::vector<double> values;  // per row: gpu_power_w, then one value per family
+  constexpr std::size_t kWidth = std::size(kClusterFamilies) + 1;
+  db.query(("SELECT " + columns + " FROM cluster_metrics ORDER BY time").c_str(), {}, [&](sqlite3_stmt* st) {
+    times.push_back(sqlite3_column_int64(st, 0));
+    for (std::size_t i = 0; i < kWidth; ++i) values.push_back(sqlite3_column_double(st, static_cast<int>(i) + 1));
+  });
+  const std::int64_t cluster_from = at >= 0 ? at / cluster_step * cluster_step : 0;
+  const std::int64_t cluster_to = at >= 0 ? cluster_from : horizon;
+  const std::int64_t cluster_stride = at >= 0 ? 1 : step / cluster_step;
+  for (std::size_t k = 0; k < std::size(kClusterFamilies); ++k) {
+    const ClusterFamily& f = kClusterFamilies[k];
     // A counter family `x` has samples `x_total`; Prometheus text names the family by its samples.
     const bool counter = std::string_view(f.type) == "counter";
+    const bool energy = std::string_view(f.column) == "gpu_energy_j";
     const std::string sample_name = counter ? std::string(f.name) + "_total" : f.name;
     ex.family(openmetrics ? f.name : sample_name, f.type, f.unit, f.help);
-    const std::string sql = fmt::format("SELECT time, {} FROM cluster_metrics WHERE {} ORDER BY time", f.column,
-                                        at >= 0 ? "time = ?1" : "time % ?1 = 0");
-    const std::int64_t param = at >= 0 ? at / cluster_step * cluster_step : step;
-    db.query(sql.c_str(), {param}, [&](sqlite3_stmt* st) {
-      ex.sample(sample_name, "", sqlite3_column_double(st, 1), stamp(sqlite3_column_int64(st, 0)));
-    });
+    expand_cluster_samples(times, cluster_step, cluster_from, cluster_to, cluster_stride,
+                           [&](std::int64_t t, std::size_t i) {
+                             const double* row = &values[i * kWidth];
+                             const double v = energy ? extend_energy(row[k + 1], row[0], t - times[i]) : row[k + 1];
+                             ex.sample(sample_name, "", v, stamp(t));
+                           });
   }
 
   if (have_gpus) {
@@ -258,6 +300,11 @@ void export_metrics(const std::filesystem::path& results_dir, const MetricsExpor
     }
   }
   ex.finish();
+  if (!options.at_s) {
+    choice.step_s = step;
+    choice.samples = per_instant * static_cast<std::uint64_t>(horizon / step + 1);
+  }
+  return choice;
 }
 
 }  // namespace gputwin

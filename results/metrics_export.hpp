@@ -17,21 +17,36 @@
 
 namespace gputwin {
 
+/// Default budget of sample lines of a whole-run export: at about 170 bytes a line with dcgm-exporter's labels
+/// (measured: 2.0 GB for 12.0 M lines), under 200 MB.
+inline constexpr std::uint64_t kDefaultMaxExportSamples = 1'000'000;
+
 /// What `gputwin metrics` writes.
 struct MetricsExportOptions {
   bool openmetrics = false;          ///< OpenMetrics 1.0 (always so for the whole run); else Prometheus text 0.0.4.
   std::optional<std::int64_t> at_s;  ///< One scrape at this simulated time; the whole run when empty.
-  double step_s = 0;                 ///< Export period for the whole run (a multiple of the stored one); 0: stored.
-  bool gpus = true;                  ///< Per-GPU DCGM series.
-  bool job_label = false;            ///< Label GPU series with hpc_job (the job on the GPU), as dcgm-exporter's
-                                     ///< HPC job mapping does; off by default (one series per job and GPU).
-  bool dcgm_labels = true;           ///< dcgm-exporter's label names (UUID, modelName, Hostname), which promtool's
-                                     ///< linter calls camelCase; false: uuid, model_name, hostname.
-  std::filesystem::path out;         ///< Output file, written whole or not at all; stdout when empty.
+  double step_s = 0;                 ///< Export period for the whole run (a multiple of the stored ones); 0: the
+                                     ///< shortest that keeps the export within max_samples.
+  std::uint64_t max_samples = kDefaultMaxExportSamples;  ///< Budget of sample lines when step_s is 0.
+  bool gpus = true;                                      ///< Per-GPU DCGM series.
+  bool job_label = false;     ///< Label GPU series with hpc_job (the job on the GPU), as dcgm-exporter's
+                              ///< HPC job mapping does; off by default (one series per job and GPU).
+  bool dcgm_labels = true;    ///< dcgm-exporter's label names (UUID, modelName, Hostname), which promtool's
+                              ///< linter calls camelCase; false: uuid, model_name, hostname.
+  std::filesystem::path out;  ///< Output file, written whole or not at all; stdout when empty.
 };
 
-/// Writes the metrics of `results_dir`/results.sqlite. Throws InputError for a missing or metric-less results
-/// folder, a bad step or a time outside the run.
-void export_metrics(const std::filesystem::path& results_dir, const MetricsExportOptions& options, std::ostream& out);
+/// What an export chose.
+struct MetricsExportChoice {
+  std::int64_t step_s = 0;         ///< Export period of the whole run (0 for one scrape).
+  std::int64_t stored_step_s = 0;  ///< The shortest period the stored samples allow.
+  bool adapted = false;            ///< step_s was chosen to keep within max_samples (no --step given).
+  std::uint64_t samples = 0;       ///< Sample lines planned at step_s (a node DOWN for a while gives fewer).
+};
+
+/// Writes the metrics of `results_dir`/results.sqlite and says which period it used. Throws InputError for a missing
+/// or metric-less results folder, a bad step or a time outside the run.
+MetricsExportChoice export_metrics(const std::filesystem::path& results_dir, const MetricsExportOptions& options,
+                                   std::ostream& out);
 
 }  // namespace gputwin

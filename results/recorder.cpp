@@ -3,7 +3,13 @@
 namespace gputwin {
 
 void RunRecorder::on_node_state(NodeIndex node, NodeState state, SimTime now) {
-  if (node_history_) node_events_.push_back(NodeEvent{now, node, state});
+  if (node_history_) {
+    NodeEvent* last = node_events_.empty() ? nullptr : &node_events_.back();
+    if (last != nullptr && last->time == now && last->state == state && last->node + last->count == node)
+      ++last->count;
+    else
+      node_events_.push_back(NodeEvent{now, node, state, 1});
+  }
   if (forward_ != nullptr) forward_->on_node_state(node, state, now);
 }
 

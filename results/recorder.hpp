@@ -8,11 +8,13 @@
 
 namespace gputwin {
 
-/// One node state change.
+/// One node state change, or the same change of consecutive nodes told one after the other (a job's start or end
+/// on a block of nodes).
 struct NodeEvent {
   SimTime time = 0;                    ///< When.
-  NodeIndex node = 0;                  ///< Which node.
+  NodeIndex node = 0;                  ///< Which node (the first of them).
   NodeState state = NodeState::kIdle;  ///< New state.
+  std::uint32_t count = 1;             ///< Nodes node .. node + count - 1, changed in this order.
 };
 
 /// One change of a pending job's reason.
@@ -52,7 +54,7 @@ class RunRecorder final : public RunObserver {
   }
   /// Preemptions in time order.
   [[nodiscard]] const std::vector<PreemptionEvent>& preemptions() const { return preemptions_; }
-  /// Node state changes in time order.
+  /// Node state changes in time order, consecutive nodes changed alike one after the other merged into one.
   [[nodiscard]] const std::vector<NodeEvent>& node_events() const { return node_events_; }
   /// Pending-reason changes in time order.
   [[nodiscard]] const std::vector<ReasonEvent>& reason_events() const { return reason_events_; }

@@ -10,9 +10,10 @@
 #include <string_view>
 #include <tuple>
 
-#include "results/results_db.hpp"
 #include "faults/checkpoint.hpp"
 #include "model/errors.hpp"
+#include "results/gpu_metrics.hpp"
+#include "results/results_db.hpp"
 #include "results/summary.hpp"
 
 namespace gputwin {
@@ -228,11 +229,30 @@ std::vector<ClusterBucket> read_cluster_samples(ResultsDb& db, double& horizon_s
     sql += present ? ", " + std::string(c.name) : std::string(", 0");
   }
   db.require_columns("cluster_metrics", required);
+  std::vector<ClusterBucket> rows;
+  std::vector<std::int64_t> times;
   db.query((sql + " FROM cluster_metrics ORDER BY time").c_str(), {}, [&](sqlite3_stmt* row) {
-    ClusterBucket& s = samples.emplace_back();
+    ClusterBucket& s = rows.emplace_back();
+    times.push_back(sqlite3_column_int64(row, 0));
     s.start_s = column_real(row, 0);
     int i = 1;
     for (const ClusterColumn& c : kClusterColumns) s.*c.field = column_real(row, i++);
+    horizon_s = std::max(horizon_s, s.start_s);
+  });
+  // The rows are the samples after a change (schema 2): every sample repeats the last row at or before it.
+  std::int64_t step = 0, end = -1;
+  if (db.has_table("metrics_info")) {
+    db.query("SELECT key, value FROM metrics_info WHERE key IN ('cluster_step_s', 'horizon_s')", {},
+             [&](sqlite3_stmt* row) {
+               (column_text(row, 0) == "horizon_s" ? end : step) = std::llround(column_real(row, 1));
+             });
+  }
+  if (step <= 0 || end < 0) return rows;
+  if (static_cast<std::uint64_t>(end / step) >= kMaxClusterSamples)
+    throw InputError(db.path(), "table metrics_info", "horizon_s / cluster_step_s is more samples than gputwin writes");
+  expand_cluster_samples(times, step, 0, end, 1, [&](std::int64_t t, std::size_t i) {
+    ClusterBucket& s = samples.emplace_back(rows[i]);
+    s.start_s = static_cast<double>(t);
     horizon_s = std::max(horizon_s, s.start_s);
   });
   return samples;

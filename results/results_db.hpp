@@ -24,8 +24,10 @@ namespace gputwin {
 
 /// PRAGMA application_id of a gputwin results.sqlite ("GPTW").
 inline constexpr int kResultsApplicationId = 0x47505457;
-/// PRAGMA user_version: the results schema this build writes and the newest it reads.
-inline constexpr int kResultsSchemaVersion = 1;
+/// PRAGMA user_version: the results schema this build writes and the newest it reads. 2: node_events rows cover
+/// node_count consecutive nodes, and cluster_metrics holds only the samples at which something changed (readers
+/// expand both; version 1 files, one node per row and every sample, read the same way).
+inline constexpr int kResultsSchemaVersion = 2;
 /// Largest results.sqlite the readers open: 64 GiB.
 inline constexpr std::uintmax_t kMaxResultsBytes = std::uintmax_t{64} << 30;
 

@@ -77,7 +77,8 @@ CREATE TABLE jobs (job_id INTEGER NOT NULL, name TEXT, user TEXT, account TEXT, 
   trace_run_time INTEGER NOT NULL, leaf_switches INTEGER);
 CREATE TABLE nodes (node_index INTEGER PRIMARY KEY, name TEXT NOT NULL, cpus INTEGER NOT NULL,
   memory_mb INTEGER NOT NULL, gpus INTEGER NOT NULL, gpu_type TEXT, weight INTEGER NOT NULL);
-CREATE TABLE node_events (time INTEGER NOT NULL, node_index INTEGER NOT NULL, state TEXT NOT NULL);
+CREATE TABLE node_events (time INTEGER NOT NULL, node_index INTEGER NOT NULL, state TEXT NOT NULL,
+  node_count INTEGER NOT NULL);
 CREATE TABLE partitions (name TEXT NOT NULL, nodes TEXT, is_default INTEGER NOT NULL, default_time INTEGER,
   max_time INTEGER, state TEXT, priority_tier INTEGER, priority_job_factor INTEGER, total_nodes INTEGER,
   total_cpus INTEGER);
@@ -647,12 +648,14 @@ std::optional<MetricsTotals> write_sqlite(const std::filesystem::path& path, con
     }
   }
   {
-    Statement st{db.prepare("INSERT INTO node_events VALUES (?,?,?)")};
+    // A row is a change of node_count consecutive nodes at one time to one state, as the recorder merged them.
+    Statement st{db.prepare("INSERT INTO node_events VALUES (?,?,?,?)")};
     for (const NodeEvent& e : recorder.node_events()) {
+      const std::string_view name = node_state_name(e.state);
       sqlite3_bind_int64(st.stmt, 1, to_seconds(e.time));
       sqlite3_bind_int64(st.stmt, 2, e.node);
-      sqlite3_bind_text(st.stmt, 3, node_state_name(e.state).data(), static_cast<int>(node_state_name(e.state).size()),
-                        SQLITE_STATIC);
+      sqlite3_bind_text(st.stmt, 3, name.data(), static_cast<int>(name.size()), SQLITE_STATIC);
+      sqlite3_bind_int64(st.stmt, 4, e.count);
       db.step(st.stmt);
     }
   }

@@ -11,10 +11,24 @@
 #include "model/errors.hpp"
 #include "model/hostlist.hpp"
 #include "model/text.hpp"
+#include "results/gpu_metrics.hpp"
 
 namespace gputwin {
 
 namespace {
+
+/// The nodes [lo, hi) of a node_events row (first node, node count) that exist among `nodes` nodes; a row naming
+/// none (a hand-edited index or count) gives an empty range.
+std::pair<std::int64_t, std::int64_t> node_range(std::int64_t first, std::int64_t count, std::size_t nodes) {
+  const auto total = static_cast<std::int64_t>(nodes);
+  if (count <= 0 || first >= total) return {0, 0};
+  if (first < 0) {  // opposite signs: no overflow
+    count += first;
+    first = 0;
+    if (count <= 0) return {0, 0};
+  }
+  return {first, first + std::min(count, total - first)};
+}
 
 /// Case-insensitive: does `hay` contain `needle_lower` (already lower case)?
 bool contains_lower(std::string_view hay, std::string_view needle_lower) {
@@ -135,6 +149,7 @@ RunView::RunView(const std::filesystem::path& results_dir) : dir_(results_dir) {
                "state", "nodes", "cpus", "gpus", "time_limit", "node_list", "priority", "reason"});
   db_->require_columns("nodes", {"node_index", "name", "cpus", "memory_mb", "gpus", "gpu_type"});
   db_->require_columns("node_events", {"time", "node_index", "state"});
+  node_event_ranges_ = db_->has_column("node_events", "node_count");
   strings_.reserve(64);
   intern("");
   pending_id_ = intern("PENDING");
@@ -201,14 +216,19 @@ void RunView::load_nodes() {
                nodes_.push_back(std::move(n));
              });
   // Node events, grouped per node (a counting sort keeps each node's events in table order, which is time order).
+  // A row covers node_count consecutive nodes (schema 2; a version 1 file has one node per row).
   std::vector<std::int64_t> times;
   std::vector<std::uint32_t> node_of, states;
-  db_->query("SELECT time, node_index, state FROM node_events ORDER BY rowid", {}, [&](sqlite3_stmt* row) {
-    const std::int64_t node = sqlite3_column_int64(row, 1);
-    if (node < 0 || static_cast<std::size_t>(node) >= nodes_.size()) return;
-    times.push_back(sqlite3_column_int64(row, 0));
-    node_of.push_back(static_cast<std::uint32_t>(node));
-    states.push_back(intern(column_text(row, 2)));
+  const std::string sql = std::string("SELECT time, node_index, state, ") + (node_event_ranges_ ? "node_count" : "1") +
+                          " FROM node_events ORDER BY rowid";
+  db_->query(sql.c_str(), {}, [&](sqlite3_stmt* row) {
+    const auto [lo, hi] = node_range(sqlite3_column_int64(row, 1), sqlite3_column_int64(row, 3), nodes_.size());
+    const std::uint32_t state = intern(column_text(row, 2));
+    for (std::int64_t node = lo; node < hi; ++node) {
+      times.push_back(sqlite3_column_int64(row, 0));
+      node_of.push_back(static_cast<std::uint32_t>(node));
+      states.push_back(state);
+    }
   });
   node_event_begin_.assign(nodes_.size() + 1, 0);
   for (std::uint32_t n : node_of) ++node_event_begin_[n + 1];
@@ -814,24 +834,38 @@ std::vector<ClusterPoint> RunView::cluster_series(std::int64_t from_s, std::int6
   if (info_.cluster_step_s <= 0 || to_s < from_s || max_points == 0) return points;
   const std::int64_t step = info_.cluster_step_s;
   const auto [first, stride] = thinning(from_s, to_s, step, max_points);
-  std::lock_guard lock(db_mutex_);
-  db_->query(
-      "SELECT time, jobs_pending, jobs_running, gpus_alloc, nodes_down, nodes_drain, gpu_power_w FROM cluster_metrics "
-      "WHERE time >= ? AND time <= ? AND ((time / ?) - ?) % ? = 0 ORDER BY time",
-      {first * step, to_s, step, first, stride}, [&](sqlite3_stmt* q) {
-        ClusterPoint p;
-        p.time = sqlite3_column_int64(q, 0);
-        p.jobs_pending = sqlite3_column_int64(q, 1);
-        p.jobs_running = sqlite3_column_int64(q, 2);
-        p.gpus_alloc = sqlite3_column_int64(q, 3);
-        p.nodes_down = sqlite3_column_int64(q, 4);
-        p.nodes_drain = sqlite3_column_int64(q, 5);
-        p.gpu_power_w = sqlite3_column_double(q, 6);
-        p.gpu_util_pct = info_.total_gpus > 0
-                             ? 100.0 * static_cast<double>(p.gpus_alloc) / static_cast<double>(info_.total_gpus)
-                             : -1;
-        points.push_back(p);
-      });
+  // The stored rows are the samples after a change (schema 2): read from the last one at or before the first point,
+  // and let each point repeat the last row at or before it (samples end at the horizon).
+  std::vector<std::int64_t> times;
+  std::vector<ClusterPoint> rows;
+  {
+    std::lock_guard lock(db_mutex_);
+    db_->query(
+        "SELECT time, jobs_pending, jobs_running, gpus_alloc, nodes_down, nodes_drain, gpu_power_w FROM "
+        "cluster_metrics "
+        "WHERE time >= IFNULL((SELECT max(time) FROM cluster_metrics WHERE time <= ?1), 0) AND time <= ?2 "
+        "ORDER BY time",
+        {first * step, to_s}, [&](sqlite3_stmt* q) {
+          ClusterPoint p;
+          p.time = sqlite3_column_int64(q, 0);
+          p.jobs_pending = sqlite3_column_int64(q, 1);
+          p.jobs_running = sqlite3_column_int64(q, 2);
+          p.gpus_alloc = sqlite3_column_int64(q, 3);
+          p.nodes_down = sqlite3_column_int64(q, 4);
+          p.nodes_drain = sqlite3_column_int64(q, 5);
+          p.gpu_power_w = sqlite3_column_double(q, 6);
+          p.gpu_util_pct = info_.total_gpus > 0
+                               ? 100.0 * static_cast<double>(p.gpus_alloc) / static_cast<double>(info_.total_gpus)
+                               : -1;
+          times.push_back(p.time);
+          rows.push_back(p);
+        });
+  }
+  expand_cluster_samples(times, step, first * step, std::min(to_s, info_.end_s), stride,
+                         [&](std::int64_t t, std::size_t i) {
+                           ClusterPoint& p = points.emplace_back(rows[i]);
+                           p.time = t;
+                         });
   return points;
 }
 
@@ -919,14 +953,16 @@ std::vector<EventLine> RunView::events(std::int64_t at_s, std::size_t limit, std
   std::lock_guard lock(db_mutex_);
   if (all || kind == "node") {
     const auto before = out.size();
-    db_->query("SELECT time, node_index, state FROM node_events WHERE time <= ? ORDER BY time DESC, rowid DESC LIMIT ?",
-               {at_s, static_cast<std::int64_t>(limit)}, [&](sqlite3_stmt* q) {
-                 const std::int64_t node = sqlite3_column_int64(q, 1);
-                 const std::string name = node >= 0 && static_cast<std::size_t>(node) < nodes_.size()
-                                              ? nodes_[static_cast<std::size_t>(node)].name
-                                              : std::to_string(node);
-                 out.push_back(EventLine{sqlite3_column_int64(q, 0), "node", name, "now " + column_text(q, 2)});
-               });
+    // Newest first: a row of node_count nodes gives its changes last node first, until `limit` are taken.
+    const std::string sql = std::string("SELECT time, node_index, state, ") +
+                            (node_event_ranges_ ? "node_count" : "1") +
+                            " FROM node_events WHERE time <= ? ORDER BY time DESC, rowid DESC LIMIT ?";
+    db_->query(sql.c_str(), {at_s, static_cast<std::int64_t>(limit)}, [&](sqlite3_stmt* q) {
+      const auto [lo, hi] = node_range(sqlite3_column_int64(q, 1), sqlite3_column_int64(q, 3), nodes_.size());
+      const std::string what = "now " + column_text(q, 2);
+      for (std::int64_t node = hi - 1; node >= lo && out.size() - before < limit; --node)
+        out.push_back(EventLine{sqlite3_column_int64(q, 0), "node", nodes_[static_cast<std::size_t>(node)].name, what});
+    });
     std::reverse(out.begin() + static_cast<std::ptrdiff_t>(before), out.end());
   }
   if ((all || kind == "fault") && db_->has_column("faults", "time")) {

@@ -307,6 +307,7 @@ class RunView {
   mutable std::mutex db_mutex_;  // SQLite handle: one query at a time
   RunDescription info_;
   bool has_job_gpus_ = false;
+  bool node_event_ranges_ = false;  // node_events has node_count (schema 2); else one node per row
   std::vector<std::string> strings_;
   std::unordered_map<std::string, std::uint32_t> string_ids_;
   std::vector<Job> jobs_;

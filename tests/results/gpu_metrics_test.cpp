@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <bit>
 #include <cmath>
 #include <map>
 #include <tuple>
@@ -108,14 +109,14 @@ class GpuMetricsRun : public ::testing::Test {
     input_ = metrics_input(outcome_);
   }
   std::vector<ClusterSample> build(std::vector<GpuSample>* gpus, MetricsTotals& totals,
-                                   std::span<const XidEvent> xids = {}) {
+                                   std::span<const XidEvent> xids = {}, ClusterRows rows = ClusterRows::kEveryStep) {
     const GpuBinding binding(*outcome_.state, input_.horizon);
     return build_metrics(
         *outcome_.state, binding, input_.horizon, input_.config, input_.load, xids, input_.node_conditions,
         [&](const GpuSample& s) {
           if (gpus != nullptr) gpus->push_back(s);
         },
-        totals);
+        totals, rows);
   }
   RunOutcome outcome_;
   MetricsInput input_;
@@ -232,7 +233,7 @@ TEST_F(GpuMetricsRun, ResultsStoreWritesTheMetricsTables) {
     return out;
   };
   EXPECT_EQ(scalar("SELECT count(*) FROM gpu_metrics"), "56");
-  EXPECT_EQ(scalar("SELECT count(*) FROM cluster_metrics"), "7");
+  EXPECT_EQ(scalar("SELECT count(*) FROM cluster_metrics"), "6");  // 7 samples; nothing changes in (0, 50]
   EXPECT_EQ(scalar("SELECT gpus FROM job_gpus WHERE job_id = 5"), "0-1,7");
   EXPECT_EQ(scalar("SELECT value FROM summary WHERE key = 'gpu_energy_kwh'"), "0.368");
   EXPECT_EQ(scalar("SELECT value FROM summary WHERE key = 'socket_split_jobs'"), "1.0");
@@ -307,7 +308,7 @@ LifecycleMetrics lifecycle_metrics(const RunOutcome& o) {
   LifecycleMetrics m;
   m.cluster = build_metrics(
       *o.state, binding, input.horizon, input.config, input.load, input.xids, input.node_conditions,
-      [&](const GpuSample& s) { m.gpus.push_back(s); }, m.totals);
+      [&](const GpuSample& s) { m.gpus.push_back(s); }, m.totals, ClusterRows::kEveryStep);
   return m;
 }
 
@@ -564,6 +565,84 @@ TEST(GpuMetricsScenario, MetricsKeysAreCheckedWithTheirPointer) {
   EXPECT_NE(error(R"({"epoch": "yesterday"})").find("m.json: /metrics/epoch: expected a UTC time"), std::string::npos);
   EXPECT_EQ(error(R"({"fb_used_fraction": 1.5})"), "m.json: /metrics/fb_used_fraction: expected a share in [0, 1]");
   EXPECT_NE(error(R"({"colour": 1})").find("m.json: /metrics/colour: unknown key"), std::string::npos);
+}
+
+// ---- The stored cluster series: only the samples after a change, expanded back by the readers --------------------
+
+/// A change-only series expanded as the readers do: every sample repeats the last row at or before it, its energy
+/// extended at that row's power.
+std::vector<ClusterSample> expand_changes(const std::vector<ClusterSample>& rows, const MetricsTotals& totals) {
+  std::vector<std::int64_t> times;
+  for (const ClusterSample& r : rows) times.push_back(r.time_s);
+  std::vector<ClusterSample> out;
+  expand_cluster_samples(times, static_cast<std::int64_t>(totals.cluster_step_s), 0,
+                         static_cast<std::int64_t>(totals.horizon_s), 1, [&](std::int64_t t, std::size_t i) {
+                           ClusterSample& s = out.emplace_back(rows[i]);
+                           s.gpu_energy_j =
+                               extend_energy(rows[i].gpu_energy_j, rows[i].gpu_power_w, t - rows[i].time_s);
+                           s.time_s = t;
+                         });
+  return out;
+}
+
+/// Every field of every sample equal, doubles bit for bit.
+void expect_same_series(const std::vector<ClusterSample>& every_step, const std::vector<ClusterSample>& expanded) {
+  ASSERT_EQ(every_step.size(), expanded.size());
+  const auto bits = [](double v) { return std::bit_cast<std::uint64_t>(v); };
+  for (std::size_t i = 0; i < every_step.size(); ++i) {
+    const ClusterSample& a = every_step[i];
+    const ClusterSample& b = expanded[i];
+    const auto fields = [&](const ClusterSample& c) {
+      return std::tuple(c.time_s, c.nodes_idle, c.nodes_mixed, c.nodes_alloc, c.nodes_down, c.nodes_drain,
+                        c.nodes_powered_down, c.jobs_pending, c.jobs_running, c.cpus_alloc, c.gpus_alloc,
+                        bits(c.gpu_power_w), bits(c.gpu_energy_j), c.gpus_free, c.gpus_free_fragmented);
+    };
+    ASSERT_EQ(fields(a), fields(b)) << "sample " << i << " at " << a.time_s << " s";
+  }
+}
+
+/// Builds `o`'s cluster series both ways and checks that the change-only one expands to every step; returns the
+/// number of rows kept and of samples.
+std::pair<std::size_t, std::size_t> check_change_only(const RunOutcome& o) {
+  const MetricsInput input = metrics_input(o);
+  const GpuBinding binding(*o.state, input.horizon);
+  MetricsTotals t1, t2;
+  const auto every = build_metrics(*o.state, binding, input.horizon, input.config, input.load, input.xids,
+                                   input.node_conditions, {}, t1, ClusterRows::kEveryStep);
+  const auto changes = build_metrics(*o.state, binding, input.horizon, input.config, input.load, input.xids,
+                                     input.node_conditions, {}, t2, ClusterRows::kChanges);
+  expect_same_series(every, expand_changes(changes, t2));
+  EXPECT_EQ(std::bit_cast<std::uint64_t>(t1.gpu_energy_kwh), std::bit_cast<std::uint64_t>(t2.gpu_energy_kwh));
+  EXPECT_EQ(std::bit_cast<std::uint64_t>(t1.fragmentation_mean), std::bit_cast<std::uint64_t>(t2.fragmentation_mean));
+  return {changes.size(), every.size()};
+}
+
+TEST_F(GpuMetricsRun, ChangeOnlyClusterSeriesExpandsToEveryStep) {
+  // Changes at 0 (submits, three starts), 100 (job 1 ends), 150 (job 4 submitted), 200 (job 2 ends, job 4 starts),
+  // 250 (job 5 submitted and started) and 300 (the rest end): nothing changes in (0, 50], so the sample at 50 is
+  // the one not kept.
+  const auto [kept, samples] = check_change_only(outcome_);
+  EXPECT_EQ(samples, 7u);
+  EXPECT_EQ(kept, 6u);
+}
+
+TEST(GpuMetricsLifecycle, ChangeOnlyClusterSeriesExpandsToEveryStep) {
+  // The XID 79 run above: 227 samples; changes at 0-30 (submits and starts), 1,000-1,089 (crash, drain, reboot),
+  // 1,689 (return and restart), 5,011 (job 2 ends) and 6,689 (job 1 ends): a few rows.
+  const RunOutcome o = run_lifecycle(R"({"HealthCheckInterval": 120,
+      "inject": [{"time": 1000, "node": "n001", "xid": 79, "gpu": 2}]})");
+  const auto [kept, samples] = check_change_only(o);
+  EXPECT_EQ(samples, 227u);
+  EXPECT_LT(kept, 15u);
+}
+
+TEST(GpuMetricsScenario, ChangeOnlyClusterSeriesOfTheQuickstartExpandsToEveryStep) {
+  Scenario scenario = load_scenario(std::string(GPUTWIN_SOURCE_DIR) + "/scenarios/quickstart.json");
+  scenario.metrics.per_gpu = false;
+  const RunOutcome o = run_scenario(std::move(scenario), RunOptions{});
+  const auto [kept, samples] = check_change_only(o);
+  EXPECT_GT(samples, 5000u);
+  EXPECT_LT(kept, samples);
 }
 
 }  // namespace

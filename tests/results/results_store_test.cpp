@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <fstream>
+#include <sstream>
 
 #include "model/errors.hpp"
 #include "results/results_db.hpp"
@@ -77,6 +79,51 @@ TEST_F(ResultsStoreTest, JobsTableHasSacctLikeColumnsAndHostlists) {
   EXPECT_TRUE(std::filesystem::exists(dir_ / "summary.json"));
   EXPECT_TRUE(std::filesystem::exists(dir_ / "jobs.csv"));
   EXPECT_FALSE(std::filesystem::exists(dir_ / ".results.sqlite.tmp"));
+}
+
+TEST(RunRecorder, MergesTheSameChangeOfConsecutiveNodes) {
+  RunRecorder r(true, false);
+  const auto alloc = NodeState::kAllocated;
+  r.on_node_state(4, alloc, 10);
+  r.on_node_state(5, alloc, 10);
+  r.on_node_state(6, alloc, 10);
+  r.on_node_state(8, alloc, 10);              // not next to 6
+  r.on_node_state(9, NodeState::kIdle, 10);   // another state
+  r.on_node_state(10, NodeState::kIdle, 11);  // another time
+  r.on_node_state(11, NodeState::kIdle, 11);
+  r.on_node_state(10, NodeState::kIdle, 11);  // back to an earlier node: told again, kept apart
+  std::string got;
+  for (const NodeEvent& e : r.node_events())
+    got += std::to_string(e.time) + ":" + std::to_string(e.node) + "x" + std::to_string(e.count) + " ";
+  EXPECT_EQ(got, "10:4x3 10:8x1 10:9x1 11:10x2 11:10x1 ");
+}
+
+TEST_F(ResultsStoreTest, NodeEventRowsCoverConsecutiveNodesAndExpandToEveryChange) {
+  write_results(dir_, run_info(outcome_), *outcome_.state, outcome_.summary, *outcome_.recorder);
+  // Job 1 takes n001-n003 at 0: one row of 3 nodes; job 4 alone on n001 at 300.
+  EXPECT_EQ(query("SELECT time, node_index, state, node_count FROM node_events WHERE time IN (0, 300) ORDER BY rowid"),
+            "0|0|ALLOCATED|3\n300|0|IDLE|4\n300|0|ALLOCATED|1\n");
+  // Expanded, the rows are the recorder's changes in its order.
+  std::string expanded, recorded;
+  const std::string rows = query("SELECT time, node_index, state, node_count FROM node_events ORDER BY rowid");
+  std::istringstream in(rows);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream fields(line);
+    std::string time, node, state, count;
+    std::getline(fields, time, '|');
+    std::getline(fields, node, '|');
+    std::getline(fields, state, '|');
+    std::getline(fields, count, '|');
+    for (int k = 0; k < std::stoi(count); ++k)
+      expanded += time + " " + std::to_string(std::stoi(node) + k) + " " + state + "\n";
+  }
+  for (const NodeEvent& e : outcome_.recorder->node_events()) {
+    for (std::uint32_t k = 0; k < e.count; ++k)
+      recorded += std::to_string(to_seconds(e.time)) + " " + std::to_string(e.node + k) + " " +
+                  std::string(node_state_name(e.state)) + "\n";
+  }
+  EXPECT_EQ(expanded, recorded);
+  EXPECT_LT(std::count(rows.begin(), rows.end(), '\n'), std::count(recorded.begin(), recorded.end(), '\n'));
 }
 
 TEST_F(ResultsStoreTest, FailureLeavesNoPartialResults) {

@@ -49,7 +49,8 @@ const FaultLog& log_of(const RunOutcome& o) {
 std::vector<std::pair<std::int64_t, std::string>> node_states(const RunOutcome& o, NodeIndex node) {
   std::vector<std::pair<std::int64_t, std::string>> out;
   for (const NodeEvent& e : o.recorder->node_events()) {
-    if (e.node == node) out.emplace_back(to_seconds(e.time), std::string(node_state_name(e.state)));
+    if (node >= e.node && node < e.node + e.count)
+      out.emplace_back(to_seconds(e.time), std::string(node_state_name(e.state)));
   }
   return out;
 }

@@ -259,8 +259,10 @@ def actions(out, **where):
 
 def twin_node_state(out, node, first=False):
     """The state the twin last (or first) recorded for `node`: its view at a poll, before that poll's actions."""
-    rows = query(out, "SELECT e.state FROM node_events e JOIN nodes n ON n.node_index = e.node_index "
-                      "WHERE n.name = ? ORDER BY e.time, e.rowid", (node,))
+    # A row covers nodes node_index .. node_index + node_count - 1 (results schema 2).
+    rows = query(out, "SELECT e.state FROM node_events e JOIN nodes n ON n.node_index >= e.node_index "
+                      "AND n.node_index < e.node_index + e.node_count WHERE n.name = ? ORDER BY e.time, e.rowid",
+                 (node,))
     return (rows[0] if first else rows[-1])["state"] if rows else None
 
 
@@ -444,7 +446,8 @@ class LiveTwin(unittest.TestCase):
         nodes = {n["name"]: n for n in query(self.out, "SELECT * FROM nodes")}
         last = {}
         for e in query(self.out, "SELECT * FROM node_events ORDER BY time, rowid"):
-            last[e["node_index"]] = e["state"]
+            for node in range(e["node_index"], e["node_index"] + e["node_count"]):
+                last[node] = e["state"]
         self.assertEqual(sorted(nodes), sorted(before_n), "node names")
         for name, info in before_n.items():
             node = nodes[name]

@@ -35,9 +35,10 @@ INSERT INTO jobs VALUES (5, 'eval-e', 'bob', 'cv', 'gpu', 'normal', 400, NULL, N
 CREATE TABLE nodes (node_index INTEGER PRIMARY KEY, name TEXT NOT NULL, cpus INTEGER NOT NULL,
   memory_mb INTEGER NOT NULL, gpus INTEGER NOT NULL, gpu_type TEXT, weight INTEGER NOT NULL);
 INSERT INTO nodes VALUES (0, 'n1', 64, 1000, 8, 'h100', 1), (1, 'n2', 64, 1000, 8, 'h100', 1);
-CREATE TABLE node_events (time INTEGER NOT NULL, node_index INTEGER NOT NULL, state TEXT NOT NULL);
-INSERT INTO node_events VALUES (10, 0, 'ALLOCATED'), (110, 0, 'MIXED'), (120, 1, 'DRAINED'), (180, 1, 'IDLE'),
-  (200, 1, 'ALLOCATED'), (300, 0, 'IDLE');
+CREATE TABLE node_events (time INTEGER NOT NULL, node_index INTEGER NOT NULL, state TEXT NOT NULL,
+  node_count INTEGER NOT NULL);
+INSERT INTO node_events VALUES (10, 0, 'ALLOCATED', 1), (110, 0, 'MIXED', 1), (120, 1, 'DRAINED', 1),
+  (180, 1, 'IDLE', 1), (200, 1, 'ALLOCATED', 1), (300, 0, 'IDLE', 1);
 CREATE TABLE job_reasons (time INTEGER NOT NULL, job_id INTEGER NOT NULL, reason TEXT NOT NULL);
 INSERT INTO job_reasons VALUES (5, 2, 'Resources'), (30, 4, 'Priority'), (150, 4, 'Resources');
 CREATE TABLE partitions (name TEXT NOT NULL, nodes TEXT, is_default INTEGER NOT NULL, default_time INTEGER,
