@@ -6,7 +6,9 @@
 //   tab shows the twin's forecasts, scores and actions as its results.sqlite has them.
 // Screenshots go to $ARTIFACTS.
 //
-//   node tests/ui/pages_e2e.mjs GPUTWIN SCENARIO RUN_A RUN_B TWIN_OUT     (NODE_PATH must reach playwright-core)
+//   node tests/ui/pages_e2e.mjs GPUTWIN TWIN_SCENARIO RUN_A RUN_B TWIN_OUT  (NODE_PATH must reach playwright-core)
+//
+// TWIN_SCENARIO should have jobs pending within its first simulated hour that start within three (600x, 15 s).
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import assert from 'node:assert/strict';
@@ -111,7 +113,7 @@ try {
 
   // A live simulation whose slurmrestd-compatible API the twin polls.
   const sim = start(['run', scenario, '--serve', '--listen', '127.0.0.1:0', '--slurmrestd-listen', '127.0.0.1:0',
-    '--speed', '300', '--refresh-ms', '200'], /slurmrestd-compatible API.* on (http:\/\/[0-9.:]+)/);
+    '--speed', '600', '--refresh-ms', '200'], /slurmrestd-compatible API.* on (http:\/\/[0-9.:]+)/);
   const slurmrestd = (await sim.matched)[1];
   const twin = start(['twin', '--slurmrestd', slurmrestd, '--user', 'root', '--out', twinOut, '--interval', '0.5',
     '--duration', '15', '--history-days', '0', '--serve', '--listen', '127.0.0.1:0', '--no-slurmrestd'],
