@@ -8,6 +8,7 @@
 #include <set>
 
 #include "results/results_db.hpp"
+#include "results/run_view.hpp"
 
 namespace gputwin {
 
@@ -67,37 +68,61 @@ std::string comparison_change(double a, double b) {
   return fmt::format("{:+.1f}%", (b - a) / a * 100);
 }
 
-RunComparison compare_runs(const std::vector<std::filesystem::path>& dirs) {
-  // Every folder is opened and checked whole (results_db.hpp) before anything is read.
-  std::vector<std::unique_ptr<ResultsDb>> dbs;
-  for (const auto& dir : dirs) {
-    dbs.push_back(std::make_unique<ResultsDb>(dir / "results.sqlite"));
-    dbs.back()->require_columns("summary", {"key", "value"});
-    dbs.back()->require_columns("jobs", {"account", "partition", "wait_time"});
-  }
+namespace {
+
+/// What one run contributes: its summary and its mean waits per account and per partition.
+struct RunFigures {
+  std::map<std::string, double> summary, accounts, partitions;
+};
+
+RunFigures read_figures(ResultsDb& db) {
+  db.require_columns("summary", {"key", "value"});
+  db.require_columns("jobs", {"account", "partition", "wait_time"});
+  RunFigures f;
+  f.summary = pairs(db, "SELECT key, value FROM summary");
+  f.accounts = pairs(db, "SELECT account, AVG(wait_time) FROM jobs WHERE wait_time IS NOT NULL GROUP BY account");
+  f.partitions = pairs(db, "SELECT partition, AVG(wait_time) FROM jobs WHERE wait_time IS NOT NULL GROUP BY partition");
+  return f;
+}
+
+RunComparison assemble(std::vector<std::filesystem::path> dirs, const std::vector<RunFigures>& runs) {
   RunComparison c;
-  c.runs = dirs;
-  std::vector<std::map<std::string, double>> summaries, accounts, partitions;
-  for (const auto& db : dbs) {
-    summaries.push_back(pairs(*db, "SELECT key, value FROM summary"));
-    accounts.push_back(
-        pairs(*db, "SELECT account, AVG(wait_time) FROM jobs WHERE wait_time IS NOT NULL GROUP BY account"));
-    partitions.push_back(
-        pairs(*db, "SELECT partition, AVG(wait_time) FROM jobs WHERE wait_time IS NOT NULL GROUP BY partition"));
-  }
+  c.runs = std::move(dirs);
   for (const auto& [key, label] : kSummaryRows) {
     ComparisonRow row{key, label, {}};
     bool any = false;
-    for (const auto& s : summaries) {
-      const auto it = s.find(key);
-      row.values.push_back(it == s.end() ? std::nullopt : std::optional<double>(it->second));
-      any = any || it != s.end();
+    for (const RunFigures& r : runs) {
+      const auto it = r.summary.find(key);
+      row.values.push_back(it == r.summary.end() ? std::nullopt : std::optional<double>(it->second));
+      any = any || it != r.summary.end();
     }
     if (any) c.summary.push_back(std::move(row));
+  }
+  std::vector<std::map<std::string, double>> accounts, partitions;
+  for (const RunFigures& r : runs) {
+    accounts.push_back(r.accounts);
+    partitions.push_back(r.partitions);
   }
   c.wait_by_account = grouped(accounts);
   c.wait_by_partition = grouped(partitions);
   return c;
+}
+
+}  // namespace
+
+RunComparison compare_runs(const std::vector<std::filesystem::path>& dirs) {
+  // Every folder is opened and checked whole (results_db.hpp) before anything is read.
+  std::vector<std::unique_ptr<ResultsDb>> dbs;
+  for (const auto& dir : dirs) dbs.push_back(std::make_unique<ResultsDb>(dir / "results.sqlite"));
+  std::vector<RunFigures> runs;
+  for (const auto& db : dbs) runs.push_back(read_figures(*db));
+  return assemble(dirs, runs);
+}
+
+RunComparison compare_runs(const std::vector<std::filesystem::path>& dirs, const std::vector<const RunView*>& views) {
+  std::vector<RunFigures> runs;
+  for (const RunView* view : views) view->read_database([&](ResultsDb& db) { runs.push_back(read_figures(db)); });
+  return assemble(dirs, runs);
 }
 
 }  // namespace gputwin

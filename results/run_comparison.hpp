@@ -32,6 +32,12 @@ struct RunComparison {
 /// compared). Throws InputError naming the file, table or column at fault.
 RunComparison compare_runs(const std::vector<std::filesystem::path>& dirs);
 
+class RunView;
+
+/// The same for folders `dirs` already read into `views` (one each; their databases are not opened and checked
+/// again).
+RunComparison compare_runs(const std::vector<std::filesystem::path>& dirs, const std::vector<const RunView*>& views);
+
 /// The change from `a` to `b` as people read it: "+12.5%", "-3" when `a` is 0, "" when equal.
 std::string comparison_change(double a, double b);
 

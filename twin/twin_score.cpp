@@ -17,11 +17,10 @@ namespace gputwin {
 
 namespace {
 
-// A read-only results database.
+// Queries of an open results database, with errors naming its file.
 class Reader {
  public:
-  /// Opens `file`, checked whole first (results_db.hpp: InputError naming the file when it is damaged).
-  explicit Reader(const std::filesystem::path& file) : file_(file.string()), results_(file), db_(results_.handle()) {}
+  explicit Reader(ResultsDb& results) : file_(results.path()), results_(results), db_(results.handle()) {}
 
   // True if the database has table `name`.
   bool has(std::string_view name) { return results_.has_table(name); }
@@ -44,7 +43,7 @@ class Reader {
 
  private:
   std::string file_;
-  ResultsDb results_;
+  ResultsDb& results_;
   sqlite3* db_;
 };
 
@@ -85,7 +84,12 @@ ScoreCell score_errors(std::vector<double> errors) {
 TwinRecords read_twin_records(const std::filesystem::path& path) {
   const std::filesystem::path file =
       std::filesystem::is_directory(path) ? path / "results.sqlite" : std::filesystem::path(path);
-  Reader db(file);
+  ResultsDb results(file);  // checked whole first (results_db.hpp: InputError naming the file when it is damaged)
+  return read_twin_records(results);
+}
+
+TwinRecords read_twin_records(ResultsDb& results) {
+  Reader db(results);
   TwinRecords r;
   // Started jobs by start time, with their waits.
   db.each("SELECT start_time, start_time - submit_time FROM jobs WHERE start_time IS NOT NULL ORDER BY start_time",

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "results/results_db.hpp"
 #include "twin/twin_log.hpp"
 
 namespace gputwin {
@@ -69,6 +70,8 @@ struct TwinRecords {
 /// Reads the results folder (or results.sqlite) `path`, checked whole first. Throws ResultsError when it is not a
 /// twin's folder, InputError when it is damaged.
 TwinRecords read_twin_records(const std::filesystem::path& path);
+/// The same from an open results database (a RunView's: not checked again).
+TwinRecords read_twin_records(ResultsDb& db);
 /// Scores `records`.
 TwinScore score_twin(const TwinRecords& records);
 /// Scores the results folder (or results.sqlite) `path`. Throws ResultsError when it is not a twin's folder.

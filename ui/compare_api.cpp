@@ -25,10 +25,15 @@ json rows_json(const std::vector<ComparisonRow>& rows) {
   return out;
 }
 
-std::vector<std::filesystem::path> dirs_of(const std::vector<std::shared_ptr<const RunSnapshot>>& runs) {
+// The runs' summaries, from the databases their views hold (not opened and checked again).
+RunComparison compare_snapshots(const std::vector<std::shared_ptr<const RunSnapshot>>& runs) {
   std::vector<std::filesystem::path> dirs;
-  for (const auto& run : runs) dirs.push_back(run->dir);
-  return dirs;
+  std::vector<const RunView*> views;
+  for (const auto& run : runs) {
+    dirs.push_back(run->dir);
+    views.push_back(run->view.get());
+  }
+  return compare_runs(dirs, views);
 }
 
 }  // namespace
@@ -39,7 +44,7 @@ std::string run_name(const std::filesystem::path& dir) {
 }
 
 CompareApi::CompareApi(std::vector<std::shared_ptr<const RunSnapshot>> runs)
-    : runs_(std::move(runs)), comparison_(compare_runs(dirs_of(runs_))) {}
+    : runs_(std::move(runs)), comparison_(compare_snapshots(runs_)) {}
 
 HttpResponse CompareApi::handle(const HttpRequest& request) const {
   const std::string& path = request.path;

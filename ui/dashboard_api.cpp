@@ -207,7 +207,7 @@ HttpResponse DashboardApi::twin_pages(const HttpRequest& request) const {
   } else if (fixed_ != nullptr && fixed_->view->info().kind == "twin") {
     std::call_once(fixed_twin_once_, [this] {
       try {
-        fixed_twin_ = load_twin_page_data(fixed_->dir);
+        fixed_twin_ = load_twin_page_data(*fixed_->view);
       } catch (const ResultsError& e) {
         fixed_twin_error_ = e.what();
       } catch (const InputError& e) {

@@ -22,14 +22,17 @@ FeedSnapshot FolderFeed::current() {
   if (read_writes_ == writes && current_.run) return current_;
   try {
     FeedSnapshot next;
+    std::shared_ptr<RunSnapshot> run;
     {
-      // The writer waits meanwhile: the view and the twin's pages come from one poll.
+      // The writer waits meanwhile: while it writes, results.sqlite and summary.json (which marks the folder whole)
+      // are replaced one after the other.
       std::lock_guard write_lock(write_mutex_);
-      auto run = std::const_pointer_cast<RunSnapshot>(finished_snapshot(dir_));
-      if (run->view->info().kind == "twin") next.twin = load_twin_page_data(dir_);
-      run->live = !finished_;
-      next.run = std::move(run);
+      run = std::const_pointer_cast<RunSnapshot>(finished_snapshot(dir_));
     }
+    // The rest reads the database the view opened: the same poll, whatever the writer does meanwhile.
+    if (run->view->info().kind == "twin") next.twin = load_twin_page_data(*run->view);
+    run->live = !finished_;
+    next.run = std::move(run);
     next.run->view->prepare_orders();
     current_ = std::move(next);
     read_writes_ = writes;

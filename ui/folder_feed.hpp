@@ -1,9 +1,10 @@
 // A results folder that another thread keeps rewriting: a twin's, served while it polls (`gputwin twin ... --serve`).
 // The writer (twin/twin_runner) holds write_mutex() while it writes the folder and calls written() after; a reader
-// takes current(), which re-reads the folder (RunView and the twin's pages) under that same mutex when a write came
-// since the last read, so every answer comes from one whole poll. A RunView keeps its database open, and the twin
-// replaces results.sqlite by renaming a new file over it, so the later reads of an old snapshot (pending reasons, GPU
-// series) still see the file it opened.
+// takes current(), which re-reads the folder when a write came since the last read: it opens the RunView under that
+// same mutex (the twin replaces results.sqlite, then summary.json, which marks the folder whole), then reads the
+// twin's pages from the database the view opened, so every answer comes from one whole poll. A RunView
+// keeps its database open, and the twin replaces results.sqlite by renaming a new file over it, so the later reads of
+// an old snapshot (pending reasons, GPU series) still see the file it opened.
 //
 //   FolderFeed feed(out_dir);
 //   options.results_mutex = &feed.write_mutex(); options.on_written = [&] { feed.written(); };

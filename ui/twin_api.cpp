@@ -174,9 +174,9 @@ HttpResponse actions(const HttpRequest& request, const TwinPageData& data) {
 
 }  // namespace
 
-std::shared_ptr<const TwinPageData> load_twin_page_data(const std::filesystem::path& dir) {
+std::shared_ptr<const TwinPageData> load_twin_page_data(const RunView& view) {
   auto data = std::make_shared<TwinPageData>();
-  data->records = read_twin_records(dir);
+  view.read_database([&](ResultsDb& db) { data->records = read_twin_records(db); });
   data->score = score_twin(data->records);
   std::map<std::int64_t, JobForecastSummary> jobs;
   std::array<std::array<std::vector<std::int64_t>, kLeadBuckets.size()>, 2> errors;

@@ -50,9 +50,9 @@ struct TwinPageData {
   std::vector<std::pair<std::int64_t, std::int64_t>> points;
 };
 
-/// Reads a twin's folder `dir` into what its pages show. Throws ResultsError when it is not a twin's folder,
-/// InputError when it is damaged.
-std::shared_ptr<const TwinPageData> load_twin_page_data(const std::filesystem::path& dir);
+/// Reads a twin's folder, already read into `view`, into what its pages show (from the database the view holds: the
+/// same poll, not checked again). Throws ResultsError when it is not a twin's folder, InputError when it is damaged.
+std::shared_ptr<const TwinPageData> load_twin_page_data(const RunView& view);
 
 /// Answers GET /api/forecasts and /api/actions from `data` (jobs' states from `view`). Throws HttpError 400 for a
 /// bad parameter.
