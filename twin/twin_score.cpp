@@ -147,7 +147,9 @@ TwinScore score_twin(const TwinRecords& records) {
     const std::int64_t made = f.made_at;
     const std::int64_t actual = f.actual_start;
     jobs.insert(f.job_id);
-    const std::size_t bucket = lead_bucket(actual - made);
+    std::int64_t lead = 0;  // a damaged folder's times may be anything: saturate instead of overflowing
+    if (__builtin_sub_overflow(actual, made, &lead)) lead = INT64_MAX;
+    const std::size_t bucket = lead_bucket(lead);
     const auto add = [&](std::size_t forecaster, double predicted) {
       const double e = std::abs(predicted - static_cast<double>(actual));
       errors[forecaster][bucket].push_back(e);

@@ -194,7 +194,8 @@ std::shared_ptr<const TwinPageData> load_twin_page_data(const RunView& view) {
     }
     if (f.actual_start >= 0) j.actual_start = f.actual_start;
     if (f.actual_start < 0) continue;
-    const std::int64_t lead = f.actual_start - f.made_at;
+    std::int64_t lead = 0;  // a damaged folder's times may be anything: saturate instead of overflowing
+    if (__builtin_sub_overflow(f.actual_start, f.made_at, &lead)) lead = INT64_MAX;
     const std::size_t bucket = lead_bucket(lead);
     for (std::size_t k = 0; k < 2; ++k) {
       const std::int64_t predicted = k == 0 ? f.predicted_start : f.slurm_estimate;
