@@ -142,8 +142,10 @@ int run_live_command(Scenario scenario, RunOptions options, const std::filesyste
     fmt::print("gputwin: control token in {} (mode 0600; send it as Authorization: Bearer)\n", token_path.string());
   }
   if (slurm_server) {
-    fmt::print("gputwin: slurmrestd-compatible API (v0.0.41-v0.0.44; v0.0.44 node update and job cancel; {}) on {}\n",
-               jwt_key.empty() ? "no token check" : "JWT checked", slurm_server->url());
+    fmt::print(
+        "gputwin: slurmrestd-compatible API (v0.0.41-v0.0.44; v0.0.44 node update, job submit, update and cancel; {}) "
+        "on {}\n",
+        jwt_key.empty() ? "no token check" : "JWT checked", slurm_server->url());
   }
   if (!std::filesystem::is_regular_file(assets / "index.html")) {
     fmt::print("gputwin: the dashboard's pages are not built ({}): the API answers; see {}/ for how\n", assets.string(),

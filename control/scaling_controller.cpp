@@ -81,6 +81,7 @@ void ScalingController::on_timer(TimerId timer) {
 }
 
 void ScalingController::list_pending(JobIndex job) {
+  if (job >= listed_.size()) listed_.resize(state_.job_count(), 0);  // a job a live run added to the table
   if (listed_[job]) return;
   listed_[job] = 1;
   pending_.push_back(job);
@@ -259,6 +260,38 @@ void ScalingController::remove(NodeIndex node, std::uint32_t demand) {
   p.power = Power::kRemoving;
   world_.power_down_node(node);
   records_.push_back({world_.now(), node, ScalingRecord::Action::kRemove, demand});
+}
+
+std::vector<NodeIndex> ScalingController::operator_scale(std::int32_t count) {
+  std::vector<NodeIndex> acted;
+  std::uint32_t active = 0, removing = 0;
+  for (const PoolNode& p : nodes_) {
+    if (exists(p)) ++active;
+    if (p.power == Power::kRemoving) ++removing;
+  }
+  if (count > 0) {
+    std::uint32_t budget = std::min<std::uint32_t>(static_cast<std::uint32_t>(count),
+                                                   config_.max_nodes - std::min(active, config_.max_nodes));
+    for (std::size_t i = 0; i < pool_.size() && budget > 0; ++i) {
+      if (nodes_[i].power != Power::kOff || state_.node_condition(pool_[i]) != NodeCondition::kPoweredDown) continue;
+      create(pool_[i], 0);
+      acted.push_back(pool_[i]);
+      --budget;
+    }
+  } else if (count < 0) {
+    const std::uint32_t staying = active - removing;
+    std::uint32_t budget = std::min<std::uint32_t>(static_cast<std::uint32_t>(-static_cast<std::int64_t>(count)),
+                                                   staying > config_.min_nodes ? staying - config_.min_nodes : 0);
+    for (std::size_t i = pool_.size(); i-- > 0 && budget > 0;) {
+      const NodeIndex n = pool_[i];
+      if (nodes_[i].power != Power::kUp) continue;
+      if (state_.node_condition(n) != NodeCondition::kNone || state_.node_jobs()[n] != 0) continue;
+      remove(n, 0);
+      acted.push_back(n);
+      --budget;
+    }
+  }
+  return acted;
 }
 
 void ScalingController::on_node_deleted(NodeIndex n) {

@@ -42,6 +42,12 @@ class ScalingController final : public Controller {
   void on_node_deleted(NodeIndex n) override;
   void on_node_reclaimed(NodeIndex n) override;
 
+  /// An operator scales the pool now (a live run's dashboard): `count` > 0 powers up that many powered-down pool
+  /// nodes (lowest pool index first, up to max_nodes existing), `count` < 0 powers down that many idle pool nodes
+  /// (in service, no job; highest index first, keeping min_nodes). The same create/remove actions as the
+  /// autoscaler's (recorded with demand 0); its own rules go on from there (an idle node may be powered down again
+  /// after idle_window_s). Returns the nodes acted on (fewer than asked when the pool has no more).
+  std::vector<NodeIndex> operator_scale(std::int32_t count);
   /// Scaling actions and their outcomes in time order.
   [[nodiscard]] const std::vector<ScalingRecord>& records() const { return records_; }
   /// Node-seconds pool nodes spent up (booting, taking jobs or being removed) until `horizon`.

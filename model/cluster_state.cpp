@@ -270,4 +270,12 @@ void ClusterState::set_node_condition(NodeIndex n, NodeCondition condition, std:
   reasons_[n].assign(condition == NodeCondition::kNone ? std::string_view() : reason);
 }
 
+JobIndex ClusterState::add_job(JobSpec spec, std::uint32_t partition) {
+  const auto j = static_cast<JobIndex>(specs_.size());
+  specs_.push_back(std::move(spec));
+  jobs_.emplace_back();
+  jobs_.back().partition = partition;
+  return j;
+}
+
 }  // namespace gputwin

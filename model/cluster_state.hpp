@@ -243,6 +243,10 @@ class ClusterState {
   [[nodiscard]] std::uint64_t node_update_count() const { return node_updates_; }
   /// Marks job `j` as ended without ever running (e.g. rejected at submit).
   void end_pending(JobIndex j, JobState state, SimTime now);
+  /// Appends a job submitted during the run (a live run's `POST job/submit`) to the job table, in partition
+  /// `partition`: its index is job_count() before the call and stays stable. It is not submitted yet (the world
+  /// submits it). The table is then no longer in submit order past the loaded workload.
+  JobIndex add_job(JobSpec spec, std::uint32_t partition);
 
   /// Counter that changes whenever node `n`'s free resources change (lets scratch copies refresh lazily).
   [[nodiscard]] std::uint32_t node_version(NodeIndex n) const { return node_version_[n]; }

@@ -377,8 +377,130 @@ void RunView::prepare_orders() const {
     order_by(sort, false);
     order_by(sort, true);
   }
+  duration_order(false);
+  duration_order(true);
   std::lock_guard lock(cache_mutex_);
   if (runs_begin_.empty()) build_gantt_index();
+}
+
+const std::vector<std::uint32_t>& RunView::duration_order(bool descending) const {
+  std::lock_guard lock(cache_mutex_);
+  auto& order = orders_[kDurationOrderKey + (descending ? 1 : 0)];
+  if (!order.empty()) return order;
+  for (std::uint32_t i = 0; i < jobs_.size(); ++i) {
+    if (jobs_[i].start >= 0 && jobs_[i].end >= 0) order.push_back(i);
+  }
+  const auto duration = [&](std::uint32_t i) { return jobs_[i].end - jobs_[i].start; };
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return descending ? duration(b) < duration(a) : duration(a) < duration(b);
+  });
+  return order;
+}
+
+void RunView::run_time_page(const JobQuery& query, const std::vector<std::uint8_t>& hit, std::size_t total,
+                            std::size_t from, std::size_t to, std::vector<std::uint32_t>& chosen) const {
+  // At time t a job's run time is end - start once it has ended, t - start while it runs, 0 before it starts (or if
+  // it never does). Each kind is walked in its order: ended jobs by duration (a permutation built once), running ones
+  // by start (the earlier start, the longer the run), the rest in job id order with run time 0 (these two collected
+  // here). The page is a merge of the three by (run time, job id). A page in the second half is found from the end:
+  // the same orders walked backwards merge in exactly the reverse order. A page in the middle is selected instead.
+  const std::int64_t t = query.at_s;
+  const bool desc = query.descending;
+  const auto& by_duration = duration_order(desc);
+  const bool backward = from > total / 2;
+  const std::size_t skip = backward ? total - to : from, take = to - from;
+  const auto select_page = [&] {
+    std::vector<std::pair<std::int64_t, std::uint32_t>> keyed;
+    keyed.reserve(total);
+    for (std::uint32_t i = 0; i < jobs_.size(); ++i) {
+      if (!hit[i]) continue;
+      const Job& j = jobs_[i];
+      std::int64_t run = 0;
+      if (j.start >= 0 && t >= j.start) run = (j.end >= 0 && t >= j.end ? j.end : t) - j.start;
+      keyed.emplace_back(desc ? -run : run, i);
+    }
+    const auto page_begin = keyed.begin() + static_cast<std::ptrdiff_t>(from);
+    const auto page_end = keyed.begin() + static_cast<std::ptrdiff_t>(to);
+    std::nth_element(keyed.begin(), page_begin, keyed.end());
+    if (page_end != keyed.end()) std::nth_element(page_begin, page_end, keyed.end());
+    std::sort(page_begin, page_end);
+    for (auto it = page_begin; it != page_end; ++it) chosen.push_back(it->second);
+  };
+  // A walk passes about two jobs per job it skips, each through a permutation (a cache miss): beyond some tens of
+  // thousands a sequential pass over the hits and a selection (about 15 ms for a million) is cheaper.
+  const std::size_t walk_limit = std::min<std::size_t>(total / 8, 25'000);
+  if (skip > walk_limit) {
+    select_page();
+    return;
+  }
+  // The jobs running at t (at most what the cluster holds at once), by start, and those not started by t (pending,
+  // or ended without starting), in job id order: one sequential pass.
+  std::vector<std::uint32_t> running, unstarted;
+  for (std::uint32_t i = 0; i < jobs_.size(); ++i) {
+    if (!hit[i]) continue;
+    const Job& j = jobs_[i];
+    if (j.start < 0 || j.start > t) {
+      unstarted.push_back(i);
+    } else if (j.end < 0 || j.end > t) {
+      running.push_back(i);
+    }
+  }
+  std::stable_sort(running.begin(), running.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return desc ? jobs_[a].start < jobs_[b].start : jobs_[b].start < jobs_[a].start;
+  });
+  struct Stream {
+    const std::vector<std::uint32_t>* order = nullptr;  // the jobs in the stream's order
+    std::size_t lo = 0, hi = 0;                         // the stream's positions in `order`
+    std::size_t left = 0;                               // positions not yet walked
+    std::uint32_t job = 0;                              // the job at the cursor (when left > 0)
+    std::pair<std::int64_t, std::uint32_t> key{};       // its (run time in the page's direction, index)
+  };
+  std::array<Stream, 3> streams{Stream{&by_duration, 0, by_duration.size()}, Stream{&running, 0, running.size()},
+                                Stream{&unstarted, 0, unstarted.size()}};
+  const auto belongs = [&](std::size_t stream, std::uint32_t i) {  // the other two hold only their own jobs
+    return stream != 0 || (hit[i] && jobs_[i].start <= t && jobs_[i].end <= t);
+  };
+  // Jobs of another kind are passed over on the way (jobs that end after t, in the duration order): past a budget the
+  // walk gives way to the selection.
+  std::size_t budget = 2 * walk_limit + take;
+  const auto settle = [&](std::size_t k) {  // moves stream k's cursor to its next job of its kind
+    Stream& s = streams[k];
+    for (; s.left > 0 && budget > 0; --s.left, --budget) {
+      const std::size_t pos = backward ? s.lo + s.left - 1 : s.hi - s.left;
+      s.job = (*s.order)[pos];
+      if (!belongs(k, s.job)) continue;
+      const Job& j = jobs_[s.job];
+      const std::int64_t run = k == 0 ? j.end - j.start : k == 1 ? t - j.start : 0;
+      s.key = {desc ? -run : run, s.job};
+      return;
+    }
+    s.left = 0;  // out of budget (or walked to its end)
+  };
+  for (Stream& stream : streams) {
+    stream.left = stream.hi - stream.lo;
+  }
+  for (std::size_t k = 0; k < streams.size(); ++k) settle(k);
+  const std::size_t first = chosen.size();
+  for (std::size_t seen = 0; seen < skip + take; ++seen) {
+    std::size_t best = streams.size();
+    for (std::size_t k = 0; k < streams.size(); ++k) {
+      if (streams[k].left == 0) continue;
+      if (best == streams.size() ||
+          (backward ? streams[best].key < streams[k].key : streams[k].key < streams[best].key)) {
+        best = k;
+      }
+    }
+    if (best == streams.size()) break;
+    if (seen >= skip) chosen.push_back(streams[best].job);
+    --streams[best].left;
+    settle(best);
+  }
+  if (budget == 0) {
+    chosen.resize(first);
+    select_page();
+    return;
+  }
+  if (backward) std::reverse(chosen.begin() + static_cast<std::ptrdiff_t>(first), chosen.end());
 }
 
 JobPage RunView::jobs(const JobQuery& query) const {
@@ -413,6 +535,7 @@ JobPage RunView::jobs(const JobQuery& query) const {
   };
   // One pass: which jobs match (a flag per job), and the counts per tab.
   std::vector<std::uint8_t> hit(jobs_.size(), 0);
+  std::vector<std::uint32_t> state_hits(strings_.size(), 0);  // hits per state id (the sort by state)
   for (std::size_t i = 0; i < jobs_.size(); ++i) {
     const Job& j = jobs_[i];
     if (user_id != UINT32_MAX && j.user != user_id) continue;
@@ -423,6 +546,7 @@ JobPage RunView::jobs(const JobQuery& query) const {
     ++page.counts[static_cast<std::size_t>(g)];
     if (query.filter == JobFilter::kAll || query.filter == g) {
       hit[i] = 1;
+      ++state_hits[static_cast<std::size_t>(s)];
       ++page.total;
     }
   }
@@ -451,28 +575,32 @@ JobPage RunView::jobs(const JobQuery& query) const {
   } else if (query.sort != JobSort::kRunTime && query.sort != JobSort::kState) {
     const auto& order = order_by(query.sort, query.descending);
     walk([&](std::size_t k) { return order[k]; }, order.size());
-  } else {
-    // The key depends on the time: select the page (nth_element), then sort only it. Ties by job id.
-    std::vector<std::pair<std::int64_t, std::uint32_t>> keyed;
-    keyed.reserve(page.total);
-    for (std::uint32_t i = 0; i < jobs_.size(); ++i) {
-      if (!hit[i]) continue;
-      const Job& j = jobs_[i];
-      std::int64_t k = 0;
-      if (query.sort == JobSort::kState) {  // by state name: its first 7 bytes, big-endian
-        const std::string_view s = text(static_cast<std::uint32_t>(state_at(j, query.at_s)));
-        for (std::size_t c = 0; c < 7; ++c) k = (k << 8) | (c < s.size() ? static_cast<unsigned char>(s[c]) : 0);
-      } else if (j.start >= 0 && query.at_s >= j.start) {
-        k = (j.end >= 0 && query.at_s >= j.end ? j.end : query.at_s) - j.start;
-      }
-      keyed.emplace_back(query.descending ? -k : k, i);
+  } else if (query.sort == JobSort::kState) {
+    // By state name at the time, ties in job id order: the states' counts place the page; each state on it is then
+    // one walk in job id order.
+    std::vector<std::uint32_t> states;
+    for (std::uint32_t s = 0; s < state_hits.size(); ++s) {
+      if (state_hits[s] > 0) states.push_back(s);
     }
-    const auto first = keyed.begin() + static_cast<std::ptrdiff_t>(from);
-    const auto last = keyed.begin() + static_cast<std::ptrdiff_t>(to);
-    std::nth_element(keyed.begin(), first, keyed.end());
-    if (last != keyed.end()) std::nth_element(first, last, keyed.end());
-    std::sort(first, last);
-    for (auto it = first; it != last; ++it) chosen.push_back(it->second);
+    std::sort(states.begin(), states.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return query.descending ? text(b) < text(a) : text(a) < text(b);
+    });
+    std::size_t before = 0;  // hits in the states before this one
+    for (const std::uint32_t s : states) {
+      const std::size_t count = state_hits[s];
+      if (before + count > from && before < to) {
+        std::size_t seen = before;
+        for (std::uint32_t i = 0; i < jobs_.size() && seen < to; ++i) {
+          if (!hit[i] || state_at(jobs_[i], query.at_s) != static_cast<std::int32_t>(s)) continue;
+          if (seen >= from) chosen.push_back(i);
+          ++seen;
+        }
+      }
+      before += count;
+      if (before >= to) break;
+    }
+  } else {
+    run_time_page(query, hit, page.total, from, to, chosen);
   }
   page.rows.reserve(chosen.size());
   for (std::uint32_t i : chosen) page.rows.push_back(row(jobs_[i], query.at_s));

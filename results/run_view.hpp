@@ -9,8 +9,10 @@
 //
 // Memory is about 100 bytes per job (low-cardinality strings are interned) plus 16 per node event. Answers for a
 // million jobs take a few milliseconds: counts and filters are linear scans of packed rows; sorts by a fixed column
-// use a permutation computed once; sorts by a column that depends on the time (state, run time) select only the
-// requested page (nth_element), not the whole order.
+// use a permutation computed once; sorts by a column that depends on the time walk to the page: by state, each
+// state's jobs in job id order after the states before it (their counts come from the counting pass); by run time, a
+// merge of the ended jobs by duration, the running ones by start and the rest (run time 0), each a permutation built
+// once.
 #pragma once
 
 #include <array>
@@ -288,6 +290,12 @@ class RunView {
   [[nodiscard]] std::string node_state_at(std::size_t node, std::int64_t at_s) const;
   /// Permutation of jobs_ by a time-independent column (ties in job id order), built once per direction.
   const std::vector<std::uint32_t>& order_by(JobSort sort, bool descending) const;
+  /// Jobs that started and ended, by run time (end - start; ties in job id order), built once per direction.
+  const std::vector<std::uint32_t>& duration_order(bool descending) const;
+  /// The hits from..to (of `total`) of the Jobs table sorted by run time at query.at_s, appended to `chosen`.
+  void run_time_page(const JobQuery& query, const std::vector<std::uint8_t>& hit, std::size_t total, std::size_t from,
+                     std::size_t to, std::vector<std::uint32_t>& chosen) const;
+  static constexpr int kDurationOrderKey = 1000;  // orders_'s key for duration_order (+1 descending)
   /// One node's GPUs at a metrics sample: sums over the GPUs sampled, and the last non-zero XID.
   struct GpuSample {
     double util = 0, fb_used_mib = 0;

@@ -162,6 +162,10 @@ class ClassicScheduler final : public Scheduler {
         jobs_.set_priority(j, update.priority);
         shortcuts_ = false;  // the queue's order no longer follows submission alone
         break;
+      case JobUpdate::Kind::kTimeLimit:
+        const_cast<ClusterState&>(state_).job_mut(j).time_limit_s = update.time_limit_s;
+        shortcuts_ = false;  // sjf's order and every plan depend on it
+        break;
     }
     JobRuntime& rt = const_cast<ClusterState&>(state_).job_mut(j);
     rt.priority = jobs_.multifactor() || jobs_.fixed_priority(j) != 0 ? jobs_.priority(j) : 0;

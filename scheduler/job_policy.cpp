@@ -91,6 +91,7 @@ AssocId JobPolicy::resolve_association(const JobSpec& spec, bool& ok) {
 }
 
 PendingReason JobPolicy::submit(JobIndex j, std::int64_t now_s) {
+  if (j >= acct_.size()) acct_.resize(state_.job_count());  // a job a live run added to the table
   const JobSpec& spec = state_.spec(j);
   JobAcct& a = acct_[j];
   bool ok = true;

@@ -32,6 +32,20 @@ bool may_fit_now(const ClusterState& state, const JobSpec& spec, std::uint32_t p
   return state.partition_free_cpus(p) >= spec.cpus && state.nodes_with_free_gpus(p, spec.gpus_per_node) >= 1;
 }
 
+bool can_ever_fit(const JobSpec& spec, const PartitionConfig& part, const ClusterConfig& cluster) {
+  const SelectRequest r = select_request(spec);
+  const std::uint32_t cpn = cpus_per_node(r);
+  std::uint64_t usable = 0, cpus = 0;
+  for (NodeIndex n : part.nodes) {
+    const NodeConfig& node = cluster.nodes[n];
+    if (!node.available || node.gpus < r.gpus_per_node || node.memory_mb < r.mem_per_node_mb || node.cpus < cpn)
+      continue;
+    ++usable;
+    cpus += node.cpus;
+  }
+  return r.nodes > 0 ? usable >= r.nodes : (usable > 0 && cpus >= r.cpus);
+}
+
 bool partition_admits(const ClusterState& state, JobIndex j) {
   const JobRuntime& rt = state.job(j);
   const PartitionConfig& part = state.config().partitions[rt.partition];

@@ -55,6 +55,10 @@ bool may_fit_now(const ClusterState& state, const JobSpec& spec, std::uint32_t p
 /// (otherwise slurmctld leaves it pending, PartitionDown / PartitionTimeLimit).
 bool partition_admits(const ClusterState& state, JobIndex j);
 
+/// True if partition `part` could ever host `spec` on its available nodes, however busy (slurmctld refuses other
+/// jobs at submit: "Requested node configuration is not available", reason BadConstraints).
+bool can_ever_fit(const JobSpec& spec, const PartitionConfig& part, const ClusterConfig& cluster);
+
 /// The live cluster's free resources.
 FreeResources live_resources(const ClusterState& state);
 

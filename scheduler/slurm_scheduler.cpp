@@ -173,6 +173,7 @@ class SlurmScheduler final : public Scheduler {
   }
 
   void on_job_submitted(JobIndex j) override {
+    if (j >= blocked_.size()) grow_job_records();  // a job a live run added to the table
     JobRuntime& rt = state_mut().job_mut(j);
     const JobSpec& spec = state_.spec(j);
     const auto& part = state_.config().partitions[rt.partition];
@@ -310,6 +311,9 @@ class SlurmScheduler final : public Scheduler {
       case JobUpdate::Kind::kPriority:
         policy_.set_priority(j, update.priority);
         break;
+      case JobUpdate::Kind::kTimeLimit:
+        state_mut().job_mut(j).time_limit_s = update.time_limit_s;  // job_ptr->time_limit: the next passes read it
+        break;
     }
     state_mut().job_mut(j).priority = policy_.priority(j);
     resort_queue();
@@ -431,6 +435,13 @@ class SlurmScheduler final : public Scheduler {
       ++stats_.preemptions;
     }
     preempt_wait_[j] = last_end + from_seconds(params_.epilog_s) + kMicrosPerSecond;
+  }
+
+  // The per-job records follow the job table, which a live run may extend (SimWorld::submit_job).
+  void grow_job_records() {
+    blocked_.resize(state_.job_count(), 0);
+    if (!job_resv_.empty()) job_resv_.resize(state_.job_count(), -1);
+    if (!wait4switch_start_.empty()) wait4switch_start_.resize(state_.job_count(), -1);
   }
 
   // Users=/Accounts= of the requested reservation admit the job (job_mgr.c: "Access denied").

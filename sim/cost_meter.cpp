@@ -34,7 +34,7 @@ CostMeter::CostMeter(const CostConfig& config, const ClusterState& state, std::u
   }
   std::sort(spot_nodes_.begin(), spot_nodes_.end());
   std::unordered_map<std::string, std::uint32_t>& users = user_index_;
-  std::unordered_map<std::string, std::uint32_t> accounts;
+  std::unordered_map<std::string, std::uint32_t>& accounts = account_index_;
   job_user_.resize(state.job_count());
   job_account_.resize(state.job_count());
   for (JobIndex j = 0; j < state.job_count(); ++j) {
@@ -51,6 +51,15 @@ CostMeter::CostMeter(const CostConfig& config, const ClusterState& state, std::u
 bool CostMeter::billed(NodeIndex node, NodeCondition condition) const {
   if (price_[node] <= 0) return false;
   return model_[node] == PurchaseModel::kReserved || condition != NodeCondition::kPoweredDown;
+}
+
+void CostMeter::on_jobs_added() {
+  for (auto j = static_cast<JobIndex>(job_user_.size()); j < state_.job_count(); ++j) {
+    job_user_.push_back(intern(user_index_, users_, state_.spec(j).user));
+    job_account_.push_back(intern(account_index_, accounts_, state_.spec(j).account));
+  }
+  user_acct_.resize(users_.size());
+  account_acct_.resize(accounts_.size());
 }
 
 void CostMeter::start(SimWorld& world) {

@@ -36,6 +36,8 @@ class CostMeter {
 
   /// Arms the sampling events.
   void start(SimWorld& world);
+  /// Jobs were appended to the job table (a live run's submit): their users and accounts are noted.
+  void on_jobs_added();
   /// Arms the spot reclaim events (after the quota controller's first check, as the run has always ordered them).
   void start_spot(SimWorld& world);
   /// A cost event fired.
@@ -80,9 +82,10 @@ class CostMeter {
   std::vector<std::uint32_t> job_user_, job_account_;  // per job
   std::vector<std::string> users_, accounts_;
   std::vector<Account> user_acct_, account_acct_;
-  Account cluster_, used_;                                     // all billed nodes; the part jobs use
-  std::unordered_map<std::string, std::uint32_t> user_index_;  // user name -> index in users_
-  std::vector<std::uint32_t> series_users_;                    // users with their own cost series (quota users)
+  Account cluster_, used_;                                        // all billed nodes; the part jobs use
+  std::unordered_map<std::string, std::uint32_t> user_index_;     // user name -> index in users_
+  std::unordered_map<std::string, std::uint32_t> account_index_;  // account name -> index in accounts_
+  std::vector<std::uint32_t> series_users_;                       // users with their own cost series (quota users)
   std::vector<NodeIndex> spot_nodes_;
   std::vector<std::uint32_t> spot_generation_;  // per node
   double spot_rate_per_s_ = 0;

@@ -100,6 +100,14 @@ void FaultMechanics::start(SimWorld& world) {
   arm_next_random(world);
 }
 
+void FaultMechanics::on_jobs_added() {
+  const std::size_t jobs = state_.job_count();
+  interrupts_.resize(jobs);
+  run_plan_.resize(jobs);
+  planned_.resize(jobs, 0);
+  first_plan_.resize(jobs);
+}
+
 void FaultMechanics::arm_next_random(SimWorld& world) {
   if (!process_) return;
   next_fault_ = process_->next();
@@ -143,22 +151,9 @@ void FaultMechanics::on_event(SimWorld& world, std::uint64_t tgt, std::uint32_t 
       arm_next_random(world);
       break;
     }
-    case kInjected: {
-      const InjectedFault& in = config_.inject[index];
-      FaultRecord r;
-      r.time = world.now();
-      r.fault_class = "injected";
-      r.cause = in.cause;
-      r.xid = in.xid;
-      r.component = state_.config().nodes[in.node].gpus > 0 && in.xid != 0 ? ComponentKind::kGpu : ComponentKind::kNode;
-      r.node = in.node;
-      r.gpu = r.component == ComponentKind::kGpu ? in.gpu : UINT32_MAX;
-      r.effect = in.effect;
-      r.symptom = in.symptom;
-      const std::uint32_t node = in.node;
-      strike(world, std::move(r), std::span<const std::uint32_t>(&node, 1));
+    case kInjected:
+      inject(world, config_.inject[index]);
       break;
-    }
     case kDetect:
       if (nodes_[index].generation == generation) detect(world, static_cast<NodeIndex>(index));
       break;
@@ -166,6 +161,22 @@ void FaultMechanics::on_event(SimWorld& world, std::uint64_t tgt, std::uint32_t 
       interrupt(world, static_cast<JobIndex>(index));
       break;
   }
+}
+
+std::int64_t FaultMechanics::inject(SimWorld& world, const InjectedFault& in) {
+  FaultRecord r;
+  r.time = world.now();
+  r.fault_class = "injected";
+  r.cause = in.cause;
+  r.xid = in.xid;
+  r.component = state_.config().nodes[in.node].gpus > 0 && in.xid != 0 ? ComponentKind::kGpu : ComponentKind::kNode;
+  r.node = in.node;
+  r.gpu = r.component == ComponentKind::kGpu ? in.gpu : UINT32_MAX;
+  r.effect = in.effect;
+  r.symptom = in.symptom;
+  const std::uint32_t node = in.node;
+  const std::uint32_t fault = strike(world, std::move(r), std::span<const std::uint32_t>(&node, 1));
+  return fault == kNoFault ? -1 : static_cast<std::int64_t>(fault);
 }
 
 // A component out of service does not age: the Weibull clock of a fault that took its node(s) out restarts when

@@ -68,6 +68,11 @@ class FaultMechanics {
 
   /// Arms the first fault events (called by SimWorld::run before the first event).
   void start(SimWorld& world);
+  /// Jobs were appended to the job table (a live run's submit): the per-job records grow with it.
+  void on_jobs_added();
+  /// An operator injects `fault` now (a live run; its time is ignored): struck as /faults/inject's are. Returns the
+  /// fault's index in the log, or -1 when it had no effect (the node is out: repaired, powered down, booting).
+  std::int64_t inject(SimWorld& world, const InjectedFault& fault);
   /// A fault event fired (target and generation as pushed).
   void on_event(SimWorld& world, std::uint64_t target, std::uint32_t generation);
   /// A job is starting on its allocation: returns its checkpointing for this run and arms the interrupts of

@@ -20,22 +20,6 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-/// True if the partition could ever host the job (Slurm rejects other jobs at submit:
-/// "Requested node configuration is not available").
-bool can_ever_fit(const JobSpec& spec, const PartitionConfig& part, const ClusterConfig& cluster) {
-  const SelectRequest r = select_request(spec);
-  const std::uint32_t cpn = r.nodes > 0 ? (r.cpus + r.nodes - 1) / r.nodes : 1;
-  std::uint64_t usable = 0, cpus = 0;
-  for (NodeIndex n : part.nodes) {
-    const NodeConfig& node = cluster.nodes[n];
-    if (!node.available || node.gpus < r.gpus_per_node || node.memory_mb < r.mem_per_node_mb || node.cpus < cpn)
-      continue;
-    ++usable;
-    cpus += node.cpus;
-  }
-  return r.nodes > 0 ? usable >= r.nodes : (usable > 0 && cpus >= r.cpus);
-}
-
 }  // namespace
 
 std::string_view gputwin_version() {

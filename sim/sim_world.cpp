@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "model/input_limits.hpp"
+#include "scheduler/node_selection.hpp"
 
 namespace gputwin {
 
@@ -562,6 +563,54 @@ void SimWorld::requeue_job(JobIndex job, double lost_s, bool by_fault) {
   plane_->on_job_requeued(job);
 }
 
+bool SimWorld::submit(JobIndex job) {
+  state_.job_mut(job).submitted = true;
+  ++counters_.events;
+  ++pending_;
+  if (const PendingReason refusal = plane_->admit(job); refusal != PendingReason::kNone) {
+    reject_job(job, refusal);  // a controller refused it (a quota blocked the user)
+    return false;
+  }
+  state_.note_job_update();
+  last_activity_ = now_;
+  plane_->on_job_submitted(job);
+  return true;
+}
+
+JobIndex SimWorld::submit_job(JobSpec spec, std::uint32_t partition) {
+  spec.submit_s = to_seconds(now_);
+  const JobIndex job = state_.add_job(std::move(spec), partition);
+  ++added_;
+  // The mechanics' per-job records grow with the table (the controllers grow theirs when they first hear of it).
+  if (!node_job_list_.empty()) {
+    fault_requeue_.push_back(0);
+    run_lost_s_.push_back(-1);
+  }
+  if (faults_ != nullptr) faults_->on_jobs_added();
+  if (cost_ != nullptr) cost_->on_jobs_added();
+  const ClusterConfig& cluster = state_.config();
+  if (!can_ever_fit(state_.spec(job), cluster.partitions[partition], cluster)) {
+    // As the runner does for a loaded job: slurmctld refuses it at submit; never queued, ended now.
+    state_.end_pending(job, JobState::kCancelled, now_);
+    JobRuntime& rt = state_.job_mut(job);
+    rt.submitted = true;
+    rt.rejected = true;
+    rt.reason = PendingReason::kBadConstraints;
+    rt.time_limit_s = effective_time_limit_s(state_.spec(job), cluster.partitions[partition]);
+    ++counters_.events;
+    return job;
+  }
+  submit(job);
+  return job;
+}
+
+bool SimWorld::set_job_time_limit(JobIndex job, std::int64_t time_limit_s) {
+  const JobRuntime& rt = state_.job(job);
+  if (rt.state != JobState::kPending || !rt.submitted) return false;
+  plane_->on_job_updated(job, JobUpdate{JobUpdate::Kind::kTimeLimit, 0, time_limit_s});
+  return true;
+}
+
 void SimWorld::start_run() {
   // The order in which components arm their first events is part of the run (events of one instant fire in push
   // order), so it stays as it has always been: scheduler, operations, costs, quotas, spot reclaims, the pool's
@@ -694,7 +743,13 @@ void SimWorld::run(const std::function<void(const SimWorld&)>& progress, std::ui
       now_ = stop_at_;
       break;
     }
-    if (gate_ != nullptr && gate_->before_instant(*this, t)) continue;  // it acted: look for the next instant again
+    if (gate_ != nullptr && gate_->before_instant(*this, t)) {
+      // An operator acted between two instants (at the paced time now()): that is an instant of its own, whose end
+      // the controllers hear (a classic policy plans a submitted job now, not at the next event); then look for the
+      // next instant again, which an action may have brought forward.
+      plane_->on_instant_end();
+      continue;
+    }
     if (t > from_seconds(kMaxSimulatedSeconds)) {
       throw SimulatedTimeLimitError(
           "the run reached " + std::to_string(kMaxSimulatedSeconds) + " simulated seconds (about 3,170 years) with " +
@@ -714,17 +769,7 @@ void SimWorld::run(const std::function<void(const SimWorld&)>& progress, std::ui
       if (next_submit_ < job_count && from_seconds(specs[next_submit_].submit_s) == t) {
         const auto job = static_cast<JobIndex>(next_submit_++);
         if (state_.job(job).submitted) continue;  // running at the start (set_initial_state)
-        state_.job_mut(job).submitted = true;
-        ++counters_.events;
-        ++pending_;
-        if (const PendingReason refusal = plane_->admit(job); refusal != PendingReason::kNone) {
-          reject_job(job, refusal);  // a controller refused it (a quota blocked the user)
-          continue;
-        }
-        state_.note_job_update();
-        last_activity_ = t;
-        plane_->on_job_submitted(job);
-        if (pass_after_every_event_) plane_->on_instant_end();
+        if (submit(job) && pass_after_every_event_) plane_->on_instant_end();
         continue;
       }
       break;

@@ -126,6 +126,15 @@ class SimWorld final : public World {
   void power_down_node(NodeIndex n) override;
   void delete_node(NodeIndex n, std::string_view reason) override;
 
+  // ---- Operator actions of a live run (a RunGate calls them between instants) ----
+  /// Submits `spec` now (its submit time becomes now), in partition `partition`: the job is appended to the job
+  /// table (a stable index, ClusterState::add_job) and goes through the checks a loaded job goes through: one that
+  /// no node of its partition could ever hold is rejected (BadConstraints), the controllers may refuse it
+  /// (association, QOS, limits, quotas), else it pends and the run's policy schedules it. Returns its index.
+  JobIndex submit_job(JobSpec spec, std::uint32_t partition);
+  /// Sets pending job `job`'s time limit (scontrol update TimeLimit=, seconds); false if it is not pending.
+  bool set_job_time_limit(JobIndex job, std::int64_t time_limit_s);
+
   // ---- For the mechanics (sim/ only) ----
   /// The slurm.conf parameters of the run.
   [[nodiscard]] const SlurmParameters& slurm_parameters() const { return slurm_; }
@@ -166,8 +175,8 @@ class SimWorld final : public World {
   void advance_clock(SimTime t) { now_ = std::max(now_, t); }
   /// Counters so far.
   [[nodiscard]] const SimCounters& counters() const { return counters_; }
-  /// Jobs submitted so far.
-  [[nodiscard]] std::uint64_t submitted() const { return next_submit_; }
+  /// Jobs submitted so far (the workload's and those submit_job added).
+  [[nodiscard]] std::uint64_t submitted() const { return next_submit_ + added_; }
   /// Jobs ended so far.
   [[nodiscard]] std::uint64_t ended() const { return ended_; }
 
@@ -207,6 +216,8 @@ class SimWorld final : public World {
   // Begins the runs of CONFIGURING jobs on node `n` whose nodes are all up now.
   void begin_configured_runs(NodeIndex n);
   void requeue_job(JobIndex job, double lost_s, bool by_fault);
+  // Job `job` (in the table, not yet submitted) is submitted now; false if a controller refused it.
+  bool submit(JobIndex job);
   void start_run();
   void dispatch(const Event& event);
   void end_job(JobIndex job, JobState state, bool completed, SimTime progress_until = kNever);
@@ -242,6 +253,7 @@ class SimWorld final : public World {
   EventQueue events_;
   SimTime now_ = 0;
   std::uint64_t next_submit_ = 0;
+  std::uint64_t added_ = 0;  // jobs submit_job appended to the table
   std::uint64_t ended_ = 0;
   std::uint64_t started_ = 0;
   SimTime last_activity_ = 0;

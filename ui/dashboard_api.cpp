@@ -4,10 +4,12 @@
 #include <charconv>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <thread>
 
 #include "model/errors.hpp"
+#include "model/input_limits.hpp"
 #include "results/metrics_export.hpp"
 #include "results/results_store.hpp"
 #include "ui/compare_api.hpp"
@@ -549,6 +551,22 @@ std::string string_field(const json& body, const char* name, std::size_t max, co
   return it->get<std::string>();
 }
 
+// Field `name` of `body` as an integer from `lo` to `hi` (`fallback` when absent and it is given).
+std::int64_t integer_field(const json& body, const char* name, std::int64_t lo, std::int64_t hi,
+                           std::optional<std::int64_t> fallback = std::nullopt) {
+  const auto it = body.find(name);
+  if (it == body.end() && fallback) return *fallback;
+  const bool ok = it != body.end() && it->is_number_integer() &&
+                  (it->is_number_unsigned() ? it->get<std::uint64_t>() <= static_cast<std::uint64_t>(hi) &&
+                                                  static_cast<std::int64_t>(it->get<std::uint64_t>()) >= lo
+                                            : it->get<std::int64_t>() >= lo && it->get<std::int64_t>() <= hi);
+  if (!ok) {
+    throw HttpError(400, std::string("field '") + name + "': expected an integer from " + std::to_string(lo) + " to " +
+                             std::to_string(hi));
+  }
+  return it->get<std::int64_t>();
+}
+
 }  // namespace
 
 HttpResponse DashboardApi::control(const HttpRequest& request) const {
@@ -596,8 +614,40 @@ HttpResponse DashboardApi::control(const HttpRequest& request) const {
               : live_->resume_node(node);
       return HttpResponse::json(json{{"ok", true}, {"node", node}, {"action", action.substr(5)}, {"time", at}}.dump(
           -1, ' ', false, kReplaceInvalidUtf8));
+    } else if (action == "node/inject") {
+      const std::string node = string_field(body, "node", 128);
+      const auto xid = static_cast<std::uint32_t>(integer_field(body, "xid", 1, 65535));
+      const auto gpu = static_cast<std::uint32_t>(integer_field(body, "gpu", 0, kMaxGpusPerNode - 1, 0));
+      const LiveInjected done = live_->inject_fault(node, xid, gpu);
+      return HttpResponse::json(json{
+          {"ok", true},
+          {"node", node},
+          {"action", "inject"},
+          {"xid", xid},
+          {"gpu", gpu},
+          {"time", done.time},
+          {"struck", done.struck},
+          {"effect", done.effect},
+          {"symptom", done.symptom}}.dump(-1, ' ', false, kReplaceInvalidUtf8));
+    } else if (action == "scale") {
+      const auto it = body.find("action");
+      if (it == body.end() || !it->is_string() || (*it != "up" && *it != "down")) {
+        throw HttpError(400,
+                        "field 'action': expected \"up\" (power up pool nodes) or \"down\" (power down idle ones)");
+      }
+      const bool up = *it == "up";
+      const auto count = static_cast<std::int32_t>(integer_field(body, "count", 1, 100'000));
+      const LiveScaled done = live_->scale(up ? count : -count);
+      return HttpResponse::json(json{
+          {"ok", true},
+          {"action", "scale"},
+          {"direction", up ? "up" : "down"},
+          {"count", count},
+          {"nodes", done.nodes},
+          {"time", done.time}}.dump(-1, ' ', false, kReplaceInvalidUtf8));
     } else {
-      throw HttpError(404, "no control '" + action.substr(0, 40) + "' (pause, resume, speed, node/drain, node/resume)");
+      throw HttpError(404, "no control '" + action.substr(0, 40) +
+                               "' (pause, resume, speed, node/drain, node/resume, node/inject, scale)");
     }
   } catch (const LiveError& e) {
     throw HttpError(e.status(), e.what());

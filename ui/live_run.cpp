@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <utility>
 
+#include "faults/xid_catalogue.hpp"
 #include "model/errors.hpp"
+#include "model/input_limits.hpp"
 #include "results/results_store.hpp"
 #include "results/summary.hpp"
 #include "sim/sim_world.hpp"
@@ -53,6 +55,13 @@ LiveRun::LiveRun(Scenario scenario, RunOptions options, LiveOptions live)
     : options_(std::move(live)), snapshot_root_(make_snapshot_root()) {
   paused_ = options_.start_paused;
   speed_ = options_.speed;
+  // An operator may inject faults: a scenario without /faults gets the fault mechanics and the health controller
+  // with no random faults (rate 0), which change no schedule until something is injected.
+  if (!scenario.faults.enabled) {
+    scenario.faults.enabled = true;
+    scenario.faults.random_faults = false;
+    scenario.faults.rate_scale = 0;
+  }
   node_names_.reserve(scenario.cluster.nodes.size());
   for (const NodeConfig& node : scenario.cluster.nodes) node_names_.push_back(node.name);
   options.gate = this;
@@ -377,25 +386,179 @@ std::int64_t LiveRun::resume_node(const std::string& name) {
 }
 
 std::int64_t LiveRun::cancel_job(std::int64_t job_id) {
-  auto problem = std::make_shared<std::pair<int, std::string>>(0, "");
+  auto problem = std::make_shared<std::optional<LiveError>>();
   const std::int64_t at = run_command([this, job_id, problem](SimWorld& world) {
     const ClusterState& state = world.state();
-    for (JobIndex j = 0; j < state.job_count(); ++j) {
-      if (static_cast<std::int64_t>(state.spec(j).id) != job_id) continue;
-      const JobRuntime& rt = state.job(j);
-      if (!rt.submitted) break;
-      if (rt.state != JobState::kPending && rt.state != JobState::kRunning) {
-        *problem = {409, "Job/step already completing or completed"};
-        return;
-      }
-      add_sim_event(world.now(), "action", std::to_string(job_id), "cancel");
-      world.cancel_job(j, PendingReason::kNone);
+    JobIndex j = 0;
+    try {
+      j = submitted_job(state, job_id);
+    } catch (const LiveError& e) {
+      problem->emplace(e);
       return;
     }
-    *problem = {404, "Invalid job id specified"};
+    const JobRuntime& rt = state.job(j);
+    if (rt.state != JobState::kPending && rt.state != JobState::kRunning) {
+      problem->emplace(409, "Job/step already completing or completed", 2021);
+      return;
+    }
+    add_sim_event(world.now(), "action", std::to_string(job_id), "cancel");
+    world.cancel_job(j, PendingReason::kNone);
   });
-  if (problem->first != 0) throw LiveError(problem->first, problem->second);
+  if (*problem) throw **problem;
   return at;
+}
+
+JobIndex LiveRun::submitted_job(const ClusterState& state, std::int64_t job_id) {
+  for (JobIndex j = 0; j < state.job_count(); ++j) {
+    if (static_cast<std::int64_t>(state.spec(j).id) != job_id) continue;
+    if (!state.job(j).submitted) break;  // not submitted yet: slurmctld does not know it
+    return j;
+  }
+  throw LiveError(404, "Invalid job id specified", 2017);
+}
+
+LiveSubmitted LiveRun::submit_job(JobSpec spec, bool hold) {
+  auto result = std::make_shared<LiveSubmitted>();
+  auto problem = std::make_shared<std::optional<LiveError>>();
+  const std::int64_t at = run_command([this, spec = std::move(spec), hold, result, problem](SimWorld& world) mutable {
+    const ClusterConfig& cluster = world.state().config();
+    const int p = spec.partition.empty() ? cluster.default_partition() : cluster.partition_index(spec.partition);
+    if (p < 0) {
+      problem->emplace(400,
+                       spec.partition.empty() ? "No partition specified or system default partition"
+                                              : "Invalid partition name specified",
+                       spec.partition.empty() ? 2001 : 2000);
+      return;
+    }
+    const ClusterState& state = world.state();
+    if (state.job_count() >= kMaxJobs) {
+      problem->emplace(409, "the run holds " + std::to_string(kMaxJobs) + " jobs, the most a workload may have", 2050);
+      return;
+    }
+    if (next_job_id_ == 0) {
+      // As slurmctld's next job id: after the largest id the table holds (array jobs' ids included).
+      std::uint64_t largest = 0;
+      for (const JobSpec& s : state.specs()) largest = std::max({largest, s.id, s.array_job_id});
+      next_job_id_ = largest + 1;
+    }
+    spec.id = next_job_id_++;
+    if (spec.run_time_s < 0)
+      spec.run_time_s = effective_time_limit_s(spec, cluster.partitions[static_cast<std::size_t>(p)]);
+    const JobIndex j = world.submit_job(std::move(spec), static_cast<std::uint32_t>(p));
+    const JobRuntime& rt = world.state().job(j);
+    if (hold && rt.state == JobState::kPending) world.hold_job(j);
+    result->job_id = static_cast<std::int64_t>(world.state().spec(j).id);
+    result->time = to_seconds(world.now());
+    result->refused = rt.rejected ? rt.reason : PendingReason::kNone;
+    total_jobs_.store(world.state().job_count(), std::memory_order_relaxed);
+    add_sim_event(world.now(), "action", std::to_string(result->job_id),
+                  rt.rejected ? "submit refused (" + std::string(pending_reason_name(rt.reason)) + ")"
+                  : hold      ? "submit (held)"
+                              : "submit");
+  });
+  if (*problem) throw **problem;
+  result->time = at;
+  return *result;
+}
+
+std::int64_t LiveRun::update_job(std::int64_t job_id, const LiveJobUpdate& update) {
+  auto problem = std::make_shared<std::optional<LiveError>>();
+  const std::int64_t at = run_command([this, job_id, update, problem](SimWorld& world) {
+    const ClusterState& state = world.state();
+    JobIndex j = 0;
+    try {
+      j = submitted_job(state, job_id);
+    } catch (const LiveError& e) {
+      problem->emplace(e);
+      return;
+    }
+    const JobRuntime& rt = state.job(j);
+    if (rt.state != JobState::kPending) {
+      if (rt.state == JobState::kRunning) {
+        problem->emplace(409, "Job is no longer pending execution", 2073);
+      } else {
+        problem->emplace(409, "Job/step already completing or completed", 2021);
+      }
+      return;
+    }
+    const bool held = rt.reason == PendingReason::kJobHeldAdmin || rt.reason == PendingReason::kJobHeldUser;
+    if (update.priority && !update.hold && held) {
+      // A held job's priority cannot be set (slurm_update_job2: ESLURM_JOB_HELD); release it first.
+      problem->emplace(409, "Job is in held state, pending scheduler release", 2042);
+      return;
+    }
+    std::string what;
+    if (update.hold && !*update.hold) {
+      world.release_job(j);
+      what += " release";
+    }
+    if (update.time_limit_s) {
+      world.set_job_time_limit(j, *update.time_limit_s);
+      what += fmt::format(" time_limit={}", *update.time_limit_s);
+    }
+    if (update.priority) {
+      world.set_job_priority(j, *update.priority);
+      what += fmt::format(" priority={}", *update.priority);
+    }
+    if (update.hold && *update.hold) {
+      world.hold_job(j);
+      what += " hold";
+    }
+    add_sim_event(world.now(), "action", std::to_string(job_id), "update" + what);
+  });
+  if (*problem) throw **problem;
+  return at;
+}
+
+LiveInjected LiveRun::inject_fault(const std::string& name, std::uint32_t xid, std::uint32_t gpu) {
+  const NodeIndex n = node_named(name);
+  const XidInfo* info = find_xid(xid);
+  if (info == nullptr) throw LiveError(400, "field 'xid': XID " + std::to_string(xid) + " is not in the catalogue");
+  auto result = std::make_shared<LiveInjected>();
+  auto problem = std::make_shared<std::optional<LiveError>>();
+  result->effect = std::string(to_string(info->effect));
+  result->symptom = std::string(to_string(info->symptom));
+  const std::int64_t at = run_command([this, n, name, xid, gpu, info, result, problem](SimWorld& world) {
+    const NodeConfig& node = world.state().config().nodes[n];
+    if (gpu >= std::max<std::uint32_t>(node.gpus, 1)) {
+      problem->emplace(400, "field 'gpu': node '" + name + "' has no GPU " + std::to_string(gpu));
+      return;
+    }
+    if (outcome_ == nullptr || outcome_->faults == nullptr) {
+      problem->emplace(409, "this run has no fault mechanics");
+      return;
+    }
+    InjectedFault fault;
+    fault.node = n;
+    fault.gpu = gpu;
+    fault.xid = xid;
+    fault.effect = info->effect;
+    fault.symptom = info->symptom;
+    fault.cause = "injected by an operator";
+    add_sim_event(world.now(), "action", name, fmt::format("inject XID {} on GPU {}", xid, gpu));
+    result->struck = outcome_->faults->inject(world, fault) >= 0;
+  });
+  if (*problem) throw **problem;
+  result->time = at;
+  return *result;
+}
+
+LiveScaled LiveRun::scale(std::int32_t count) {
+  auto result = std::make_shared<LiveScaled>();
+  auto problem = std::make_shared<std::optional<LiveError>>();
+  const std::int64_t at = run_command([this, count, result, problem](SimWorld& world) {
+    if (outcome_ == nullptr || outcome_->scaling == nullptr) {
+      problem->emplace(409, "this scenario has no cloud pool to scale (/autoscaler or /power_save)");
+      return;
+    }
+    for (NodeIndex n : outcome_->scaling->operator_scale(count)) result->nodes.push_back(node_names_[n]);
+    add_sim_event(world.now(), "action", "cluster",
+                  fmt::format("scale {} {}: {} node(s)", count > 0 ? "up" : "down", count > 0 ? count : -count,
+                              result->nodes.size()));
+  });
+  if (*problem) throw **problem;
+  result->time = at;
+  return *result;
 }
 
 std::pair<int, std::string> LiveSlurmWriter::update_node(const std::string& name, bool drain,
@@ -417,9 +580,49 @@ std::pair<int, std::string> LiveSlurmWriter::cancel_job(std::int64_t job_id) {
     live_.cancel_job(job_id);
     return {0, ""};
   } catch (const LiveError& e) {
-    if (e.status() == 404) return {2017, "Invalid job id specified"};
-    if (e.what() == std::string("Job/step already completing or completed")) return {2021, e.what()};
-    return {1, e.what()};
+    return {e.slurm_error() != 0 ? e.slurm_error() : 1, e.what()};
+  }
+}
+
+namespace {
+
+// Slurm's error for a job the submit-time checks refused (job_mgr.c:job_allocate's return codes).
+std::pair<int, std::string> submit_refusal(PendingReason reason) {
+  switch (reason) {
+    case PendingReason::kBadConstraints:
+      return {2014, "Requested node configuration is not available"};
+    case PendingReason::kInvalidAccount:
+      return {2045, "Invalid account or account/partition combination specified"};
+    case PendingReason::kInvalidQos:
+      return {2066, "Invalid qos specification"};
+    case PendingReason::kInvalidReservation:
+      return {2052, "Access denied to requested reservation"};
+    default:  // submit limits (MaxSubmitJobs, GrpSubmitJobs) and spend quotas
+      return {2050, "Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)"};
+  }
+}
+
+}  // namespace
+
+SlurmSubmitResult LiveSlurmWriter::submit_job(const JobSpec& spec, bool hold) {
+  try {
+    const LiveSubmitted done = live_.submit_job(spec, hold);
+    if (done.refused != PendingReason::kNone) {
+      const auto [error, message] = submit_refusal(done.refused);
+      return SlurmSubmitResult{0, error, message};
+    }
+    return SlurmSubmitResult{done.job_id, 0, ""};
+  } catch (const LiveError& e) {
+    return SlurmSubmitResult{0, e.slurm_error() != 0 ? e.slurm_error() : 1, e.what()};
+  }
+}
+
+std::pair<int, std::string> LiveSlurmWriter::update_job(std::int64_t job_id, const SlurmJobUpdate& update) {
+  try {
+    live_.update_job(job_id, update);
+    return {0, ""};
+  } catch (const LiveError& e) {
+    return {e.slurm_error() != 0 ? e.slurm_error() : 1, e.what()};
   }
 }
 

@@ -101,14 +101,43 @@ struct LiveOptions {
 };
 
 /// What an operator's request did wrong: `status` is the HTTP status to answer with (404 no such node, 409 the run
-/// has ended).
+/// has ended), `slurm_error` Slurm's error number for the slurmrestd-compatible API (slurm_errno.h; 0: none fits).
 class LiveError : public std::runtime_error {
  public:
-  LiveError(int status, const std::string& message) : std::runtime_error(message), status_(status) {}
+  LiveError(int status, const std::string& message, int slurm_error = 0)
+      : std::runtime_error(message), status_(status), slurm_error_(slurm_error) {}
   [[nodiscard]] int status() const { return status_; }
+  [[nodiscard]] int slurm_error() const { return slurm_error_; }
 
  private:
   int status_;
+  int slurm_error_;
+};
+
+/// What a submit into a live run did.
+struct LiveSubmitted {
+  std::int64_t job_id = 0;  ///< The id the job got (after the largest id in the table, as slurmctld's next id).
+  std::int64_t time = 0;    ///< Simulated second it was submitted.
+  /// kNone when it was queued; else why the submit-time checks refused it (BadConstraints, InvalidAccount,
+  /// InvalidQOS, a submit limit, a quota): it is then in the job table ended REJECTED, as a loaded job would be.
+  PendingReason refused = PendingReason::kNone;
+};
+
+/// An operator's change to a pending job (slurmrestd's POST job/{id}; scontrol hold/release/update).
+using LiveJobUpdate = SlurmJobUpdate;
+
+/// What a fault injected into a live run did.
+struct LiveInjected {
+  std::int64_t time = 0;  ///< Simulated second of the fault.
+  bool struck = false;    ///< False when the node was out (being repaired, powered down, booting): no effect.
+  std::string effect;     ///< What the simulator does (the XID catalogue's effect: reset_gpu, reboot_node, ...).
+  std::string symptom;    ///< How it shows itself (gpu_error, gpu_lost, hang, ...).
+};
+
+/// What an operator's scaling did.
+struct LiveScaled {
+  std::int64_t time = 0;           ///< Simulated second.
+  std::vector<std::string> nodes;  ///< Nodes powered up (or down).
 };
 
 /// A simulation running on its own thread, with snapshots for readers and controls for an operator.
@@ -142,6 +171,23 @@ class LiveRun final : public RunGate, public RunObserver {
   /// Cancels job `job_id` now (pending: it leaves the queue; running: it ends CANCELLED). Throws LiveError 404 for
   /// a job slurmctld would not know (none, or not submitted yet), 409 for one already ended or once the run ended.
   std::int64_t cancel_job(std::int64_t job_id);
+  /// Submits `spec` now (POST job/submit): its id and submit time are the run's to give; `spec.partition` names a
+  /// partition of the scenario (empty: the default); a `run_time_s` below 0 runs the job for its whole time limit.
+  /// The job goes through the checks of a loaded job and is scheduled by the run's policy; `hold` holds it at once
+  /// (JobHeldAdmin, until an update releases it). Throws LiveError 400 (error 2000) for an unknown partition, 409
+  /// once the run ended or when the run holds kMaxJobs jobs.
+  LiveSubmitted submit_job(JobSpec spec, bool hold = false);
+  /// Changes pending job `job_id` now (POST job/{id}). Throws LiveError 404 (2017) for a job slurmctld would not
+  /// know, 409 for one already ended (2021), running (2073, Job is no longer pending execution) or held when only a
+  /// priority is given (2042); returns the simulated second it took effect.
+  std::int64_t update_job(std::int64_t job_id, const LiveJobUpdate& update);
+  /// Injects XID `xid` (catalogued in faults/xid_catalogue) on GPU `gpu` of node `name` now, through the fault
+  /// mechanics as /faults/inject's faults go. Throws LiveError 404 for an unknown node, 400 for an XID the catalogue
+  /// does not have or a GPU the node lacks.
+  LiveInjected inject_fault(const std::string& name, std::uint32_t xid, std::uint32_t gpu);
+  /// Powers up `count` (> 0) powered-down cloud pool nodes now, or powers down -`count` idle ones, through the
+  /// scaling controller (ScalingController::operator_scale). Throws LiveError 409 when the scenario has no pool.
+  LiveScaled scale(std::int32_t count);
   /// Ends the simulation at the current simulated time (Ctrl-C): the results are written as a run stopped then
   /// (`run --until NOW`), and the run's end is served from them.
   void stop();
@@ -177,6 +223,8 @@ class LiveRun final : public RunGate, public RunObserver {
   void simulate(Scenario scenario, RunOptions options);
   std::int64_t run_command(std::function<void(SimWorld&)> apply);
   [[nodiscard]] NodeIndex node_named(const std::string& name) const;
+  /// The job slurmctld would know by `job_id` (submitted; ended ones too), or LiveError 404 (2017).
+  [[nodiscard]] static JobIndex submitted_job(const ClusterState& state, std::int64_t job_id);
   void take_snapshot(SimWorld& world);
   /// What the observer notes of each event (formatted to a LiveEvent when published).
   struct RawEvent {
@@ -232,6 +280,7 @@ class LiveRun final : public RunGate, public RunObserver {
   std::atomic<SimTime> sim_now_{0};
   std::atomic<std::uint64_t> submitted_{0}, ended_{0}, sim_events_{0};
   std::atomic<std::uint64_t> total_jobs_{0};
+  std::uint64_t next_job_id_ = 0;  // simulation's thread: the id the next submit gets (0: not computed yet)
 
   // Simulation's thread only.
   const RunOutcome* outcome_ = nullptr;
@@ -254,14 +303,18 @@ class LiveRun final : public RunGate, public RunObserver {
   bool streams_closed_ = false;
 };
 
-/// The slurmrestd-compatible API's writes of a live run: node update and job cancel through LiveRun, answered with
-/// Slurm's error numbers (slurm_errno.h: ESLURM_INVALID_JOB_ID 2017, ESLURM_INVALID_NODE_NAME 2018,
-/// ESLURM_ALREADY_DONE 2021).
+/// The slurmrestd-compatible API's writes of a live run: node update, job submit, update and cancel through
+/// LiveRun, answered with Slurm's error numbers (slurm_errno.h: ESLURM_INVALID_PARTITION_NAME 2000,
+/// ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE 2014, ESLURM_INVALID_JOB_ID 2017, ESLURM_INVALID_NODE_NAME 2018,
+/// ESLURM_ALREADY_DONE 2021, ESLURM_JOB_HELD 2042, ESLURM_INVALID_ACCOUNT 2045, ESLURM_ACCOUNTING_POLICY 2050,
+/// ESLURM_INVALID_QOS 2066, ESLURM_JOB_NOT_PENDING 2073).
 class LiveSlurmWriter final : public SlurmWriter {
  public:
   explicit LiveSlurmWriter(LiveRun& live) : live_(live) {}
   std::pair<int, std::string> update_node(const std::string& name, bool drain, const std::string& reason) override;
   std::pair<int, std::string> cancel_job(std::int64_t job_id) override;
+  SlurmSubmitResult submit_job(const JobSpec& spec, bool hold) override;
+  std::pair<int, std::string> update_job(std::int64_t job_id, const SlurmJobUpdate& update) override;
 
  private:
   LiveRun& live_;

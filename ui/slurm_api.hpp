@@ -10,8 +10,9 @@
 // With a JWT key, every request needs X-SLURM-USER-NAME and X-SLURM-USER-TOKEN (HS256 over the key's raw bytes, as
 // Slurm's AuthAltParameters=jwt_key, with an `exp` in the future and `sun` naming the user or root/slurm); without
 // one, requests are not checked (as slurmrestd with rest_auth/local). Writes are refused when serving a run that
-// has ended; a live run (SlurmApiOptions::writer) takes v0.0.44's node update (DRAIN, RESUME/UNDRAIN) and job
-// cancel (DELETE job/{id}).
+// has ended; a live run (SlurmApiOptions::writer) takes v0.0.44's node update (DRAIN, RESUME/UNDRAIN), job submit
+// (POST job/submit: the simulated run time from the comment's `gputwin:run=SECONDS`), job update (POST job/{id}:
+// hold, release, priority, time_limit) and job cancel (DELETE job/{id}).
 #pragma once
 
 #include <cstdint>
@@ -20,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/job.hpp"
 #include "ui/http_server.hpp"
 #include "ui/slurm_shapes.hpp"
 
@@ -53,6 +55,20 @@ class SlurmSource {
   [[nodiscard]] virtual SlurmDiagCounts diag() const = 0;
 };
 
+/// What POST job/submit did: the new job's id, or Slurm's error number and text.
+struct SlurmSubmitResult {
+  std::int64_t job_id = 0;  ///< The job's id (0 when refused).
+  int error = 0;            ///< Slurm's error number (0: queued).
+  std::string message;      ///< Its text.
+};
+
+/// The changes of POST job/{id} that gputwin takes (job_desc_msg's hold, priority, time_limit).
+struct SlurmJobUpdate {
+  std::optional<bool> hold;                  ///< true: hold (priority 0, JobHeldAdmin); false: release.
+  std::optional<std::uint32_t> priority;     ///< A fixed priority (> 0).
+  std::optional<std::int64_t> time_limit_s;  ///< A new time limit, seconds (> 0).
+};
+
 /// What a live run lets the compatible API change (v0.0.44 only): each call returns "" when done, else Slurm's
 /// error number and text for the reply.
 class SlurmWriter {
@@ -62,6 +78,11 @@ class SlurmWriter {
   virtual std::pair<int, std::string> update_node(const std::string& name, bool drain, const std::string& reason) = 0;
   /// DELETE job/{id}: cancels a pending or running job.
   virtual std::pair<int, std::string> cancel_job(std::int64_t job_id) = 0;
+  /// POST job/submit: submits `spec` (its id and submit time are the writer's to give), held when `hold`
+  /// (JobHeldAdmin: the writes carry an operator's token).
+  virtual SlurmSubmitResult submit_job(const JobSpec& spec, bool hold) = 0;
+  /// POST job/{id}: holds, releases, prioritises or sets the time limit of a pending job.
+  virtual std::pair<int, std::string> update_job(std::int64_t job_id, const SlurmJobUpdate& update) = 0;
 };
 
 /// The compatible API's settings.

@@ -28,12 +28,14 @@ struct HealthEvent {
   FaultEffect needs = FaultEffect::kNone;    ///< The recovery the diagnosis calls for (reset, reboot, repair).
 };
 
-/// An operator's change to a pending job (World::hold_job, release_job, set_job_priority).
+/// An operator's change to a pending job (World::hold_job, release_job, set_job_priority; a live run's time limit
+/// update, SimWorld::set_job_time_limit).
 struct JobUpdate {
   /// What changed.
-  enum class Kind : std::uint8_t { kHold, kRelease, kPriority };
-  Kind kind = Kind::kHold;     ///< What changed.
-  std::uint32_t priority = 0;  ///< The priority set (kPriority).
+  enum class Kind : std::uint8_t { kHold, kRelease, kPriority, kTimeLimit };
+  Kind kind = Kind::kHold;        ///< What changed.
+  std::uint32_t priority = 0;     ///< The priority set (kPriority).
+  std::int64_t time_limit_s = 0;  ///< The time limit set, seconds (kTimeLimit).
 };
 
 /// A controller: reacts to observations and its timers by acting on the World it was given.

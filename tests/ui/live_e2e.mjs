@@ -1,7 +1,8 @@
 // End-to-end test of a live run's dashboard in Debian's headless Chromium, driven by playwright-core:
 // `gputwin run scenarios/quickstart.json --serve` at 600 simulated seconds per wall second. The page follows the
 // simulation (the live badge's clock and the Overview move on by themselves), a drain clicked on the Nodes tab shows
-// up in the live event feed (from the SSE stream) and in /api/nodes, pause holds the clock, and Ctrl-C (SIGINT)
+// up in the live event feed (from the SSE stream) and in /api/nodes, an XID injected there reaches the feed, a scale
+// without a cloud pool is refused on the page, pause holds the clock, and Ctrl-C (SIGINT)
 // stops the run and writes its results. Screenshots go to $ARTIFACTS.
 //
 //   node tests/ui/live_e2e.mjs GPUTWIN SCENARIO OUT_DIR      (NODE_PATH must reach playwright-core)
@@ -84,6 +85,23 @@ try {
       null, { timeout: 10000 });
     assert.match(await node.innerText(), /DRAIN/);
     await page.screenshot({ path: path.join(artifacts, 'live-nodes-drained.png'), fullPage: true });
+  });
+
+  await check('an XID injected from the Nodes tab strikes the node and shows in the event feed', async () => {
+    await page.fill('[data-testid="live-xid"]', '79');
+    await page.locator('[data-testid="inject-gpu010"]').click({ timeout: 15000 });
+    await page.waitForFunction(() => /node\/inject: XID 79 on gpu010 GPU 0 \(reboot_node/.test(
+      document.querySelector('[data-testid="live-message"]').innerText), null, { timeout: 10000 });
+    const action = page.locator('[data-testid="live-feed"] li[data-kind="action"]', { hasText: 'gpu010 inject XID 79' });
+    await action.first().waitFor({ timeout: 10000 });
+    assert.match(await action.first().innerText(), /action gpu010 inject XID 79 on GPU 0/);
+    await page.screenshot({ path: path.join(artifacts, 'live-nodes-injected.png'), fullPage: true });
+  });
+
+  await check('scaling a cluster without a cloud pool says so on the page', async () => {
+    await page.click('[data-testid="scale-up"]');
+    await page.waitForFunction(() => /scale: this scenario has no cloud pool/.test(
+      document.querySelector('[data-testid="live-message"]').innerText), null, { timeout: 10000 });
   });
 
   await check('a wrong token is refused on the page, and nothing happens', async () => {

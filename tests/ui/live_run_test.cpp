@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "model/scenario.hpp"
@@ -59,13 +60,23 @@ class LiveRunTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  std::unique_ptr<LiveRun> start(double speed, bool paused) {
+  std::unique_ptr<LiveRun> start(double speed, bool paused, std::optional<SchedulerPolicy> policy = std::nullopt) {
     LiveOptions options;
     options.speed = speed;
     options.start_paused = paused;
     options.refresh_ms = 200;
     options.out_dir = dir_ / "out";
-    return std::make_unique<LiveRun>(load_scenario((dir_ / "live.json").string()), RunOptions{}, options);
+    RunOptions run;
+    run.policy = policy;
+    return std::make_unique<LiveRun>(load_scenario((dir_ / "live.json").string()), run, options);
+  }
+
+  /// Lets a paused run go at 10x until jobs 1 and 2 are submitted (10 s), then pauses it (well before 1,000 s).
+  static void run_past_the_second_submit(LiveRun& live) {
+    live.set_speed(10);
+    live.resume();
+    for (int i = 0; i < 500 && live.status().submitted < 2; ++i) std::this_thread::sleep_for(10ms);
+    live.pause();
   }
 
   std::filesystem::path dir_;
@@ -394,6 +405,264 @@ TEST_F(LiveRunTest, SlurmrestdNodeUpdateAndJobCancelInV0044Shape) {
   EXPECT_EQ(results.job(3, 200000)->state, "COMPLETED");
 }
 
+TEST_F(LiveRunTest, ASubmittedJobIsScheduledRecordedAndGetsTheNextId) {
+  // Slurm policy. Jobs 1 and 2 hold n01 and n02 from 3 s and 11 s (as a batch run of the scenario has them) for
+  // 1,000 s. A whole-node job submitted at s (10 < s < 1,000) with gputwin:run=500 waits for the first node that
+  // frees: job 1 ends at 1,003 and releases n01, and the epilog-complete pass starts it there at once (as job 2 in
+  // the drain test), so it runs 1,003-1,503. Its id is 4 (after the largest, 3); its submit time is s.
+  auto live = start(0, true);
+  run_past_the_second_submit(*live);
+  JobSpec spec;
+  spec.name = "live-submit";
+  spec.user = "u3";
+  spec.account = "acc";
+  spec.nodes = 1;
+  spec.cpus = 8;
+  spec.gpus_per_node = 8;
+  spec.time_limit_s = 2000;
+  spec.run_time_s = 500;
+  const LiveSubmitted done = live->submit_job(spec);
+  EXPECT_EQ(done.job_id, 4);
+  EXPECT_EQ(done.refused, PendingReason::kNone);
+  EXPECT_GE(done.time, 10);
+  EXPECT_LT(done.time, 1000);
+  EXPECT_EQ(live->status().total_jobs, 4u);
+  // Slurm's checks at submit: no such partition (2000, nothing recorded); more GPUs than any node has: refused
+  // (BadConstraints, 2014 through the API) and recorded REJECTED with the next id, 5.
+  JobSpec lost = spec;
+  lost.partition = "nope";
+  try {
+    live->submit_job(lost);
+    ADD_FAILURE() << "an unknown partition was taken";
+  } catch (const LiveError& e) {
+    EXPECT_EQ(e.slurm_error(), 2000);
+  }
+  JobSpec huge = spec;
+  huge.gpus_per_node = 16;
+  const LiveSubmitted refused = live->submit_job(huge);
+  EXPECT_EQ(refused.job_id, 5);
+  EXPECT_EQ(refused.refused, PendingReason::kBadConstraints);
+  live->set_speed(0);
+  live->resume();
+  ASSERT_TRUE(live->wait_finished(20s));
+  const RunView results(dir_ / "out");
+  const auto job4 = results.job(4, 200000);
+  ASSERT_TRUE(job4.has_value());
+  EXPECT_EQ(job4->submit_s, done.time);
+  EXPECT_EQ(job4->start_s, 1003);
+  EXPECT_EQ(job4->end_s, 1503);
+  EXPECT_EQ(job4->node_list, "n01");
+  EXPECT_EQ(job4->state, "COMPLETED");
+  const auto job5 = results.job(5, 200000);
+  ASSERT_TRUE(job5.has_value());
+  EXPECT_EQ(job5->state, "REJECTED");
+  EXPECT_EQ(job5->start_s, -1);
+  // The loaded jobs kept their schedule (a batch run of the scenario: job 2 at 11 s).
+  EXPECT_EQ(results.job(2, 200000)->start_s, 11);
+  EXPECT_EQ(results.job(3, 200000)->state, "COMPLETED");
+}
+
+TEST_F(LiveRunTest, AHeldJobWaitsForItsReleaseAndATimeLimitUpdateKillsIt) {
+  // EASY backfill (a classic policy plans at the end of each instant, and an operator's action is one). Jobs 1 and
+  // 2 run 0-1,000 on n01 and 10-1,010 on n02. Submitted between 10 and 1,000 s: H (held, whole node, run 100) then
+  // P (whole node, run 50). P starts at 1,000 on n01 although H came first; n02 frees at 1,010 and H, held, stays
+  // pending. At T (about 5,000 s) H's time limit is set to 1 minute and it is released: both nodes are idle, so H
+  // starts at T on n01 and its limit kills it at T + 60 (TIMEOUT), before its 100 s of work.
+  auto live = start(0, true, SchedulerPolicy::kEasy);
+  run_past_the_second_submit(*live);
+  JobSpec spec;
+  spec.user = "u3";
+  spec.account = "acc";
+  spec.nodes = 1;
+  spec.cpus = 8;
+  spec.gpus_per_node = 8;
+  spec.time_limit_s = 2000;
+  spec.run_time_s = 100;
+  const LiveSubmitted held = live->submit_job(spec, true);
+  spec.run_time_s = 50;
+  const LiveSubmitted plain = live->submit_job(spec);
+  ASSERT_EQ(held.job_id, 4);
+  ASSERT_EQ(plain.job_id, 5);
+  // A held job's priority cannot be set (2042); a running one takes no update (2073); an unknown id: 2017.
+  const auto slurm_error = [&](std::int64_t id, const LiveJobUpdate& update) {
+    try {
+      live->update_job(id, update);
+    } catch (const LiveError& e) {
+      return e.slurm_error();
+    }
+    return 0;
+  };
+  EXPECT_EQ(slurm_error(4, LiveJobUpdate{std::nullopt, 7, std::nullopt}), 2042);
+  EXPECT_EQ(slurm_error(1, LiveJobUpdate{true, std::nullopt, std::nullopt}), 2073);
+  EXPECT_EQ(slurm_error(99, LiveJobUpdate{true, std::nullopt, std::nullopt}), 2017);
+  live->set_speed(10000);
+  live->resume();
+  std::this_thread::sleep_for(500ms);  // about 5,000 simulated seconds: past 1,050, well before 100,000
+  live->pause();
+  std::this_thread::sleep_for(100ms);
+  const DashboardApi api(*live, dir_ / "no-assets", kToken);
+  auto [status, body] = call(api, "GET", "/api/jobs/4");
+  ASSERT_EQ(status, 200) << body.dump();
+  EXPECT_EQ(body.at("state"), "PENDING");
+  EXPECT_EQ(body.at("reason"), "JobHeldAdmin");
+  EXPECT_EQ(slurm_error(5, LiveJobUpdate{true, std::nullopt, std::nullopt}), 2021);  // P has ended
+  EXPECT_EQ(slurm_error(4, LiveJobUpdate{std::nullopt, std::nullopt, 60}), 0);
+  const std::int64_t released = live->update_job(4, LiveJobUpdate{false, std::nullopt, std::nullopt});
+  EXPECT_GT(released, 1050);
+  live->set_speed(0);
+  live->resume();
+  ASSERT_TRUE(live->wait_finished(20s));
+  const RunView results(dir_ / "out");
+  const auto p = results.job(5, 200000);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->start_s, 1000);
+  EXPECT_EQ(p->end_s, 1050);
+  EXPECT_EQ(p->node_list, "n01");
+  const auto h = results.job(4, 200000);
+  ASSERT_TRUE(h.has_value());
+  EXPECT_EQ(h->submit_s, held.time);
+  EXPECT_EQ(h->start_s, released);
+  EXPECT_EQ(h->end_s, released + 60);
+  EXPECT_EQ(h->state, "TIMEOUT");
+  EXPECT_EQ(h->node_list, "n01");
+}
+
+TEST_F(LiveRunTest, SlurmrestdSubmitAndUpdateThroughTheLiveRun) {
+  // The slurmrestd-compatible writes end to end: submitted in v0.0.44 shape (the run time from the comment), read
+  // back with GET job/{id}, held and released.
+  auto live = start(0, true);
+  const DashboardApi dashboard(*live, dir_ / "no-assets", kToken);
+  LiveSlurmWriter writer(*live);
+  SlurmApiOptions options;
+  options.writer = &writer;
+  options.write_token = kToken;
+  const auto send = [&](const std::string& method, const std::string& path, const std::string& body = "") {
+    HttpRequest r;
+    r.method = method;
+    r.path = path;
+    r.body = body;
+    r.headers["x-slurm-user-token"] = kToken;
+    const auto snap = dashboard.snapshot();
+    const HttpResponse response = SlurmApi(snap->slurm(), options).handle(r);
+    return std::make_pair(response.status, json::parse(response.body));
+  };
+  auto [status, body] = send("POST", "/slurm/v0.0.44/job/submit",
+                             R"({"job": {"name": "rest", "account": "acc", "user_id": "u9", "nodes": "1",
+                                 "tres_per_node": "gres/gpu:h100:4", "minimum_cpus": 4,
+                                 "time_limit": {"set": true, "number": 30}, "comment": "gputwin:run=600",
+                                 "script": "#!/bin/bash\ntrue\n", "environment": ["PATH=/bin"]}})");
+  ASSERT_EQ(status, 200) << body.dump();
+  EXPECT_EQ(body.at("job_id"), 4);
+  std::tie(status, body) = send("GET", "/slurm/v0.0.44/job/4");
+  ASSERT_EQ(status, 200) << body.dump();
+  const json& job = body.at("jobs").at(0);
+  EXPECT_EQ(job.at("name"), "rest");
+  EXPECT_EQ(job.at("user_name"), "u9");
+  EXPECT_EQ(job.at("job_state"), json::array({"PENDING"}));
+  EXPECT_EQ(job.at("time_limit").at("number"), 30);
+  // Slurm's refusals: an unknown partition (2000), a bad account is recorded and refused only when associations
+  // are enforced (not here: auto associations), a job no node can hold (2014).
+  std::tie(status, body) = send("POST", "/slurm/v0.0.44/job/submit", R"({"job": {"partition": "cpu"}})");
+  EXPECT_EQ(status, 500);
+  EXPECT_EQ(body.at("errors").at(0).at("error_number"), 2000);
+  std::tie(status, body) = send("POST", "/slurm/v0.0.44/job/submit", R"({"job": {"tres_per_node": "gres/gpu:9"}})");
+  EXPECT_EQ(status, 500);
+  EXPECT_EQ(body.at("errors").at(0).at("error_number"), 2014);
+  // Hold and release through POST job/{id}.
+  std::tie(status, body) = send("POST", "/slurm/v0.0.44/job/4", R"({"hold": true})");
+  ASSERT_EQ(status, 200) << body.dump();
+  std::tie(status, body) = send("GET", "/slurm/v0.0.44/job/4");
+  EXPECT_EQ(body.at("jobs").at(0).at("state_reason"), "JobHeldAdmin");
+  std::tie(status, body) = send("POST", "/slurm/v0.0.44/job/4", R"({"priority": {"set": true, "number": 5}})");
+  EXPECT_EQ(status, 500);
+  EXPECT_EQ(body.at("errors").at(0).at("error_number"), 2042);
+  std::tie(status, body) = send("POST", "/slurm/v0.0.44/job/4", R"({"hold": false})");
+  EXPECT_EQ(status, 200) << body.dump();
+  std::tie(status, body) = send("POST", "/slurm/v0.0.44/job/424242", R"({"hold": false})");
+  EXPECT_EQ(body.at("errors").at(0).at("error_number"), 2017);
+  ASSERT_EQ(call(dashboard, "POST", "/api/control/resume").first, 200);
+  ASSERT_TRUE(live->wait_finished(20s));
+  const RunView results(dir_ / "out");
+  const auto job4 = results.job(4, 200000);
+  ASSERT_TRUE(job4.has_value());
+  EXPECT_EQ(job4->state, "COMPLETED");
+  EXPECT_EQ(job4->end_s - job4->start_s, 600);
+}
+
+TEST_F(LiveRunTest, InjectAndScaleControls) {
+  // An XID injected on a node through the dashboard control: XID 79 (the GPU fell off the bus) strikes n01 through
+  // the fault mechanics (the scenario has no /faults: a live run carries them with no random faults), which the
+  // fault log records. Scaling needs a cloud pool, which this scenario has not: 409.
+  auto live = start(0, true);
+  const DashboardApi api(*live, dir_ / "no-assets", kToken);
+  auto [status, body] = call(api, "POST", "/api/control/node/inject", R"({"node": "n01", "xid": 79})");
+  ASSERT_EQ(status, 200) << body.dump();
+  EXPECT_EQ(body.at("struck"), true);
+  EXPECT_EQ(body.at("effect"), "reboot_node");
+  EXPECT_EQ(body.at("time"), 0);
+  for (const auto& [text, field] :
+       std::vector<std::pair<std::string, std::string>>{{R"({"xid": 79})", "node"},
+                                                        {R"({"node": "n01"})", "xid"},
+                                                        {R"({"node": "n01", "xid": "79"})", "xid"},
+                                                        {R"({"node": "n01", "xid": -3})", "xid"},
+                                                        {R"({"node": "n01", "xid": 79, "gpu": 8})", "gpu"},
+                                                        {R"({"node": "n01", "xid": 77777})", "xid"},
+                                                        {R"({"node": "n01", "xid": 9999})", "xid"}}) {
+    std::tie(status, body) = call(api, "POST", "/api/control/node/inject", text);
+    EXPECT_EQ(status, 400) << text << " " << body.dump();
+    EXPECT_EQ(body.at("error").get<std::string>().rfind("field '" + field + "'", 0), 0u) << text << body.dump();
+  }
+  std::tie(status, body) = call(api, "POST", "/api/control/node/inject", R"({"node": "n99", "xid": 79})");
+  EXPECT_EQ(status, 404);
+  std::tie(status, body) = call(api, "POST", "/api/control/scale", R"({"action": "up", "count": 2})");
+  EXPECT_EQ(status, 409) << body.dump();
+  std::tie(status, body) = call(api, "POST", "/api/control/scale", R"({"action": "sideways", "count": 2})");
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(body.at("error").get<std::string>().rfind("field 'action'", 0), 0u);
+  std::tie(status, body) = call(api, "POST", "/api/control/scale", R"({"action": "up", "count": 0})");
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(body.at("error").get<std::string>().rfind("field 'count'", 0), 0u);
+  std::tie(status, body) = call(api, "POST", "/api/control/scale", R"({"action": "up"})", "Bearer nope");
+  EXPECT_EQ(status, 401);
+  ASSERT_EQ(call(api, "POST", "/api/control/speed", R"({"factor": "max"})").first, 200);
+  ASSERT_EQ(call(api, "POST", "/api/control/resume").first, 200);
+  ASSERT_TRUE(live->wait_finished(20s));
+  const RunOutcome* outcome = live->outcome();
+  ASSERT_NE(outcome, nullptr);
+  ASSERT_NE(fault_log(*outcome), nullptr);
+  ASSERT_EQ(fault_log(*outcome)->faults.size(), 1u);
+  EXPECT_EQ(fault_log(*outcome)->faults[0].xid, 79u);
+  EXPECT_EQ(fault_log(*outcome)->faults[0].node, 0u);
+}
+
+TEST_F(LiveRunTest, ScaleUpAndDownAPool) {
+  // A pool of 4 cloud nodes (min 0), all powered down at the start, and no job until 100,000 s: scale up 2 powers
+  // up c1 and c2 (lowest first); scaling down 5 powers down the idle ones that are up, as the autoscaler would.
+  std::ofstream(dir_ / "pool.json") << R"({
+    "name": "pool", "seed": 1,
+    "cluster": {"nodes": [{"prefix": "c", "count": 4, "digits": 1, "cpus": 8, "memory_gb": 64, "gpus": 8, "gpu_type": "h100"}],
+                "partitions": [{"name": "gpu", "nodes": "ALL", "default": true}]},
+    "autoscaler": {"nodes": "c[1-4]", "min_nodes": 0, "max_nodes": 4, "idle_window_s": 100000},
+    "workload": {"jobs": [{"id": 1, "cpus": 8, "run_time": 10, "submit": 100000}]},
+    "scheduler": {"policy": "fcfs"}})";
+  LiveOptions options;
+  options.start_paused = true;
+  options.refresh_ms = 200;
+  LiveRun live(load_scenario((dir_ / "pool.json").string()), RunOptions{}, options);
+  const DashboardApi api(live, dir_ / "no-assets", kToken);
+  auto [status, body] = call(api, "POST", "/api/control/scale", R"({"action": "up", "count": 2})");
+  ASSERT_EQ(status, 200) << body.dump();
+  EXPECT_EQ(body.at("nodes"), json::array({"c1", "c2"}));
+  std::tie(status, body) = call(api, "GET", "/api/nodes?gpu=false");
+  EXPECT_EQ(node_named(body.at("nodes"), "c1")->at("state"), "POWERING_UP");
+  EXPECT_EQ(node_named(body.at("nodes"), "c3")->at("state"), "POWERED_DOWN");
+  // Up only once booted: a scale down now finds no idle node in service.
+  std::tie(status, body) = call(api, "POST", "/api/control/scale", R"({"action": "down", "count": 5})");
+  ASSERT_EQ(status, 200) << body.dump();
+  EXPECT_EQ(body.at("nodes"), json::array());
+  live.stop();
+}
+
 TEST_F(LiveRunTest, ARunThatFailsMidwayIsReportedNotServedFromFreedMemory) {
   // 101 whole-node jobs killed at 999,999,960 s each chain past the bound on simulated time (1e11 s): the run
   // throws after its events began (tests/sim/time_bound_test.cpp). The live run says so and serves nothing stale.
@@ -454,6 +723,25 @@ TEST_F(LiveRunTest, OurTwinClientDrainsANodeThroughTheLiveSlurmrestdApi) {
   EXPECT_EQ(nodes[0].flags, (std::vector<std::string>{"DRAIN"}));
   EXPECT_TRUE(nodes[1].flags.empty());
   EXPECT_THROW(client.cancel_job(424242), std::exception);  // Slurm's 2017 comes back as an error
+  // It submits jobs too, and reads them back: one whole-node job held at submit, released by an update.
+  const std::uint64_t id = client.submit_job(
+      R"({"job": {"name": "from-twin", "account": "acc", "user_id": "twin", "nodes": "1", "minimum_cpus": 8,
+          "tres_per_node": "gres/gpu:8", "time_limit": 10, "comment": "gputwin:run=120", "hold": true,
+          "script": "#!/bin/bash\n", "environment": ["PATH=/bin"]}})");
+  EXPECT_EQ(id, 4u);
+  const auto find = [&](std::uint64_t job_id) {
+    for (const RestJob& j : client.jobs())
+      if (j.job_id == job_id) return j;
+    return RestJob{};
+  };
+  RestJob job = find(id);
+  EXPECT_EQ(job.name, "from-twin");
+  EXPECT_EQ(job.user, "twin");
+  EXPECT_EQ(job.state, "PENDING");
+  EXPECT_EQ(job.reason, "JobHeldAdmin");
+  EXPECT_EQ(job.time_limit_s, std::optional<std::int64_t>(600));
+  client.update_job(id, R"({"hold": false})");
+  EXPECT_THROW(client.update_job(id, R"({"comment": "x"})"), std::exception);  // a field gputwin does not take
 }
 
 }  // namespace

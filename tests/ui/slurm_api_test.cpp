@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 #include <jwt.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <ctime>
+#include <fstream>
 #include <memory>
 
 #include "results/run_view.hpp"
@@ -218,6 +220,210 @@ TEST_F(HandMadeRun, VersionsPathsAndWritesAnswerAsSlurmrestd) {
   EXPECT_EQ(odd.status, 403);
   EXPECT_NE(body(odd).at("errors").at(0).at("description").get<std::string>().find("P\xEF\xBF\xBDST"),
             std::string::npos);
+}
+
+/// A live run's writes as the API hands them over: it keeps what it was given and answers as told.
+class RecordingWriter final : public SlurmWriter {
+ public:
+  std::pair<int, std::string> update_node(const std::string&, bool, const std::string&) override { return {0, ""}; }
+  std::pair<int, std::string> cancel_job(std::int64_t) override { return {0, ""}; }
+  SlurmSubmitResult submit_job(const JobSpec& spec, bool hold) override {
+    submitted = spec;
+    held = hold;
+    ++submits;
+    return submit_answer;
+  }
+  std::pair<int, std::string> update_job(std::int64_t job_id, const SlurmJobUpdate& update) override {
+    updated_id = job_id;
+    last_update = update;
+    ++updates;
+    return update_answer;
+  }
+  JobSpec submitted;
+  bool held = false;
+  int submits = 0;
+  std::int64_t updated_id = 0;
+  SlurmJobUpdate last_update;
+  int updates = 0;
+  SlurmSubmitResult submit_answer{77, 0, ""};
+  std::pair<int, std::string> update_answer{0, ""};
+};
+
+/// The property names of schema `name` of the recorded 25.11 OpenAPI spec.
+std::vector<std::string> spec_properties(const std::string& name) {
+  std::ifstream in(std::string(GPUTWIN_SHARED_DIR) + "/slurmrestd/recorded/25.11/openapi-v3.json");
+  const Json spec = Json::parse(in);
+  std::vector<std::string> out;
+  for (const auto& [key, value] : spec.at("components").at("schemas").at(name).at("properties").items())
+    out.push_back(key);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> keys_of(const Json& object) {
+  std::vector<std::string> out;
+  for (const auto& [key, value] : object.items()) out.push_back(key);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST_F(HandMadeRun, JobSubmitAndUpdateAreReadAsSlurmrestdTakesThem) {
+  const RunView view(dir_);
+  const RunViewSlurmSource source(view, 150);
+  RecordingWriter writer;
+  SlurmApiOptions options;
+  options.writer = &writer;
+  options.write_token = "t0k";
+  const SlurmApi api(source, options);
+  const auto post = [&](const std::string& path, const std::string& text) {
+    HttpRequest r = get(path);
+    r.method = "POST";
+    r.body = text;
+    r.headers["x-slurm-user-token"] = "t0k";
+    r.headers["x-slurm-user-name"] = "bob";
+    const HttpResponse response = api.handle(r);
+    EXPECT_EQ(response.content_type, "application/json") << path << " " << text;
+    return std::make_pair(response.status, body(response));
+  };
+
+  // A submit as real clients send it (job_desc_msg with script, environment, ...): the fields gputwin takes.
+  auto [status, reply] = post("/slurm/v0.0.44/job/submit", R"({"job": {"name": "train", "partition": "gpu",
+      "account": "lab", "qos": "high", "time_limit": {"set": true, "infinite": false, "number": 60}, "nodes": "2",
+      "tres_per_node": "gres/gpu:h100:8", "tasks": 2, "cpus_per_task": 16,
+      "memory_per_node": {"set": true, "number": 4096}, "comment": "smoke gputwin:run=1800",
+      "script": "#!/bin/bash\nsleep 1\n", "environment": ["PATH=/bin"], "current_working_directory": "/tmp",
+      "user_id": "alice"}})");
+  ASSERT_EQ(status, 200) << reply.dump();
+  EXPECT_EQ(keys_of(reply), spec_properties("v0.0.44_openapi_job_submit_response"));
+  EXPECT_EQ(reply.at("job_id"), 77);
+  EXPECT_EQ(reply.at("step_id"), "batch");
+  EXPECT_EQ(reply.at("job_submit_user_msg"), "");
+  EXPECT_EQ(reply.at("errors"), Json::array());
+  EXPECT_EQ(reply.at("warnings"), Json::array());
+  const JobSpec& s = writer.submitted;
+  EXPECT_EQ(s.name, "train");
+  EXPECT_EQ(s.partition, "gpu");
+  EXPECT_EQ(s.account, "lab");
+  EXPECT_EQ(s.qos, "high");
+  EXPECT_EQ(s.user, "alice");
+  EXPECT_EQ(s.time_limit_s, 3600);
+  EXPECT_EQ(s.nodes, 2u);
+  EXPECT_EQ(s.gpus_per_node, 8u);
+  EXPECT_EQ(s.cpus, 32u);
+  EXPECT_EQ(s.mem_per_node_mb, 4096u);
+  EXPECT_EQ(s.run_time_s, 1800);
+  EXPECT_FALSE(writer.held);
+
+  // Plain numbers, GPUs per job split over the nodes, the user from X-SLURM-USER-NAME, no run time (-1: the run
+  // gives the job its time limit), held: a warning beside the job id.
+  std::tie(status, reply) = post("/slurm/v0.0.44/job/submit", R"({"job": {"time_limit": 30, "minimum_nodes": 2,
+      "tres_per_job": "gres/gpu:16", "hold": true, "priority": {"set": true, "number": 500}}})");
+  ASSERT_EQ(status, 200) << reply.dump();
+  EXPECT_EQ(writer.submitted.time_limit_s, 1800);
+  EXPECT_EQ(writer.submitted.nodes, 2u);
+  EXPECT_EQ(writer.submitted.gpus_per_node, 8u);
+  EXPECT_EQ(writer.submitted.cpus, 2u);
+  EXPECT_EQ(writer.submitted.user, "bob");
+  EXPECT_EQ(writer.submitted.run_time_s, -1);
+  EXPECT_EQ(writer.submitted.priority, 500u);
+  EXPECT_TRUE(writer.held);
+  EXPECT_EQ(reply.at("warnings").at(0).at("description"), "Job is in held state, pending scheduler release");
+
+  // Every bad field is a 400 naming it (slurmrestd's 9000), and nothing reaches the run.
+  const int before = writer.submits;
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {R"({"job": {"time_limit": "soon"}})", "time_limit"},
+      {R"({"job": {"time_limit": {"set": true, "number": -5}}})", "time_limit.number"},
+      {R"({"job": {"time_limit": {"set": "yes", "number": 5}}})", "time_limit.set"},
+      {R"({"job": {"time_limit": 1e300}})", "time_limit"},
+      {R"({"job": {"nodes": "0"}})", "nodes"},
+      {R"({"job": {"nodes": "two"}})", "nodes"},
+      {R"({"job": {"nodes": "4-2"}})", "nodes"},
+      {R"({"job": {"minimum_nodes": 2000000}})", "minimum_nodes"},
+      {R"({"job": {"tres_per_node": "gres/gpu:many"}})", "tres_per_node"},
+      {R"({"job": {"tres_per_node": "cpu=4"}})", "tres_per_node"},
+      {R"({"job": {"tres_per_node": "gres/gpu:99999"}})", "tres_per_node"},
+      {R"({"job": {"tres_per_node": "gres/gpu:1,gres/gpu:2"}})", "tres_per_node"},
+      {R"({"job": {"nodes": "3", "tres_per_job": "gres/gpu:16"}})", "tres_per_job"},
+      {R"({"job": {"tasks": 2147483647, "cpus_per_task": 4}})", "tasks"},
+      {R"({"job": {"cpus_per_task": 70000}})", "cpus_per_task"},
+      {R"({"job": {"memory_per_node": {"set": true, "number": 18446744073709551615}}})", "memory_per_node.number"},
+      {R"({"job": {"comment": "gputwin:run=-1"}})", "comment"},
+      {R"({"job": {"comment": "gputwin:run=99999999999"}})", "comment"},
+      {R"({"job": {"hold": "yes"}})", "hold"},
+      {R"({"job": {"name": 12}})", "name"},
+      {R"({"job": {"partition": "a,b"}})", "partition"},
+      {R"({"job": {"array": "0-3"}})", "array"},
+      {R"({"job": {"dependency": "afterok:1"}})", "dependency"},
+      {R"({"job": 5})", "job"},
+      {R"({"script": "x"})", "job"},
+      {R"({"jobs": [{}]})", "jobs"},
+  };
+  for (const auto& [text, field] : bad) {
+    std::tie(status, reply) = post("/slurm/v0.0.44/job/submit", text);
+    EXPECT_EQ(status, 400) << text;
+    EXPECT_EQ(reply.at("errors").at(0).at("error_number"), 9000) << text;
+    EXPECT_EQ(reply.at("errors").at(0).at("description").get<std::string>().rfind("field '" + field + "'", 0), 0u)
+        << text << " -> " << reply.dump();
+  }
+  std::tie(status, reply) = post("/slurm/v0.0.44/job/submit", "{\"job\": ");
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(writer.submits, before);
+
+  // A submit the run refuses: Slurm's error number, no job id.
+  writer.submit_answer = SlurmSubmitResult{0, 2000, "Invalid partition name specified"};
+  std::tie(status, reply) = post("/slurm/v0.0.44/job/submit", R"({"job": {"partition": "nope"}})");
+  EXPECT_EQ(status, 500);
+  EXPECT_FALSE(reply.contains("job_id"));
+  EXPECT_EQ(reply.at("errors").at(0).at("error_number"), 2000);
+  EXPECT_EQ(reply.at("errors").at(0).at("description"), "Invalid partition name specified");
+
+  // Updates: hold, release, priority (0 holds), time limit in minutes.
+  std::tie(status, reply) = post("/slurm/v0.0.44/job/4", R"({"hold": true})");
+  ASSERT_EQ(status, 200) << reply.dump();
+  EXPECT_EQ(keys_of(reply), spec_properties("v0.0.44_openapi_job_post_response"));
+  EXPECT_TRUE(reply.at("results").is_null());  // as 25.05's slurmrestd answered an update of a job (not an array)
+  EXPECT_EQ(writer.updated_id, 4);
+  EXPECT_EQ(writer.last_update.hold, std::optional<bool>(true));
+  std::tie(status, reply) = post("/slurm/v0.0.44/job/4", R"({"hold": false, "priority": {"set": true, "number": 9}})");
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(writer.last_update.hold, std::optional<bool>(false));
+  EXPECT_EQ(writer.last_update.priority, std::optional<std::uint32_t>(9));
+  std::tie(status, reply) = post("/slurm/v0.0.44/job/4", R"({"priority": 0})");
+  EXPECT_EQ(writer.last_update.hold, std::optional<bool>(true));
+  EXPECT_FALSE(writer.last_update.priority.has_value());
+  std::tie(status, reply) = post("/slurm/v0.0.44/job/4", R"({"time_limit": {"set": true, "number": 90}})");
+  EXPECT_EQ(writer.last_update.time_limit_s, std::optional<std::int64_t>(5400));
+  const int updates = writer.updates;
+  for (const auto& [text, field] :
+       std::vector<std::pair<std::string, std::string>>{{R"({"name": "x"})", "name"},
+                                                        {R"({"hold": "no"})", "hold"},
+                                                        {R"({"priority": -1})", "priority"},
+                                                        {R"({"priority": {"infinite": true}})", "priority"},
+                                                        {R"({"time_limit": 0})", "time_limit"},
+                                                        {R"({"job_id": 5, "hold": true})", "job_id"},
+                                                        {R"([1])", "body"}}) {
+    std::tie(status, reply) = post("/slurm/v0.0.44/job/4", text);
+    EXPECT_EQ(status, 400) << text;
+    EXPECT_EQ(reply.at("errors")
+                  .at(0)
+                  .at("description")
+                  .get<std::string>()
+                  .rfind(field == "body" ? "body" : "field '" + field + "'", 0),
+              0u)
+        << text << " -> " << reply.dump();
+  }
+  EXPECT_EQ(writer.updates, updates);
+  std::tie(status, reply) = post("/slurm/v0.0.44/job/abc", R"({"hold": true})");
+  EXPECT_EQ(status, 500);
+  EXPECT_EQ(reply.at("errors").at(0).at("error_number"), 2017);
+  writer.update_answer = {2021, "Job/step already completing or completed"};
+  std::tie(status, reply) = post("/slurm/v0.0.44/job/1", R"({"hold": true})");
+  EXPECT_EQ(status, 500);
+  EXPECT_EQ(reply.at("errors").at(0).at("error_number"), 2021);
+  // Other versions take no writes.
+  std::tie(status, reply) = post("/slurm/v0.0.43/job/submit", R"({"job": {}})");
+  EXPECT_EQ(status, 403);
 }
 
 TEST_F(HandMadeRun, JwtIsCheckedWhenAKeyIsGiven) {

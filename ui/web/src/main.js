@@ -5,6 +5,7 @@ import 'uplot/dist/uPlot.min.css';
 import './app.css';
 import { renderCompare } from './compare.js';
 import { renderForecasts } from './forecasts.js';
+import { nodeTools } from './live_actions.js';
 
 const $ = (id) => document.getElementById(id);
 const state = { info: null, t: 0, tab: 'overview', jobs: { filter: 'all', sort: 'job_id', order: 'asc', offset: 0, limit: 50, search: '' },
@@ -169,8 +170,10 @@ async function renderNodes() {
     el('td', {}, n.gpu_type), el('td', {}, pct(n.gpu_util_pct)), el('td', {}, pct(n.gpu_mem_pct)), el('td', {}, n.xid ? String(n.xid) : ''),
     ...(liveControls() ? [el('td', {},
       el('button', { 'data-testid': `drain-${n.name}`, onclick: (e) => { e.stopPropagation(); nodeAction('drain', n.name); } }, 'Drain'),
-      el('button', { 'data-testid': `resume-${n.name}`, onclick: (e) => { e.stopPropagation(); nodeAction('resume', n.name); } }, 'Resume'))] : []))));
+      el('button', { 'data-testid': `resume-${n.name}`, onclick: (e) => { e.stopPropagation(); nodeAction('resume', n.name); } }, 'Resume'),
+      ...liveTools.rowButtons(n.name))] : []))));
   $('node-actions-head').hidden = !liveControls();
+  liveTools.toolbar($('node-table'), liveControls());
 }
 
 async function renderNodeDetail(name) {
@@ -391,6 +394,9 @@ async function nodeAction(action, node) {
     render();
   }
 }
+
+// Inject a fault, scale the pool (live_actions.js): then show the cluster as of the action, as nodeAction does.
+const liveTools = nodeTools({ el, control, done: (r) => { if (state.follow && r.time > state.t) state.t = r.time; render(); } });
 
 function addFeed(e) {
   const feed = $('live-feed');
