@@ -21,8 +21,11 @@ namespace gputwin {
 void add_serve_command(CLI::App& app, ServeCommand& command) {
   command.app = app.add_subcommand(
       "serve", "The web dashboard, its JSON API and Prometheus /metrics over a results folder (a run or a twin's)");
-  command.app->add_option("results", command.results, "Results folder (gputwin run --out, or gputwin twin --out)")
-      ->required();
+  command.app
+      ->add_option("results", command.results,
+                   "Results folder (gputwin run --out, or gputwin twin --out); two or more: compared side by side")
+      ->required()
+      ->expected(1, -1);
   command.app->add_option("--listen", command.listen, "Address and port to serve on (default 127.0.0.1:8080)");
   command.app->add_option("--assets", command.assets, "Folder of the built dashboard pages (default: this build's)");
   command.app->add_option("--duration", command.duration_s, "Stop after this many seconds (default: until Ctrl-C)")
@@ -64,7 +67,8 @@ int run_serve_command(const ServeCommand& command) {
   const std::filesystem::path assets =
       command.assets.empty() ? std::filesystem::path(GPUTWIN_WEB_ASSETS_DIR) : std::filesystem::path(command.assets);
   const auto started = std::chrono::steady_clock::now();
-  DashboardApi api(command.results, assets);
+  std::vector<std::filesystem::path> dirs(command.results.begin(), command.results.end());
+  DashboardApi api(dirs, assets);
   std::unique_ptr<HttpServer> server;
   try {
     HttpServer::Options options;
@@ -74,8 +78,11 @@ int run_serve_command(const ServeCommand& command) {
     throw InputError("--listen", "", e.what());
   }
   const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  fmt::print("gputwin: serving {} ({} jobs, {} nodes, read in {:.2f} s) on {}\n", command.results,
-             api.view().info().jobs, api.view().info().nodes, load_s, server->url());
+  std::string others;
+  for (std::size_t i = 1; i < command.results.size(); ++i) others += (i > 1 ? ", " : "") + command.results[i];
+  fmt::print("gputwin: serving {} ({} jobs, {} nodes{}, read in {:.2f} s) on {}\n", command.results.front(),
+             api.view().info().jobs, api.view().info().nodes,
+             others.empty() ? "" : "; compared with " + others + " in the compare tab", load_s, server->url());
   if (!std::filesystem::is_regular_file(assets / "index.html")) {
     fmt::print("gputwin: the dashboard's pages are not built ({}): the API answers; see {}/ for how\n", assets.string(),
                server->url());

@@ -1,16 +1,18 @@
-// `gputwin serve RESULTS`: the web dashboard, its JSON API and /metrics over a results folder (a finished run or a
-// twin's folder), until interrupted.
+// `gputwin serve RESULTS [RESULTS ...]`: the web dashboard, its JSON API and /metrics over a results folder (a
+// finished run or a twin's folder), until interrupted; with two or more folders, a compare tab puts them side by side
+// (the other tabs show the first).
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 namespace gputwin {
 
 /// The parsed options of `gputwin serve`.
 struct ServeCommand {
   CLI::App* app = nullptr;                ///< The subcommand.
-  std::string results;                    ///< The results folder.
+  std::vector<std::string> results;       ///< The results folders (the first is the one the tabs show).
   std::string listen = "127.0.0.1:8080";  ///< --listen ADDR:PORT.
   std::string assets;                     ///< --assets: the built pages (default: this build's ui/web/dist).
   double duration_s = 0;                  ///< --duration: stop after this many seconds (0: until SIGINT/SIGTERM).

@@ -10,12 +10,18 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "cli/import_command.hpp"
+#include "cli/serve_command.hpp"
 #include "model/errors.hpp"
 #include "model/input_file.hpp"
 #include "results/results_store.hpp"
 #include "twin/twin_score.hpp"
+#include "ui/dashboard_api.hpp"
+#include "ui/folder_feed.hpp"
+#include "ui/http_server.hpp"
+#include "ui/slurm_api.hpp"
 
 namespace gputwin {
 
@@ -93,12 +99,107 @@ Scenario load_policy(const TwinCommands& c) {
   return policy;
 }
 
+// `gputwin twin ... --serve`: the twin polls on its own thread while the dashboard (and the slurmrestd-compatible
+// read API) serve its results folder, re-read after each poll it writes. No controls: the twin acts only through its
+// controllers. When the twin stops by itself (--once, --duration, the end of a --replay) the folder is served on
+// until Ctrl-C; Ctrl-C stops both.
+int serve_twin(TwinCommands& c) {
+  TwinOptions& o = c.options;
+  // Bad options stop here, before anything polls or listens.
+  const std::string jwt_key = c.no_slurmrestd || c.jwt_key.empty() ? std::string() : read_jwt_key(c.jwt_key);
+  const std::filesystem::path assets =
+      c.assets.empty() ? std::filesystem::path(GPUTWIN_WEB_ASSETS_DIR) : std::filesystem::path(c.assets);
+  try {
+    (void)listen_spec(c.listen);
+  } catch (const std::invalid_argument& e) {
+    throw InputError("--listen", "", e.what());
+  }
+  if (!c.no_slurmrestd) {
+    try {
+      (void)listen_spec(c.slurmrestd_listen);
+    } catch (const std::invalid_argument& e) {
+      throw InputError("--slurmrestd-listen", "", e.what());
+    }
+  }
+  FolderFeed feed(o.out);
+  o.results_mutex = &feed.write_mutex();
+  o.on_written = [&feed] { feed.written(); };
+  DashboardApi api(feed, assets);
+  SlurmApiOptions slurm_options;
+  slurm_options.jwt_key = jwt_key;  // read only: no writer
+  std::unique_ptr<HttpServer> server;
+  std::unique_ptr<HttpServer> slurm_server;
+  try {
+    HttpServer::Options options;
+    options.listen = c.listen;
+    server = std::make_unique<HttpServer>(options, [&api](const HttpRequest& r) { return api.handle(r); });
+    if (!c.no_slurmrestd) {
+      HttpServer::Options s_options;
+      s_options.listen = c.slurmrestd_listen;
+      // Each request reads one poll throughout.
+      slurm_server = std::make_unique<HttpServer>(s_options, [&feed, &slurm_options](const HttpRequest& r) {
+        std::shared_ptr<const RunSnapshot> snap;
+        try {
+          snap = feed.current().run;
+        } catch (const LiveError& e) {
+          throw HttpError(e.status(), e.what());
+        }
+        return SlurmApi(snap->slurm(), slurm_options).handle(r);
+      });
+    }
+  } catch (const std::runtime_error& e) {
+    throw InputError(server ? "--slurmrestd-listen" : "--listen", "", e.what());
+  }
+  fmt::print("gputwin: the twin's dashboard ({}) on {}\n", o.out.string(), server->url());
+  if (slurm_server) {
+    fmt::print("gputwin: slurmrestd-compatible API of the mirror (v0.0.41-v0.0.44, read only, {}) on {}\n",
+               jwt_key.empty() ? "no token check" : "JWT checked", slurm_server->url());
+  }
+  if (!std::filesystem::is_regular_file(assets / "index.html")) {
+    fmt::print("gputwin: the dashboard's pages are not built ({}): the API answers; see {}/ for how\n", assets.string(),
+               server->url());
+  }
+  std::fflush(stdout);
+
+  std::atomic<bool> done{false};
+  int status = 0;
+  std::thread twin([&] {
+    try {
+      status = run_twin(o, std::cerr, g_stop);
+      feed.finished(status == 0 ? "" : "the twin stopped with exit status " + std::to_string(status));
+    } catch (const std::exception& e) {
+      std::cerr << "gputwin twin: " << e.what() << "\n";
+      status = 1;
+      feed.finished(e.what());
+    }
+    done = true;
+  });
+  while (!done) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  twin.join();
+  if (!g_stop && (status == 0 || feed.writes() > 0)) {
+    fmt::print("gputwin: the twin stopped after {} polls written{}; still serving its folder (Ctrl-C to stop)\n",
+               feed.writes(), status == 0 ? "" : fmt::format(" (exit status {})", status));
+    std::fflush(stdout);
+    while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  feed.close_streams();
+  slurm_server.reset();
+  server.reset();
+  fmt::print("gputwin: stopped serving\n");
+  return status;
+}
+
 int run_twin_command(TwinCommands& c) {
   TwinOptions& o = c.options;
   if (!o.replay.empty()) {
     o.act = false;
     o.history_days = 0;
     o.policy = load_policy(c);
+    if (c.serve) {
+      std::signal(SIGINT, on_signal);
+      std::signal(SIGTERM, on_signal);
+      return serve_twin(c);
+    }
     return run_twin(o, std::cerr, g_stop);
   }
   if (o.client.url.empty()) {
@@ -135,6 +236,7 @@ int run_twin_command(TwinCommands& c) {
   o.policy = load_policy(c);
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
+  if (c.serve) return serve_twin(c);
   return run_twin(o, std::cerr, g_stop);
 }
 
@@ -177,6 +279,14 @@ void add_twin_commands(CLI::App& app, TwinCommands& c) {
                      "Keep every poll's raw replies in this folder (to replay or report a problem)");
   c.twin->add_option("--replay", o.replay, "Replay replies kept by --save-replies instead of polling (dry-run)");
   c.twin->add_option("--scontrol", o.scontrol, "Slurm's scontrol for what the API cannot do (\"\" never)");
+  c.twin->add_flag("--serve", c.serve,
+                   "Serve the web dashboard of the results folder while the twin polls (read only: no controls)");
+  c.twin->add_option("--listen", c.listen, "With --serve: address and port of the dashboard (default 127.0.0.1:8080)");
+  c.twin->add_option("--slurmrestd-listen", c.slurmrestd_listen,
+                     "With --serve: address and port of the slurmrestd-compatible API (default 127.0.0.1:6820)");
+  c.twin->add_flag("--no-slurmrestd", c.no_slurmrestd, "With --serve: no slurmrestd-compatible API");
+  c.twin->add_option("--jwt-key", c.jwt_key, "With --serve: key file to check X-SLURM-USER-TOKEN with");
+  c.twin->add_option("--assets", c.assets, "With --serve: folder of the built dashboard pages (default: this build's)");
 
   c.score = app.add_subcommand("twin-score", "Score a twin's start-time forecasts against the actual starts");
   c.score->add_option("results", c.score_path, "A twin's results folder")->required();

@@ -50,6 +50,9 @@ void serve(const std::filesystem::path& dir) {
       get("/api/gantt", {{"from", "0"}, {"to", end}, {"node_to", "1000000"}, {"width", "4000"}}),
       get("/metrics"),
       get("/metrics", {{"t", "100"}, {"labels", "snake"}}),
+      get("/api/forecasts"),  // a twin's folder (a twin_info table); 404 for a run's
+      get("/api/forecasts", {{"filter", "started"}, {"points", "3"}}),
+      get("/api/actions", {{"outcome", "done"}}),
   };
   for (const HttpRequest& request : dashboard) {
     try {

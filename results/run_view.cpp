@@ -386,6 +386,11 @@ const std::vector<std::uint32_t>& RunView::order_by(JobSort sort, bool descendin
   return order;
 }
 
+void RunView::read_database(const std::function<void(ResultsDb&)>& read) const {
+  std::lock_guard lock(db_mutex_);
+  read(*db_);
+}
+
 void RunView::prepare_orders() const {
   for (const JobSort sort : {JobSort::kName, JobSort::kUser, JobSort::kPartition, JobSort::kNodes, JobSort::kGpus,
                              JobSort::kTimeLimit, JobSort::kPriority, JobSort::kSubmit, JobSort::kStart}) {

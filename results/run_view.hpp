@@ -18,6 +18,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -274,6 +275,9 @@ class RunView {
   void prepare_orders() const;
   /// Index of the node named `name`; -1 if none.
   [[nodiscard]] std::int32_t node_index(std::string_view name) const;
+  /// Runs `read` on the folder's database (opened and checked whole when the view was made) under the view's lock,
+  /// for readers of tables the view does not hold (a twin's forecasts, the summary) without checking the file again.
+  void read_database(const std::function<void(ResultsDb&)>& read) const;
 
  private:
   struct Job;

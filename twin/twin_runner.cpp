@@ -311,11 +311,14 @@ int run_twin(const TwinOptions& options, std::ostream& err, const std::atomic<bo
     if (mirror.polls() > 0) {
       try {
         if (!lock) lock.emplace(options.out);
+        std::unique_lock<std::mutex> writing;
+        if (options.results_mutex != nullptr) writing = std::unique_lock(*options.results_mutex);
         write_twin_results(options.out, mirror, log, info);
       } catch (const ResultsError& e) {
         err << "gputwin twin: " << e.what() << "\n";
         return 1;
       }
+      if (options.on_written) options.on_written();
     }
     last_write_s = since(write_start);
     if (options.once) {

@@ -7,7 +7,9 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <iosfwd>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -36,6 +38,10 @@ struct TwinOptions {
   std::int64_t history_days = 7;         ///< Days of slurmdb history that seed the run time predictors (0: none).
   std::filesystem::path save_replies;  ///< Keep every poll's raw replies here (NNNNNN-diag/nodes/partitions/jobs.json).
   std::filesystem::path replay;        ///< Replay replies saved by save_replies instead of polling (dry-run, no waits).
+  /// Held while the results folder is written, so that a reader of the folder (`twin --serve`) sees whole polls.
+  std::mutex* results_mutex = nullptr;
+  /// Called after each write of the results folder (on the twin's thread).
+  std::function<void()> on_written;
 };
 
 /// Runs the twin until done (`once`, `duration_s`) or `stop` becomes true; returns the exit status (0, 1 when the

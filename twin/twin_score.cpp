@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <ostream>
+#include <string_view>
 #include <unordered_set>
+#include <utility>
 
 #include "results/results_db.hpp"
 #include "results/results_store.hpp"
@@ -15,11 +17,13 @@ namespace gputwin {
 
 namespace {
 
-// A read-only results database.
+// Queries of an open results database, with errors naming its file.
 class Reader {
  public:
-  /// Opens `file`, checked whole first (results_db.hpp: InputError naming the file when it is damaged).
-  explicit Reader(const std::filesystem::path& file) : file_(file.string()), results_(file), db_(results_.handle()) {}
+  explicit Reader(ResultsDb& results) : file_(results.path()), results_(results), db_(results.handle()) {}
+
+  // True if the database has table `name`.
+  bool has(std::string_view name) { return results_.has_table(name); }
 
   // Runs `sql`, calling `row` with each result row's statement.
   template <typename Row>
@@ -39,18 +43,20 @@ class Reader {
 
  private:
   std::string file_;
-  ResultsDb results_;
+  ResultsDb& results_;
   sqlite3* db_;
 };
 
-std::size_t bucket_of(std::int64_t lead_s) {
+}  // namespace
+
+std::size_t lead_bucket(std::int64_t lead_s) {
   if (lead_s < 600) return 0;
   if (lead_s < 3600) return 1;
   if (lead_s < 6 * 3600) return 2;
   return 3;
 }
 
-ScoreCell cell_of(std::vector<double>& errors) {
+ScoreCell score_errors(std::vector<double> errors) {
   ScoreCell c;
   c.n = errors.size();
   if (errors.empty()) return c;
@@ -75,16 +81,53 @@ ScoreCell cell_of(std::vector<double>& errors) {
   return c;
 }
 
-}  // namespace
-
-TwinScore score_twin(const std::filesystem::path& path) {
+TwinRecords read_twin_records(const std::filesystem::path& path) {
   const std::filesystem::path file =
       std::filesystem::is_directory(path) ? path / "results.sqlite" : std::filesystem::path(path);
-  Reader db(file);
-  // Started jobs by start time, with prefix sums of their waits: the mean wait of the jobs started before t.
-  std::vector<std::pair<std::int64_t, std::int64_t>> starts;  // (start, wait)
+  ResultsDb results(file);  // checked whole first (results_db.hpp: InputError naming the file when it is damaged)
+  return read_twin_records(results);
+}
+
+TwinRecords read_twin_records(ResultsDb& results) {
+  Reader db(results);
+  TwinRecords r;
+  // Started jobs by start time, with their waits.
   db.each("SELECT start_time, start_time - submit_time FROM jobs WHERE start_time IS NOT NULL ORDER BY start_time",
-          [&](sqlite3_stmt* s) { starts.emplace_back(sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1)); });
+          [&](sqlite3_stmt* s) { r.starts.emplace_back(sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1)); });
+  const auto optional = [](sqlite3_stmt* s, int i) -> std::int64_t {
+    return sqlite3_column_type(s, i) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, i);
+  };
+  db.each("SELECT made_at, job_id, predicted_start, slurm_estimate, actual_start FROM forecasts ORDER BY rowid",
+          [&](sqlite3_stmt* s) {
+            r.forecasts.push_back(ForecastRecord{sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1), optional(s, 2),
+                                                 optional(s, 3), optional(s, 4)});
+          });
+  const auto text = [](sqlite3_stmt* s, int i) {
+    const auto* t = sqlite3_column_text(s, i);
+    return t == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(t));
+  };
+  // Folders of older twins (and hand-made ones) may lack the tables beside forecasts.
+  if (db.has("actions")) {
+    db.each("SELECT time, controller, action, target, reason, outcome, call FROM actions ORDER BY rowid",
+            [&](sqlite3_stmt* s) {
+              r.actions.push_back(ActionRecord{sqlite3_column_int64(s, 0), text(s, 1), text(s, 2), text(s, 3),
+                                               text(s, 4), text(s, 5), text(s, 6)});
+            });
+  }
+  if (db.has("twin_info"))
+    db.each("SELECT key, value FROM twin_info", [&](sqlite3_stmt* s) { r.info[text(s, 0)] = text(s, 1); });
+  if (db.has("polls")) {
+    db.each("SELECT count(*), count(error) FROM polls", [&](sqlite3_stmt* s) {
+      r.polls = static_cast<std::uint64_t>(sqlite3_column_int64(s, 0));
+      r.failed_polls = static_cast<std::uint64_t>(sqlite3_column_int64(s, 1));
+    });
+  }
+  return r;
+}
+
+TwinScore score_twin(const TwinRecords& records) {
+  // Prefix sums of the started jobs' waits: the mean wait of the jobs started before t.
+  const auto& starts = records.starts;
   std::vector<double> wait_prefix(starts.size() + 1, 0);
   for (std::size_t i = 0; i < starts.size(); ++i)
     wait_prefix[i + 1] = wait_prefix[i] + static_cast<double>(std::max<std::int64_t>(0, starts[i].second));
@@ -97,29 +140,35 @@ TwinScore score_twin(const std::filesystem::path& path) {
   TwinScore score;
   std::array<std::array<std::vector<double>, kLeadBuckets.size()>, kForecasters.size()> errors;
   std::unordered_set<std::int64_t> jobs;
-  db.each("SELECT made_at, job_id, predicted_start, slurm_estimate, actual_start FROM forecasts", [&](sqlite3_stmt* s) {
+  for (const ForecastRecord& f : records.forecasts) {
     ++score.forecasts;
-    if (sqlite3_column_type(s, 4) == SQLITE_NULL) return;
+    if (f.actual_start < 0) continue;
     ++score.scored;
-    const std::int64_t made = sqlite3_column_int64(s, 0);
-    const std::int64_t actual = sqlite3_column_int64(s, 4);
-    jobs.insert(sqlite3_column_int64(s, 1));
-    const std::size_t bucket = bucket_of(actual - made);
+    const std::int64_t made = f.made_at;
+    const std::int64_t actual = f.actual_start;
+    jobs.insert(f.job_id);
+    std::int64_t lead = 0;  // a damaged folder's times may be anything: saturate instead of overflowing
+    if (__builtin_sub_overflow(actual, made, &lead)) lead = INT64_MAX;
+    const std::size_t bucket = lead_bucket(lead);
     const auto add = [&](std::size_t forecaster, double predicted) {
       const double e = std::abs(predicted - static_cast<double>(actual));
       errors[forecaster][bucket].push_back(e);
       errors[forecaster][kLeadBuckets.size() - 1].push_back(e);
     };
-    if (sqlite3_column_type(s, 2) != SQLITE_NULL) add(0, static_cast<double>(sqlite3_column_int64(s, 2)));
-    if (sqlite3_column_type(s, 3) != SQLITE_NULL) add(1, static_cast<double>(sqlite3_column_int64(s, 3)));
+    if (f.predicted_start >= 0) add(0, static_cast<double>(f.predicted_start));
+    if (f.slurm_estimate >= 0) add(1, static_cast<double>(f.slurm_estimate));
     add(2, static_cast<double>(made));
     add(3, static_cast<double>(made) + mean_wait_before(made));
-  });
+  }
   score.jobs = jobs.size();
   for (std::size_t f = 0; f < kForecasters.size(); ++f) {
-    for (std::size_t b = 0; b < kLeadBuckets.size(); ++b) score.cells[f][b] = cell_of(errors[f][b]);
+    for (std::size_t b = 0; b < kLeadBuckets.size(); ++b) score.cells[f][b] = score_errors(std::move(errors[f][b]));
   }
   return score;
+}
+
+TwinScore score_twin(const std::filesystem::path& path) {
+  return score_twin(read_twin_records(path));
 }
 
 void print_twin_score(const TwinScore& score, std::ostream& out) {

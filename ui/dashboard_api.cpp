@@ -6,10 +6,15 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "model/errors.hpp"
 #include "model/input_limits.hpp"
 #include "results/metrics_export.hpp"
+#include "results/results_store.hpp"
+#include "ui/compare_api.hpp"
+#include "ui/folder_feed.hpp"
+#include "ui/twin_api.hpp"
 
 namespace gputwin {
 
@@ -138,12 +143,32 @@ DashboardApi::DashboardApi(const std::filesystem::path& results_dir, std::filesy
   fixed_->view->prepare_orders();
 }
 
+DashboardApi::DashboardApi(const std::vector<std::filesystem::path>& results_dirs, std::filesystem::path assets_dir)
+    : assets_dir_(std::move(assets_dir)) {
+  if (results_dirs.empty()) throw std::invalid_argument("DashboardApi: no results folder");
+  std::vector<std::shared_ptr<const RunSnapshot>> runs;
+  for (const auto& dir : results_dirs) runs.push_back(finished_snapshot(dir));
+  fixed_ = runs.front();
+  if (runs.size() > 1) compare_ = std::make_unique<CompareApi>(runs);
+  fixed_->view->prepare_orders();
+}
+
+DashboardApi::DashboardApi(FolderFeed& feed, std::filesystem::path assets_dir)
+    : assets_dir_(std::move(assets_dir)), feed_(&feed) {}
+
 DashboardApi::DashboardApi(LiveRun& live, std::filesystem::path assets_dir, std::string control_token)
     : assets_dir_(std::move(assets_dir)), live_(&live), control_token_(std::move(control_token)) {}
 
 DashboardApi::~DashboardApi() = default;
 
 std::shared_ptr<const RunSnapshot> DashboardApi::snapshot() const {
+  if (feed_ != nullptr) {
+    try {
+      return feed_->current().run;
+    } catch (const LiveError& e) {
+      throw HttpError(e.status(), e.what());
+    }
+  }
   if (live_ == nullptr) return fixed_;
   try {
     return live_->snapshot();
@@ -169,7 +194,44 @@ HttpResponse DashboardApi::handle(const HttpRequest& request) const {
   return asset(request);
 }
 
+HttpResponse DashboardApi::twin_pages(const HttpRequest& request) const {
+  std::shared_ptr<const RunSnapshot> run;
+  std::shared_ptr<const TwinPageData> twin;
+  std::string problem = "no forecasts here: not a twin's results folder (gputwin twin --out writes one)";
+  if (feed_ != nullptr) {
+    try {
+      const FeedSnapshot fed = feed_->current();  // the view and the pages of one poll
+      run = fed.run;
+      twin = fed.twin;
+    } catch (const LiveError& e) {
+      throw HttpError(e.status(), e.what());
+    }
+  } else if (fixed_ != nullptr && fixed_->view->info().kind == "twin") {
+    std::call_once(fixed_twin_once_, [this] {
+      try {
+        fixed_twin_ = load_twin_page_data(*fixed_->view);
+      } catch (const ResultsError& e) {
+        fixed_twin_error_ = e.what();
+      } catch (const InputError& e) {
+        fixed_twin_error_ = e.what();
+      }
+    });
+    run = fixed_;
+    twin = fixed_twin_;
+    if (!fixed_twin_error_.empty()) problem = fixed_twin_error_;
+  }
+  if (twin == nullptr) throw HttpError(404, problem);
+  return twin_api_response(request, *twin, *run->view);
+}
+
 HttpResponse DashboardApi::api(const HttpRequest& request) const {
+  if (request.path == "/api/forecasts" || request.path == "/api/actions") return twin_pages(request);
+  if (request.path.rfind("/api/compare", 0) == 0) {
+    if (compare_ == nullptr) {
+      throw HttpError(404, "no comparison: serve two or more results folders (gputwin serve RUN1 RUN2 ...)");
+    }
+    return compare_->handle(request);
+  }
   const std::shared_ptr<const RunSnapshot> snap = snapshot();
   const RunView& view = *snap->view;
   RunDescription info = view.info();
@@ -178,22 +240,22 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
   const std::string& path = request.path;
   const auto at = [&] { return int_param(request, "t", info.end_s, -kTimeBound, kTimeBound); };
   if (path == "/api/info") {
-    return HttpResponse::json(json{
-        {"scenario", info.scenario},
-        {"policy", info.policy},
-        {"kind", info.kind},
-        {"seed", info.seed},
-        {"begin", info.begin_s},
-        {"end", info.end_s},
-        {"epoch_unix", info.epoch_unix_s},
-        {"cluster_step", info.cluster_step_s},
-        {"gpu_step", info.gpu_step_s},
-        {"jobs", info.jobs},
-        {"nodes", info.nodes},
-        {"total_gpus", info.total_gpus},
-        {"live", snap->live},
-        {"controls",
-         live_ != nullptr}}.dump(-1, ' ', false, kReplaceInvalidUtf8));
+    return HttpResponse::json(json{{"scenario", info.scenario},
+                                   {"policy", info.policy},
+                                   {"kind", info.kind},
+                                   {"seed", info.seed},
+                                   {"begin", info.begin_s},
+                                   {"end", info.end_s},
+                                   {"epoch_unix", info.epoch_unix_s},
+                                   {"cluster_step", info.cluster_step_s},
+                                   {"gpu_step", info.gpu_step_s},
+                                   {"jobs", info.jobs},
+                                   {"nodes", info.nodes},
+                                   {"total_gpus", info.total_gpus},
+                                   {"live", snap->live},
+                                   {"controls", live_ != nullptr},
+                                   {"compare", compare_ != nullptr ? compare_->runs().size() : 0}}
+                                  .dump(-1, ' ', false, kReplaceInvalidUtf8));
   }
   if (path == "/api/overview") {
     const std::int64_t t = at();
@@ -448,6 +510,7 @@ std::string live_status_json(const LiveStatus& s) {
 }
 
 HttpResponse DashboardApi::live_status() const {
+  if (feed_ != nullptr) return HttpResponse::json(live_status_json(feed_->status()));
   if (live_ == nullptr) return HttpResponse::json(R"({"live":false,"state":"finished"})");
   return HttpResponse::json(live_status_json(live_->status()));
 }
@@ -507,6 +570,11 @@ std::int64_t integer_field(const json& body, const char* name, std::int64_t lo, 
 }  // namespace
 
 HttpResponse DashboardApi::control(const HttpRequest& request) const {
+  if (feed_ != nullptr) {
+    throw HttpError(403,
+                    "a twin's dashboard has no controls: the twin acts only through its controllers and their safety "
+                    "limits (gputwin twin --controllers, --act, --max-nodes-out-pct)");
+  }
   if (live_ == nullptr) {
     throw HttpError(403, "a finished run has no controls (they are for a live run: gputwin run SCENARIO --serve)");
   }
@@ -588,6 +656,20 @@ HttpResponse DashboardApi::control(const HttpRequest& request) const {
 }
 
 HttpResponse DashboardApi::stream(const HttpRequest& request) const {
+  if (feed_ != nullptr) {
+    // A twin's clock: a status event every second (the page re-reads the folder when `now` moves).
+    HttpResponse r;
+    r.stream = [feed = feed_](EventStream& out) {
+      while (true) {
+        if (!out.send("status", live_status_json(feed->status()))) return;
+        for (int i = 0; i < 4; ++i) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(250));
+          if (feed->streams_closed()) return;
+        }
+      }
+    };
+    return r;
+  }
   if (live_ == nullptr) throw HttpError(404, "no event stream: this is a finished run (see /api/events)");
   // From the event after Last-Event-ID (a reconnecting EventSource), else from the newest: a page reads the history
   // from /api/events.

@@ -23,12 +23,19 @@
 //   POST /api/control/node/inject {"node", "xid", "gpu"}  a fault with that XID on the node now (fault mechanics)
 //   POST /api/control/scale {"action": "up"|"down", "count"}  power cloud pool nodes up, or idle ones down
 // The controls need `Authorization: Bearer TOKEN` (401 without it or with another token) and are refused (403)
-// when serving a finished run; a bad body is a 400 naming the field.
+// when serving a finished run or a twin; a bad body is a 400 naming the field.
+//
+// A twin's folder also answers /api/forecasts and /api/actions (ui/twin_api.hpp); runs served together
+// (`gputwin serve RUN1 RUN2 ...`) answer /api/compare... (ui/compare_api.hpp), the other tabs showing the first run.
+// A twin being served while it polls (`gputwin twin ... --serve`, ui/folder_feed.hpp) is re-read after each poll it
+// writes; /api/live and /api/stream then give its clock (status events only).
 #pragma once
 
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "results/run_view.hpp"
 #include "ui/http_server.hpp"
@@ -36,12 +43,21 @@
 
 namespace gputwin {
 
+class CompareApi;
+class FolderFeed;
+struct TwinPageData;
+
 /// Answers the dashboard's requests for one results folder or one live run.
 class DashboardApi {
  public:
   /// A finished run (or a twin's folder). `assets_dir`: the built front end (index.html and its bundle); may be
   /// missing, then / says how to build it.
   DashboardApi(const std::filesystem::path& results_dir, std::filesystem::path assets_dir);
+  /// Results folders served together: the tabs show the first, /api/compare all of them side by side (one folder:
+  /// as the constructor above). Each is read and checked as that one reads it; throws InputError naming the file.
+  DashboardApi(const std::vector<std::filesystem::path>& results_dirs, std::filesystem::path assets_dir);
+  /// A folder a twin keeps rewriting (which must outlive the API): re-read after each write; no controls.
+  DashboardApi(FolderFeed& feed, std::filesystem::path assets_dir);
   /// A live run (which must outlive the API); the controls need `control_token`.
   DashboardApi(LiveRun& live, std::filesystem::path assets_dir, std::string control_token);
   ~DashboardApi();
@@ -60,10 +76,16 @@ class DashboardApi {
   HttpResponse control(const HttpRequest& request) const;
   HttpResponse live_status() const;
   HttpResponse stream(const HttpRequest& request) const;
+  HttpResponse twin_pages(const HttpRequest& request) const;
 
   std::filesystem::path assets_dir_;
   std::shared_ptr<const RunSnapshot> fixed_;  // a finished run
   LiveRun* live_ = nullptr;                   // a live run
+  FolderFeed* feed_ = nullptr;                // a twin being served
+  std::unique_ptr<CompareApi> compare_;       // runs served together
+  mutable std::once_flag fixed_twin_once_;    // a finished twin's pages, read by the first request for them
+  mutable std::shared_ptr<const TwinPageData> fixed_twin_;
+  mutable std::string fixed_twin_error_;
   std::string control_token_;
 };
 

@@ -3,6 +3,8 @@
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import './app.css';
+import { renderCompare } from './compare.js';
+import { renderForecasts } from './forecasts.js';
 import { nodeTools } from './live_actions.js';
 
 const $ = (id) => document.getElementById(id);
@@ -14,7 +16,7 @@ async function api(path, params = {}) {
   const query = new URLSearchParams(params).toString();
   const response = await fetch(`/api/${path}${query ? '?' + query : ''}`);
   const body = await response.json();
-  if (!response.ok) throw new Error(body.error || response.statusText);
+  if (!response.ok) throw Object.assign(new Error(body.error || response.statusText), { status: response.status });
   return body;
 }
 
@@ -443,8 +445,10 @@ function startLive() {
 
 // ---- Shell ---------------------------------------------------------------------------------------------------------
 
+// What the tabs in their own modules (forecasts.js, compare.js) use of this one.
+const ctx = { api, el, duration, chart, $, state };
 const RENDER = { overview: renderOverview, jobs: renderJobs, monitoring: renderMonitoring, nodes: renderNodes, events: renderEvents,
-  gantt: renderGantt, analysis: renderAnalysis };
+  gantt: renderGantt, analysis: renderAnalysis, forecasts: () => renderForecasts(ctx), compare: () => renderCompare(ctx) };
 
 async function render() {
   $('time-label').textContent = clockText(state.t);
@@ -458,7 +462,20 @@ async function render() {
 }
 
 async function start() {
-  state.info = await api('info');
+  // A twin being served answers 503 until its first poll is written.
+  for (;;) {
+    try {
+      state.info = await api('info');
+      break;
+    } catch (error) {
+      if (error.status !== 503) throw error;
+      $('run-name').textContent = error.message;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
+  document.querySelector('#tabs button[data-tab="forecasts"]').hidden = state.info.kind !== 'twin';
+  document.querySelector('#tabs button[data-tab="compare"]').hidden = !(state.info.compare >= 2);
+  document.body.dataset.controls = state.info.controls ? 'on' : 'off';
   $('run-name').textContent = `${state.info.kind === 'twin' ? 'twin' : 'run'} ${state.info.scenario} (${state.info.policy}, seed ${state.info.seed}): ${state.info.jobs} jobs, ${state.info.nodes} nodes`;
   const params = new URLSearchParams(location.search);
   state.t = Number(params.get('t') ?? state.info.end);
