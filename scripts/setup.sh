@@ -13,6 +13,7 @@ packages=(
   libcivetweb-dev  # HTTP server: the web dashboard and the fake slurmrestd of the twin tests
   libjwt-dev       # JWT (HS256) check of the slurmrestd-compatible API
   chromium  # the dashboard's end-to-end tests (headless, driven by playwright-core)
+  wrk       # the live simulation's load test (bench/live_load.sh, ctest ui.live_load)
   clang libclang-rt-14-dev llvm  # the sanitizer build and the fuzz targets (libFuzzer, llvm-symbolizer)
 )
 # Node.js and npm bundle the dashboard's pages at build time. A machine with its own Node.js (NodeSource's bundles

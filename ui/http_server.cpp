@@ -3,9 +3,12 @@
 #include <arpa/inet.h>
 #include <civetweb.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <nlohmann/json.hpp>
 
@@ -179,6 +182,15 @@ int HttpServer::on_request(mg_connection* connection, void* self) {
 }
 
 int HttpServer::answer(mg_connection* connection) {
+  if (options_.thread_nice > 0) {
+    thread_local bool niced = false;  // CivetWeb's worker threads live as long as the server
+    if (!niced) {
+      niced = true;
+      errno = 0;
+      const int current = ::getpriority(PRIO_PROCESS, 0);  // PRIO_PROCESS with 0 on Linux: this thread
+      if (errno == 0) (void)::setpriority(PRIO_PROCESS, 0, std::min(19, current + options_.thread_nice));
+    }
+  }
   const mg_request_info* info = mg_get_request_info(connection);
   HttpRequest request;
   request.method = info->request_method ? info->request_method : "";

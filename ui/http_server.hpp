@@ -93,6 +93,9 @@ class HttpServer {
     int threads = 16;                       ///< Worker threads: concurrent requests and SSE streams.
     std::size_t max_body_bytes = 1 << 20;   ///< Larger request bodies are refused with 413.
     int request_timeout_ms = 30000;         ///< A client that sends nothing for this long is dropped.
+    /// Niceness the worker threads add to their own (Linux: each thread has one) before their first answer; a
+    /// live simulation's servers use it so that readers take the CPU the simulation leaves, not the reverse.
+    int thread_nice = 0;
   };
   /// Starts listening. Throws std::runtime_error if the address cannot be bound.
   HttpServer(Options options, HttpHandler handler);

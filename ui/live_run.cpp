@@ -94,6 +94,11 @@ void LiveRun::simulate(Scenario scenario, RunOptions options) {
   std::exception_ptr failure;
   try {
     outcome = std::make_unique<RunOutcome>(run_scenario(std::move(scenario), options));
+    {
+      std::lock_guard lock(mutex_);
+      simulation_done_ = true;  // readers take the last snapshot while the results are written
+      cv_.notify_all();
+    }
     outcome_ = nullptr;
     sim_now_ = outcome->world->now();
     submitted_ = outcome->world->submitted();
@@ -273,6 +278,11 @@ void LiveRun::take_snapshot(SimWorld& world) {
 
 std::shared_ptr<const RunSnapshot> LiveRun::snapshot() {
   std::unique_lock lock(mutex_);
+  if (simulation_done_ && !finished_ && current_ != nullptr) {
+    // The simulation has ended and its results are being written (a large run's take long): no new snapshot can
+    // come before they are, so the last one answers meanwhile instead of holding the request.
+    return current_;
+  }
   if (finished_ || stop_requested_) {
     // The run ends: its results are being written, then served.
     cv_.wait_for(lock, kSnapshotWait, [&] { return finished_; });
@@ -291,7 +301,8 @@ std::shared_ptr<const RunSnapshot> LiveRun::snapshot() {
   const std::uint64_t want = ++snapshot_requests_;
   attention_.store(true, std::memory_order_release);
   cv_.notify_all();
-  cv_.wait_for(lock, kSnapshotWait, [&] { return snapshot_done_ >= want || finished_; });
+  cv_.wait_for(lock, kSnapshotWait,
+               [&] { return snapshot_done_ >= want || finished_ || (simulation_done_ && current_ != nullptr); });
   if (current_ == nullptr) {
     throw LiveError(503, error_.empty() ? "no snapshot yet (the simulation is inside a long step): try again"
                                         : "no snapshot: " + error_);

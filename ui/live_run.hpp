@@ -260,7 +260,8 @@ class LiveRun final : public RunGate, public RunObserver {
   double speed_ = 0;
   bool rebase_ = true;  // pace from the current simulated time on (after a pause or a speed change)
   bool stop_requested_ = false;
-  bool started_ = false;  // the workload is loaded and the run begins
+  bool started_ = false;          // the workload is loaded and the run begins
+  bool simulation_done_ = false;  // the simulation has ended (its results may still be being written)
   bool finished_ = false;
   std::string error_;
   std::deque<Command> commands_;

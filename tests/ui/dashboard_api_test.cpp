@@ -3,9 +3,11 @@
 #include "ui/dashboard_api.hpp"
 
 #include <curl/curl.h>
+#include <sys/resource.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -343,6 +345,29 @@ TEST_F(HandMadeRun, ServerAnswersOverHttp) {
   EXPECT_NE(nlohmann::json::parse(body)["error"].get<std::string>().find("POST /\xEF\xBF\xBD"), std::string::npos);
   std::tie(status, body) = fetch(server.url() + "/api/info");
   EXPECT_EQ(status, 200);  // still serving
+}
+
+TEST(HttpServerThreads, AnswerAtTheNicenessAskedFor) {
+  // A live run's readers yield the CPU to the simulation: each worker thread raises its own niceness (Linux keeps
+  // one per thread) before its first answer; the process's other threads keep theirs.
+  errno = 0;
+  const int base = ::getpriority(PRIO_PROCESS, 0);
+  ASSERT_EQ(errno, 0);
+  if (base > 14) GTEST_SKIP() << "the test runs at niceness " << base << ": no room for +5";
+  HttpServer::Options options;
+  options.listen = "127.0.0.1:0";
+  options.thread_nice = 5;
+  HttpServer server(options, [](const HttpRequest&) {
+    HttpResponse response;
+    response.body = std::to_string(::getpriority(PRIO_PROCESS, 0));
+    return response;
+  });
+  for (int i = 0; i < 3; ++i) {  // once per thread, however many answer
+    const auto [status, body] = fetch(server.url() + "/");
+    EXPECT_EQ(status, 200);
+    EXPECT_EQ(body, std::to_string(base + 5));
+  }
+  EXPECT_EQ(::getpriority(PRIO_PROCESS, 0), base);  // this thread unchanged
 }
 
 TEST(ListenSpec, ParsesAndRefuses) {
