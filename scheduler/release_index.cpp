@@ -29,6 +29,7 @@ void ReleaseIndex::rebuild(std::span<const RunningJob> running) {
   }
   running_.assign(running.begin(), running.end());
   shapes_.clear();
+  float_shapes_.clear();
 }
 
 void ReleaseIndex::add_started(const RunningJob& job) {
@@ -36,6 +37,7 @@ void ReleaseIndex::add_started(const RunningJob& job) {
   running_.insert(std::upper_bound(running_.begin(), running_.end(), key,
                                    [](std::int64_t k, const RunningJob& r) { return k < r.key(); }),
                   job);
+  float_shapes_.clear();  // rebuilt on demand from the live state, which holds the started job
   for (const NodeAllocation& a : state_.allocation(job.job)) {
     auto& list = releases_[a.node];
     if (list.empty()) used_nodes_.push_back(a.node);
@@ -173,6 +175,59 @@ std::int64_t ReleaseIndex::kth_usable_key(const SelectRequest& request, const No
     }
     if (++seen == count) return key;
   }
+}
+
+ReleaseIndex::FloatShape& ReleaseIndex::float_shape_for(const SelectRequest& request) {
+  for (FloatShape& s : float_shapes_) {
+    if (s.request.gpus_per_node == request.gpus_per_node && s.request.mem_per_node_mb == request.mem_per_node_mb &&
+        s.request.exclusive == request.exclusive) {
+      return s;
+    }
+  }
+  FloatShape shape;
+  shape.request = request;
+  const SelectRequest& r = request;
+  for (NodeIndex n = 0; n < state_.node_count(); ++n) {
+    if (!state_.node_schedulable(n)) continue;
+    const NodeConfig& node = state_.config().nodes[n];
+    if (node.gpus < r.gpus_per_node || node.memory_mb < r.mem_per_node_mb) continue;
+    std::uint64_t cpus = state_.free_cpus()[n], gpus = state_.free_gpus()[n], mem = state_.free_mem_mb()[n];
+    std::uint64_t jobs = state_.node_jobs()[n];
+    // ResourceScratch::contribution for a floating request (one CPU per node at least).
+    auto contribution = [&]() -> std::uint64_t {
+      if (r.exclusive) return jobs == 0 ? node.cpus : 0;
+      return gpus >= r.gpus_per_node && mem >= r.mem_per_node_mb && cpus >= 1 ? cpus : 0;
+    };
+    std::uint64_t had = contribution();
+    if (had > 0) shape.events.push_back(FloatEvent{kUsableNow, n, static_cast<std::uint32_t>(had)});
+    for (const Release& rel : releases_[n]) {
+      cpus += rel.cpus;
+      gpus += rel.gpus;
+      mem += rel.mem_mb;
+      jobs -= 1;
+      const std::uint64_t now = contribution();
+      if (now > had) shape.events.push_back(FloatEvent{rel.key, n, static_cast<std::uint32_t>(now - had)});
+      had = now;
+    }
+  }
+  std::stable_sort(shape.events.begin(), shape.events.end(),
+                   [](const FloatEvent& a, const FloatEvent& b) { return a.key < b.key; });
+  float_shapes_.push_back(std::move(shape));
+  return float_shapes_.back();
+}
+
+std::int64_t ReleaseIndex::fit_key(const SelectRequest& request, const NodeBitmap& nodes) {
+  if (request.nodes > 0) return kth_usable_key(request, nodes, request.nodes);
+  const FloatShape& shape = float_shape_for(request);
+  const std::uint64_t need = std::max<std::uint32_t>(request.cpus, 1);
+  const std::uint64_t* bits = nodes.words().data();
+  std::uint64_t sum = 0;
+  for (const FloatEvent& e : shape.events) {
+    if (((bits[e.node >> 6] >> (e.node & 63)) & 1ULL) == 0) continue;
+    sum += e.cpus;
+    if (sum >= need) return e.key;
+  }
+  return kNeverUsable;
 }
 
 std::size_t ReleaseIndex::sorted_end(const Shape& shape, std::int64_t key) {
