@@ -212,17 +212,47 @@ ReleaseIndex::FloatShape& ReleaseIndex::float_shape_for(const SelectRequest& req
   }
   std::stable_sort(shape.events.begin(), shape.events.end(),
                    [](const FloatEvent& a, const FloatEvent& b) { return a.key < b.key; });
+  const std::size_t count = shape.events.size();
+  shape.blocks.resize(count / kFloatBlock);  // whole blocks only; the tail is walked
+  for (std::size_t b = 0; b < shape.blocks.size(); ++b) {
+    FloatBlock& block = shape.blocks[b];
+    block.nodes = NodeBitmap(state_.node_count());
+    block.weight = shape.events[b * kFloatBlock].cpus;
+    for (std::size_t i = b * kFloatBlock; i < (b + 1) * kFloatBlock; ++i) {
+      const FloatEvent& e = shape.events[i];
+      if (e.cpus != block.weight || block.nodes.test(e.node)) block.weight = 0;
+      block.nodes.set(e.node);
+    }
+  }
   float_shapes_.push_back(std::move(shape));
   return float_shapes_.back();
 }
 
-std::int64_t ReleaseIndex::fit_key(const SelectRequest& request, const NodeBitmap& nodes) {
-  if (request.nodes > 0) return kth_usable_key(request, nodes, request.nodes);
+std::int64_t ReleaseIndex::fit_key(const SelectRequest& request, const NodeBitmap& nodes, std::int64_t max_key) {
+  if (request.nodes > 0) {
+    if (max_key != kNeverUsable && !usable_by(request, nodes, request.nodes, max_key)) return kNeverUsable;
+    return kth_usable_key(request, nodes, request.nodes);
+  }
   const FloatShape& shape = float_shape_for(request);
   const std::uint64_t need = std::max<std::uint32_t>(request.cpus, 1);
   const std::uint64_t* bits = nodes.words().data();
   std::uint64_t sum = 0;
-  for (const FloatEvent& e : shape.events) {
+  const std::size_t count = shape.events.size();
+  for (std::size_t i = 0; i < count;) {
+    if (shape.events[i].key > max_key) break;
+    if (i % kFloatBlock == 0 && i / kFloatBlock < shape.blocks.size()) {
+      const FloatBlock& block = shape.blocks[i / kFloatBlock];
+      // The whole block falls short of the request (and ends at or before max_key, or does not reach it anyway).
+      if (block.weight != 0) {
+        const std::uint64_t adds = std::uint64_t{block.weight} * block.nodes.count_and(nodes);
+        if (sum + adds < need) {
+          sum += adds;
+          i += kFloatBlock;
+          continue;
+        }
+      }
+    }
+    const FloatEvent& e = shape.events[i++];
     if (((bits[e.node >> 6] >> (e.node & 63)) & 1ULL) == 0) continue;
     sum += e.cpus;
     if (sum >= need) return e.key;

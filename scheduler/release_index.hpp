@@ -52,7 +52,8 @@ class ReleaseIndex {
   /// kNeverUsable: never), for any request: a fixed node count is kth_usable_key's order statistic; a floating
   /// one (nodes = 0: as many nodes as the CPUs need) is the first key at which the CPUs of the usable nodes add
   /// up to the request, as ResourceScratch::fits counts them (usable nodes' free CPUs, whole nodes if exclusive).
-  std::int64_t fit_key(const SelectRequest& request, const NodeBitmap& nodes);
+  /// Keys above `max_key` are not looked at: kNeverUsable stands for "after max_key" then.
+  std::int64_t fit_key(const SelectRequest& request, const NodeBitmap& nodes, std::int64_t max_key = kNeverUsable);
   /// Gives back to `scratch` the releases with key <= `key` on the nodes of `nodes` that become usable for
   /// `request` by then, so the selector sees those nodes as will-run's replay would.
   void apply(ResourceScratch& scratch, const SelectRequest& request, const NodeBitmap& nodes, std::int64_t key);
@@ -80,10 +81,18 @@ class ReleaseIndex {
     NodeIndex node;
     std::uint32_t cpus;
   };
+  // kBlock events in a row whose nodes are distinct and add the same CPUs each: their sum over a node set is that
+  // weight times one bitmap count, so the walk skips whole blocks that do not reach the request.
+  struct FloatBlock {
+    NodeBitmap nodes;
+    std::uint32_t weight = 0;  // the CPUs each event adds; 0 if they differ or a node repeats (walked one by one)
+  };
   struct FloatShape {
     SelectRequest request;
     std::vector<FloatEvent> events;
+    std::vector<FloatBlock> blocks;  // blocks[b] covers events [b * kFloatBlock, (b + 1) * kFloatBlock)
   };
+  static constexpr std::size_t kFloatBlock = 64;
   FloatShape& float_shape_for(const SelectRequest& request);
   static constexpr std::size_t kBlock = 32;
   static constexpr std::uint32_t kNoRank = UINT32_MAX;

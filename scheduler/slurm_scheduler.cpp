@@ -661,18 +661,44 @@ class SlurmScheduler final : public Scheduler {
 
   // Position of the last queue record that could possibly start now (by the partitions' counters), or -1.
   // Free resources only shrink during a cycle, so records after it can never start in this cycle.
-  // Also sets last_testable_: the position of the last record backfill would test at all (partition UP, limit
-  // within MaxTime), which decides whether the plain cycle would leave a start estimate (_more_work).
+  // Whether the plain cycle would leave a start estimate (_more_work) is testable_from's question.
   std::int64_t last_startable_record() {
     const auto& entries = queue_.entries();
-    last_testable_ = -1;
     for (std::int64_t pos = static_cast<std::int64_t>(entries.size()) - 1; pos >= 0; --pos) {
       const JobIndex j = entries[static_cast<std::size_t>(pos)].job;
       if (!backfill_testable(j)) continue;
-      if (last_testable_ < 0) last_testable_ = pos;
       if (may_fit_now(state_.spec(j), state_.job(j).partition)) return pos;
     }
     return -1;
+  }
+
+  // Shortcut (with the start bound): the last record that could start now (by the partitions' counters) among the
+  // first bf_max_job_test testable ones, or -1. Later records are never tested: before any start the records'
+  // testability is what it is now, so the plain cycle's test budget ends at the same record, and it can start
+  // nothing unless one of these can. False (stop_after untouched) if a record with eligibility conditions comes
+  // first: its testability may change as jobs start (an array throttle), and the whole queue is scanned instead.
+  bool first_startable_within_budget(std::int64_t& stop_after) {
+    const auto& entries = queue_.entries();
+    std::int64_t last_fit = -1;
+    std::uint32_t counted = 0;
+    for (std::size_t pos = 0; pos < entries.size() && counted < params_.bf_max_job_test; ++pos) {
+      const JobIndex j = entries[pos].job;
+      if (policy_.has_conditions(j)) return false;
+      if (!backfill_testable(j)) continue;
+      ++counted;
+      if (may_fit_now(state_.spec(j), state_.job(j).partition)) last_fit = static_cast<std::int64_t>(pos);
+    }
+    stop_after = last_fit;
+    return true;
+  }
+
+  // True if a record at or after `pos` is testable now: the plain cycle would test it and leave a start estimate.
+  bool testable_from(std::size_t pos) {
+    const auto& entries = queue_.entries();
+    for (; pos < entries.size(); ++pos) {
+      if (backfill_testable(entries[pos].job)) return true;
+    }
+    return false;
   }
 
   // Backfill tests a record only if it is eligible, its partition is UP and its limit fits the partition's MaxTime.
@@ -694,12 +720,15 @@ class SlurmScheduler final : public Scheduler {
     refresh_eligibility();
     std::int64_t stop_after = static_cast<std::int64_t>(queue_.size()) - 1;
     // With limits enforced, a limit-blocked record leaves no estimate, which the shortcut cannot foresee.
+    // The start bound below (flat topology: no --switches trace left by records tested without starting).
+    const bool bound_possible =
+        params_.shortcuts && !policy_.limits_enforced() && state_.config().topology.slurm.kind == TopologyKind::kFlat;
     if (params_.shortcuts && !policy_.limits_enforced()) {
-      stop_after = last_startable_record();
+      if (!bound_possible || !first_startable_within_budget(stop_after)) stop_after = last_startable_record();
       if (stop_after < 0) {
         // Nothing can start now: the plain cycle would only compute reservations, which do not outlive it.
         ++stats_.backfill_skipped;
-        bf_left_estimates_ = last_testable_ >= 0;
+        bf_left_estimates_ = testable_from(0);
         return;
       }
     }
@@ -714,8 +743,7 @@ class SlurmScheduler final : public Scheduler {
     slices_.push_back(std::move(first));
     // Shortcut: track which nodes stay free from now on, to stop the cycle once no later record could start (see
     // start_bound_passes). Not with topology (--switches leaves a trace, wait4switch_start, on records tested).
-    bound_on_ =
-        params_.shortcuts && !policy_.limits_enforced() && state_.config().topology.slurm.kind == TopologyKind::kFlat;
+    bound_on_ = bound_possible;
     if (bound_on_) {
       bound_now_ = now;
       free_until_.assign(node_count, INT64_MAX);
@@ -748,21 +776,7 @@ class SlurmScheduler final : public Scheduler {
     std::uint32_t tested = 0;
     std::uint32_t started = 0;
     const auto& entries = queue_.entries();
-    if (bound_on_) {
-      // Records after the bf_max_job_test-th testable one are never tested (the cycle's test budget ends first).
-      // Counted only up to the first record with eligibility conditions, whose testability may change as jobs start
-      // (an array throttle).
-      std::uint32_t counted = 0;
-      for (std::int64_t pos = 0; pos <= stop_after; ++pos) {
-        const JobIndex j = entries[static_cast<std::size_t>(pos)].job;
-        if (policy_.has_conditions(j)) break;
-        if (backfill_testable(j) && ++counted >= params_.bf_max_job_test) {
-          stop_after = pos;
-          break;
-        }
-      }
-      tighten_stop_after(stop_after, -1);
-    }
+    if (bound_on_) tighten_stop_after(stop_after, -1);
     for (std::size_t pos = 0; pos < entries.size(); ++pos) {
       if (tested >= params_.bf_max_job_test) break;
       if (slices_.size() >= params_.bf_max_job_test) break;  // bf_node_space_size: table full ends the cycle
@@ -770,7 +784,7 @@ class SlurmScheduler final : public Scheduler {
       if (static_cast<std::int64_t>(pos) > stop_after) {
         // Shortcut: the rest can only reserve. The plain cycle would still test the next testable record, if any,
         // and leave it pending with a start estimate, which is what _more_work sees.
-        bf_left_estimates_ = bf_left_estimates_ || last_testable_ >= static_cast<std::int64_t>(pos);
+        bf_left_estimates_ = bf_left_estimates_ || testable_from(pos);
         break;
       }
       const JobIndex j = entries[pos].job;
@@ -1353,8 +1367,11 @@ class SlurmScheduler final : public Scheduler {
       }
       kstar = releases_.kth_usable_key(request, avail, request.nodes);
     } else {
-      kstar = releases_.fit_key(request, avail);
-      if (bound_end != 0 && kstar > (bound_pos > 0 ? running_[bound_pos - 1].key() : kUsableNow)) return -1;
+      // Walks the CPU steps only up to the bound: a fit after it is no fit here (the fixed form's usable_by).
+      const std::int64_t bound_key =
+          bound_end != 0 ? (bound_pos > 0 ? running_[bound_pos - 1].key() : kUsableNow) : kNeverUsable;
+      kstar = releases_.fit_key(request, avail, bound_key);
+      if (kstar > bound_key) return -1;
     }
     if (kstar == kNeverUsable) return -1;
     if (start_res <= now && kstar == kUsableNow) {
@@ -1486,7 +1503,6 @@ class SlurmScheduler final : public Scheduler {
   SimTime last_backfill_end_ = 0;
   std::uint64_t bf_update_mark_ = 0;
   bool bf_left_estimates_ = false;
-  std::int64_t last_testable_ = -1;
   bool bf_waiting_ = false;
   SimTime bf_wait_since_ = 0;
   NodeBitmap bf_avail_, bf_base_;  // backfill_job's avail and base bitmaps
