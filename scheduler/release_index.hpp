@@ -107,6 +107,7 @@ class ReleaseIndex {
   std::vector<NodeIndex> used_nodes_;           // nodes with releases (to clear cheaply)
   std::vector<RunningJob> running_;             // every job with releases, by key
   std::vector<Shape> shapes_;
+  std::size_t last_shape_ = 0;  // index of the shape found last (shapes_ only grows between rebuilds)
   std::vector<FloatShape> float_shapes_;
   std::vector<std::pair<std::int64_t, NodeIndex>> merge_buffer_;
 };
