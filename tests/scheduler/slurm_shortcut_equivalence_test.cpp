@@ -6,6 +6,7 @@
 // cycle.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <random>
 #include <sstream>
 
@@ -85,9 +86,16 @@ Case random_case(std::uint32_t seed) {
   return c;
 }
 
+// Seeds to run: 60, or GPUTWIN_EQUIVALENCE_SEEDS (a run of many more seeds, by hand).
+std::uint32_t seed_count() {
+  const char* v = std::getenv("GPUTWIN_EQUIVALENCE_SEEDS");
+  return v != nullptr ? static_cast<std::uint32_t>(std::strtoul(v, nullptr, 10)) : 60;
+}
+
 TEST(SlurmShortcutEquivalence, RandomOverloadedWorkloadsGiveThePlainSchedule) {
   std::uint64_t plain_tests = 0, fast_tests = 0, compared = 0;
-  for (std::uint32_t seed = 1; seed <= 60; ++seed) {
+  const std::uint32_t seeds = seed_count();
+  for (std::uint32_t seed = 1; seed <= seeds; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     Case c = random_case(seed);
     Scenario plain = c.scenario;
