@@ -29,6 +29,7 @@ void ReleaseIndex::rebuild(std::span<const RunningJob> running) {
   }
   running_.assign(running.begin(), running.end());
   shapes_.clear();
+  float_shapes_.clear();
 }
 
 void ReleaseIndex::add_started(const RunningJob& job) {
@@ -36,6 +37,7 @@ void ReleaseIndex::add_started(const RunningJob& job) {
   running_.insert(std::upper_bound(running_.begin(), running_.end(), key,
                                    [](std::int64_t k, const RunningJob& r) { return k < r.key(); }),
                   job);
+  float_shapes_.clear();  // rebuilt on demand from the live state, which holds the started job
   for (const NodeAllocation& a : state_.allocation(job.job)) {
     auto& list = releases_[a.node];
     if (list.empty()) used_nodes_.push_back(a.node);
@@ -79,9 +81,15 @@ std::int64_t ReleaseIndex::compute_key(const SelectRequest& r, NodeIndex n) cons
 }
 
 ReleaseIndex::Shape& ReleaseIndex::shape_for(const SelectRequest& request) {
-  for (Shape& s : shapes_) {
-    if (same_shape(s.request, request)) return s;
+  // One test asks about one request several times (usable_by, kth_usable_key, apply): try the last one first.
+  if (last_shape_ < shapes_.size() && same_shape(shapes_[last_shape_].request, request)) return shapes_[last_shape_];
+  for (std::size_t i = 0; i < shapes_.size(); ++i) {
+    if (same_shape(shapes_[i].request, request)) {
+      last_shape_ = i;
+      return shapes_[i];
+    }
   }
+  last_shape_ = shapes_.size();
   Shape shape;
   shape.request = request;
   shape.keys.resize(state_.node_count());
@@ -173,6 +181,89 @@ std::int64_t ReleaseIndex::kth_usable_key(const SelectRequest& request, const No
     }
     if (++seen == count) return key;
   }
+}
+
+ReleaseIndex::FloatShape& ReleaseIndex::float_shape_for(const SelectRequest& request) {
+  for (FloatShape& s : float_shapes_) {
+    if (s.request.gpus_per_node == request.gpus_per_node && s.request.mem_per_node_mb == request.mem_per_node_mb &&
+        s.request.exclusive == request.exclusive) {
+      return s;
+    }
+  }
+  FloatShape shape;
+  shape.request = request;
+  const SelectRequest& r = request;
+  for (NodeIndex n = 0; n < state_.node_count(); ++n) {
+    if (!state_.node_schedulable(n)) continue;
+    const NodeConfig& node = state_.config().nodes[n];
+    if (node.gpus < r.gpus_per_node || node.memory_mb < r.mem_per_node_mb) continue;
+    std::uint64_t cpus = state_.free_cpus()[n], gpus = state_.free_gpus()[n], mem = state_.free_mem_mb()[n];
+    std::uint64_t jobs = state_.node_jobs()[n];
+    // ResourceScratch::contribution for a floating request (one CPU per node at least).
+    auto contribution = [&]() -> std::uint64_t {
+      if (r.exclusive) return jobs == 0 ? node.cpus : 0;
+      return gpus >= r.gpus_per_node && mem >= r.mem_per_node_mb && cpus >= 1 ? cpus : 0;
+    };
+    std::uint64_t had = contribution();
+    if (had > 0) shape.events.push_back(FloatEvent{kUsableNow, n, static_cast<std::uint32_t>(had)});
+    for (const Release& rel : releases_[n]) {
+      cpus += rel.cpus;
+      gpus += rel.gpus;
+      mem += rel.mem_mb;
+      jobs -= 1;
+      const std::uint64_t now = contribution();
+      if (now > had) shape.events.push_back(FloatEvent{rel.key, n, static_cast<std::uint32_t>(now - had)});
+      had = now;
+    }
+  }
+  std::stable_sort(shape.events.begin(), shape.events.end(),
+                   [](const FloatEvent& a, const FloatEvent& b) { return a.key < b.key; });
+  const std::size_t count = shape.events.size();
+  shape.blocks.resize(count / kFloatBlock);  // whole blocks only; the tail is walked
+  for (std::size_t b = 0; b < shape.blocks.size(); ++b) {
+    FloatBlock& block = shape.blocks[b];
+    block.nodes = NodeBitmap(state_.node_count());
+    block.weight = shape.events[b * kFloatBlock].cpus;
+    for (std::size_t i = b * kFloatBlock; i < (b + 1) * kFloatBlock; ++i) {
+      const FloatEvent& e = shape.events[i];
+      if (e.cpus != block.weight || block.nodes.test(e.node)) block.weight = 0;
+      block.nodes.set(e.node);
+    }
+  }
+  float_shapes_.push_back(std::move(shape));
+  return float_shapes_.back();
+}
+
+std::int64_t ReleaseIndex::fit_key(const SelectRequest& request, const NodeBitmap& nodes, std::int64_t max_key) {
+  if (request.nodes > 0) {
+    if (max_key != kNeverUsable && !usable_by(request, nodes, request.nodes, max_key)) return kNeverUsable;
+    return kth_usable_key(request, nodes, request.nodes);
+  }
+  const FloatShape& shape = float_shape_for(request);
+  const std::uint64_t need = std::max<std::uint32_t>(request.cpus, 1);
+  const std::uint64_t* bits = nodes.words().data();
+  std::uint64_t sum = 0;
+  const std::size_t count = shape.events.size();
+  for (std::size_t i = 0; i < count;) {
+    if (shape.events[i].key > max_key) break;
+    if (i % kFloatBlock == 0 && i / kFloatBlock < shape.blocks.size()) {
+      const FloatBlock& block = shape.blocks[i / kFloatBlock];
+      // The whole block falls short of the request (and ends at or before max_key, or does not reach it anyway).
+      if (block.weight != 0) {
+        const std::uint64_t adds = std::uint64_t{block.weight} * block.nodes.count_and(nodes);
+        if (sum + adds < need) {
+          sum += adds;
+          i += kFloatBlock;
+          continue;
+        }
+      }
+    }
+    const FloatEvent& e = shape.events[i++];
+    if (((bits[e.node >> 6] >> (e.node & 63)) & 1ULL) == 0) continue;
+    sum += e.cpus;
+    if (sum >= need) return e.key;
+  }
+  return kNeverUsable;
 }
 
 std::size_t ReleaseIndex::sorted_end(const Shape& shape, std::int64_t key) {

@@ -48,6 +48,12 @@ class ReleaseIndex {
   /// True if at least `count` nodes of `nodes` are usable for `request` by key `key`, i.e. the `count`-th smallest
   /// usable key is <= `key`. One prefix bitmap count and part of a block: cheaper than kth_usable_key.
   bool usable_by(const SelectRequest& request, const NodeBitmap& nodes, std::uint32_t count, std::int64_t key);
+  /// The smallest removal key after which `request` fits on the nodes of `nodes` (kUsableNow: fits now;
+  /// kNeverUsable: never), for any request: a fixed node count is kth_usable_key's order statistic; a floating
+  /// one (nodes = 0: as many nodes as the CPUs need) is the first key at which the CPUs of the usable nodes add
+  /// up to the request, as ResourceScratch::fits counts them (usable nodes' free CPUs, whole nodes if exclusive).
+  /// Keys above `max_key` are not looked at: kNeverUsable stands for "after max_key" then.
+  std::int64_t fit_key(const SelectRequest& request, const NodeBitmap& nodes, std::int64_t max_key = kNeverUsable);
   /// Gives back to `scratch` the releases with key <= `key` on the nodes of `nodes` that become usable for
   /// `request` by then, so the selector sees those nodes as will-run's replay would.
   void apply(ResourceScratch& scratch, const SelectRequest& request, const NodeBitmap& nodes, std::int64_t key);
@@ -68,6 +74,26 @@ class ReleaseIndex {
     std::vector<NodeBitmap> prefix;
     std::vector<std::uint32_t> rank;  // position of each node in `sorted` (kNoRank if absent)
   };
+  // A floating request's shape (GPUs and memory per node, exclusive): every step by which a node's contribution
+  // to the CPU count grows, by removal key (kUsableNow first). Rebuilt when a job starts during the cycle.
+  struct FloatEvent {
+    std::int64_t key;
+    NodeIndex node;
+    std::uint32_t cpus;
+  };
+  // kBlock events in a row whose nodes are distinct and add the same CPUs each: their sum over a node set is that
+  // weight times one bitmap count, so the walk skips whole blocks that do not reach the request.
+  struct FloatBlock {
+    NodeBitmap nodes;
+    std::uint32_t weight = 0;  // the CPUs each event adds; 0 if they differ or a node repeats (walked one by one)
+  };
+  struct FloatShape {
+    SelectRequest request;
+    std::vector<FloatEvent> events;
+    std::vector<FloatBlock> blocks;  // blocks[b] covers events [b * kFloatBlock, (b + 1) * kFloatBlock)
+  };
+  static constexpr std::size_t kFloatBlock = 64;
+  FloatShape& float_shape_for(const SelectRequest& request);
   static constexpr std::size_t kBlock = 32;
   static constexpr std::uint32_t kNoRank = UINT32_MAX;
   static bool same_shape(const SelectRequest& a, const SelectRequest& b);
@@ -81,6 +107,8 @@ class ReleaseIndex {
   std::vector<NodeIndex> used_nodes_;           // nodes with releases (to clear cheaply)
   std::vector<RunningJob> running_;             // every job with releases, by key
   std::vector<Shape> shapes_;
+  std::size_t last_shape_ = 0;  // index of the shape found last (shapes_ only grows between rebuilds)
+  std::vector<FloatShape> float_shapes_;
   std::vector<std::pair<std::int64_t, NodeIndex>> merge_buffer_;
 };
 

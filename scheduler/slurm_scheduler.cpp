@@ -661,18 +661,44 @@ class SlurmScheduler final : public Scheduler {
 
   // Position of the last queue record that could possibly start now (by the partitions' counters), or -1.
   // Free resources only shrink during a cycle, so records after it can never start in this cycle.
-  // Also sets last_testable_: the position of the last record backfill would test at all (partition UP, limit
-  // within MaxTime), which decides whether the plain cycle would leave a start estimate (_more_work).
+  // Whether the plain cycle would leave a start estimate (_more_work) is testable_from's question.
   std::int64_t last_startable_record() {
     const auto& entries = queue_.entries();
-    last_testable_ = -1;
     for (std::int64_t pos = static_cast<std::int64_t>(entries.size()) - 1; pos >= 0; --pos) {
       const JobIndex j = entries[static_cast<std::size_t>(pos)].job;
       if (!backfill_testable(j)) continue;
-      if (last_testable_ < 0) last_testable_ = pos;
       if (may_fit_now(state_.spec(j), state_.job(j).partition)) return pos;
     }
     return -1;
+  }
+
+  // Shortcut (with the start bound): the last record that could start now (by the partitions' counters) among the
+  // first bf_max_job_test testable ones, or -1. Later records are never tested: before any start the records'
+  // testability is what it is now, so the plain cycle's test budget ends at the same record, and it can start
+  // nothing unless one of these can. False (stop_after untouched) if a record with eligibility conditions comes
+  // first: its testability may change as jobs start (an array throttle), and the whole queue is scanned instead.
+  bool first_startable_within_budget(std::int64_t& stop_after) {
+    const auto& entries = queue_.entries();
+    std::int64_t last_fit = -1;
+    std::uint32_t counted = 0;
+    for (std::size_t pos = 0; pos < entries.size() && counted < params_.bf_max_job_test; ++pos) {
+      const JobIndex j = entries[pos].job;
+      if (policy_.has_conditions(j)) return false;
+      if (!backfill_testable(j)) continue;
+      ++counted;
+      if (may_fit_now(state_.spec(j), state_.job(j).partition)) last_fit = static_cast<std::int64_t>(pos);
+    }
+    stop_after = last_fit;
+    return true;
+  }
+
+  // True if a record at or after `pos` is testable now: the plain cycle would test it and leave a start estimate.
+  bool testable_from(std::size_t pos) {
+    const auto& entries = queue_.entries();
+    for (; pos < entries.size(); ++pos) {
+      if (backfill_testable(entries[pos].job)) return true;
+    }
+    return false;
   }
 
   // Backfill tests a record only if it is eligible, its partition is UP and its limit fits the partition's MaxTime.
@@ -694,12 +720,15 @@ class SlurmScheduler final : public Scheduler {
     refresh_eligibility();
     std::int64_t stop_after = static_cast<std::int64_t>(queue_.size()) - 1;
     // With limits enforced, a limit-blocked record leaves no estimate, which the shortcut cannot foresee.
+    // The start bound below (flat topology: no --switches trace left by records tested without starting).
+    const bool bound_possible =
+        params_.shortcuts && !policy_.limits_enforced() && state_.config().topology.slurm.kind == TopologyKind::kFlat;
     if (params_.shortcuts && !policy_.limits_enforced()) {
-      stop_after = last_startable_record();
+      if (!bound_possible || !first_startable_within_budget(stop_after)) stop_after = last_startable_record();
       if (stop_after < 0) {
         // Nothing can start now: the plain cycle would only compute reservations, which do not outlive it.
         ++stats_.backfill_skipped;
-        bf_left_estimates_ = last_testable_ >= 0;
+        bf_left_estimates_ = testable_from(0);
         return;
       }
     }
@@ -712,6 +741,14 @@ class SlurmScheduler final : public Scheduler {
     }
     map_nodes_ = first.avail;
     slices_.push_back(std::move(first));
+    // Shortcut: track which nodes stay free from now on, to stop the cycle once no later record could start (see
+    // start_bound_passes). Not with topology (--switches leaves a trace, wait4switch_start, on records tested).
+    bound_on_ = bound_possible;
+    if (bound_on_) {
+      bound_now_ = now;
+      free_until_.assign(node_count, INT64_MAX);
+      collect_bound_candidates();
+    }
     partition_covers_.assign(partition_bitmaps_.size(), -1);
     // Advance reservations: their nodes are not available to backfilled jobs while they last.
     const auto& reservations = state_.config().reservations;
@@ -739,6 +776,7 @@ class SlurmScheduler final : public Scheduler {
     std::uint32_t tested = 0;
     std::uint32_t started = 0;
     const auto& entries = queue_.entries();
+    if (bound_on_) tighten_stop_after(stop_after, -1);
     for (std::size_t pos = 0; pos < entries.size(); ++pos) {
       if (tested >= params_.bf_max_job_test) break;
       if (slices_.size() >= params_.bf_max_job_test) break;  // bf_node_space_size: table full ends the cycle
@@ -746,7 +784,7 @@ class SlurmScheduler final : public Scheduler {
       if (static_cast<std::int64_t>(pos) > stop_after) {
         // Shortcut: the rest can only reserve. The plain cycle would still test the next testable record, if any,
         // and leave it pending with a start estimate, which is what _more_work sees.
-        bf_left_estimates_ = bf_left_estimates_ || last_testable_ >= static_cast<std::int64_t>(pos);
+        bf_left_estimates_ = bf_left_estimates_ || testable_from(pos);
         break;
       }
       const JobIndex j = entries[pos].job;
@@ -762,10 +800,13 @@ class SlurmScheduler final : public Scheduler {
         queue_.remove_at(pos);
         ++started;
         ++stats_.backfill_starts;
+        if (bound_on_) collect_bound_candidates();  // the started job's nodes may be full now
       } else {
         bf_left_estimates_ = true;
       }
+      if (bound_on_ && bound_dirty_) tighten_stop_after(stop_after, static_cast<std::int64_t>(pos));
     }
+    bound_on_ = false;
     queue_.compact();
     if (started > 0) note_change();
   }
@@ -788,8 +829,11 @@ class SlurmScheduler final : public Scheduler {
     const std::int64_t res = params_.bf_resolution_s;
     const std::int64_t limit = rt.time_limit_s;
     const std::size_t node_count = state_.node_count();
-    NodeBitmap avail(node_count);
-    NodeBitmap base(node_count);
+    // Reused between tests (every path below assigns both before reading them).
+    if (bf_avail_.words().size() != (node_count + 63) / 64) bf_avail_ = NodeBitmap(node_count);
+    if (bf_base_.words().size() != (node_count + 63) / 64) bf_base_ = NodeBitmap(node_count);
+    NodeBitmap& avail = bf_avail_;
+    NodeBitmap& base = bf_base_;
     window_and_.reset();
     base.assign(partition_bitmaps_[rt.partition]);
     base.and_with(up_nodes());
@@ -900,6 +944,75 @@ class SlurmScheduler final : public Scheduler {
     }
   }
 
+  // ---- shortcut: the last record that could still start in this cycle ----------------------------------------
+  //
+  // A record starts in a backfill cycle only on its first TRY_LATER step (start_res = now; later steps have
+  // start_res > now, so start_time > now), by selecting on the live free resources among `avail`: the partition's
+  // UP nodes present in every slice that overlaps [now, now + limit]. A node is missing from some such slice
+  // exactly when a reservation of this cycle covers it over [s, e) with e > now and s <= now + limit (slices are
+  // contiguous and reservations are unions of slices), so free_until_[n] (the earliest such s) > now + limit is
+  // necessary. Only nodes with a free CPU (or no job) now can take part (bound_candidate_), each with at most its free
+  // CPUs (all of them when idle, as an exclusive job counts it). So a record can start only if enough candidate nodes
+  // (fixed count), or their CPUs (floating count), stay free past now + limit. Both only shrink during the cycle
+  // (reservations are only added, starts only take resources), so a record failing the test now fails it when
+  // reached: once every record after the current one fails, the plain cycle would start nothing more, and its
+  // remaining tests only compute reservations that die with the cycle. What it would leave behind is a start
+  // estimate for the next testable record (_more_work), which the loop's stop already accounts for.
+
+  // Nodes with a free CPU (or no job) now.
+  void collect_bound_candidates() {
+    const std::size_t node_count = state_.node_count();
+    bound_candidate_.assign(node_count, 0);
+    bound_nodes_.clear();
+    for (NodeIndex n = 0; n < node_count; ++n) {
+      if (!state_.node_schedulable(n) || (state_.free_cpus()[n] == 0 && state_.node_jobs()[n] != 0)) continue;
+      bound_candidate_[n] = 1;
+      bound_nodes_.push_back(n);
+    }
+    bound_dirty_ = true;
+  }
+
+  // Sorts the candidates by free_until_, latest first, with running counts and CPU sums.
+  void refresh_bound() {
+    bound_order_.clear();
+    for (NodeIndex n : bound_nodes_) {
+      const std::uint32_t jobs = state_.node_jobs()[n];
+      const std::uint32_t cpus =
+          jobs == 0 ? std::max(state_.free_cpus()[n], state_.config().nodes[n].cpus) : state_.free_cpus()[n];
+      bound_order_.emplace_back(free_until_[n], cpus);
+    }
+    std::sort(bound_order_.begin(), bound_order_.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    bound_cpus_.assign(bound_order_.size() + 1, 0);
+    for (std::size_t i = 0; i < bound_order_.size(); ++i) bound_cpus_[i + 1] = bound_cpus_[i] + bound_order_[i].second;
+    bound_dirty_ = false;
+  }
+
+  // The necessary condition above for record j (testable, flat topology).
+  bool start_bound_passes(JobIndex j) const {
+    const JobSpec& spec = state_.spec(j);
+    const std::int64_t until = bound_now_ + state_.job(j).time_limit_s;
+    // Candidates free past `until`: a prefix of bound_order_.
+    const auto count = static_cast<std::size_t>(
+        std::partition_point(bound_order_.begin(), bound_order_.end(),
+                             [until](const std::pair<std::int64_t, std::uint32_t>& e) { return e.first > until; }) -
+        bound_order_.begin());
+    if (spec.nodes > 0) return count >= spec.nodes;
+    return count >= 1 && bound_cpus_[count] >= std::max<std::uint32_t>(spec.cpus, 1);
+  }
+
+  // Lowers stop_after to the last record after `pos` that could still start (pos if none).
+  void tighten_stop_after(std::int64_t& stop_after, std::int64_t pos) {
+    if (bound_dirty_) refresh_bound();
+    const auto& entries = queue_.entries();
+    for (; stop_after > pos; --stop_after) {
+      const JobIndex j = entries[static_cast<std::size_t>(stop_after)].job;
+      if (policy_.has_conditions(j)) break;  // its testability may change during the cycle: kept
+      if (backfill_testable(j) && may_fit_now(state_.spec(j), state_.job(j).partition) && start_bound_passes(j)) {
+        break;
+      }
+    }
+  }
+
   const NodeBitmap& up_nodes() {
     if (up_nodes_.words().empty()) {
       up_nodes_ = NodeBitmap(state_.node_count());
@@ -914,10 +1027,16 @@ class SlurmScheduler final : public Scheduler {
   bool covers_map(std::uint32_t partition) {
     std::int8_t& c = partition_covers_[partition];
     if (c < 0) {
+      // map \ (partition & up) must be empty. (Before issue 16 this was map & ~partition & ~up, empty whenever the
+      // map's nodes are UP, so a partition smaller than the map counted as covering it and avail took in nodes
+      // outside the partition: the will-run index then counted them, and the shortcut schedule could differ from
+      // the plain one on clusters with such partitions.)
+      NodeBitmap inside(state_.node_count());
+      inside.assign(partition_bitmaps_[partition]);
+      inside.and_with(up_nodes());
       NodeBitmap outside(state_.node_count());
       outside.assign(map_nodes_);
-      outside.and_not(partition_bitmaps_[partition]);
-      outside.and_not(up_nodes());
+      outside.and_not(inside);
       c = outside.count() == 0 ? 1 : 0;
     }
     return c != 0;
@@ -1000,6 +1119,18 @@ class SlurmScheduler final : public Scheduler {
   void add_reservation(std::int64_t start, std::int64_t end, std::int64_t res) {
     start = std::max(start, slices_.front().begin);
     if (end < start + res) end = start + res;
+    // The chosen nodes are missing from the map over [start, end) (clipped to the map's end, which is after now).
+    if (bound_on_ && start < slices_.back().end && std::min(end, slices_.back().end) > bound_now_) {
+      for (const auto& [w, bits] : chosen_.words()) {
+        for (std::uint64_t b = bits; b != 0; b &= b - 1) {
+          const auto n = static_cast<NodeIndex>(w * 64U + static_cast<unsigned>(std::countr_zero(b)));
+          if (start < free_until_[n]) {
+            free_until_[n] = start;
+            bound_dirty_ = bound_dirty_ || bound_candidate_[n] != 0;
+          }
+        }
+      }
+    }
     // The first slice ending at or after start (the loop below would skip every earlier one).
     std::size_t i =
         static_cast<std::size_t>(std::lower_bound(slices_.begin(), slices_.end(), start,
@@ -1104,8 +1235,11 @@ class SlurmScheduler final : public Scheduler {
   // ending at start + limit, removed in 30 s-aligned, doubling groups. -1 if it never fits. Sets chosen_.
   std::int64_t will_run(const SelectRequest& request, std::uint32_t partition, const NodeBitmap& avail,
                         std::int64_t start_res, std::int64_t bound_end, std::int64_t now) {
-    const bool indexed = params_.shortcuts && request.nodes > 0 &&
-                         (!selector_.uses_topology(request) || selector_.feasibility_is_count_based());
+    // Fixed node counts: the order statistic of usable nodes (also on count-based topologies). Floating requests
+    // (nodes = 0, the CPUs decide): the first key at which the usable nodes' CPUs add up, without topology.
+    const bool indexed = params_.shortcuts && (request.nodes > 0 ? !selector_.uses_topology(request) ||
+                                                                       selector_.feasibility_is_count_based()
+                                                                 : !selector_.uses_topology(request));
     const std::int64_t result = indexed ? will_run_indexed(request, partition, avail, start_res, bound_end, now)
                                         : will_run_replay(request, partition, avail, start_res, bound_end, now);
     if (params_.cross_check_will_run && indexed) {
@@ -1129,7 +1263,10 @@ class SlurmScheduler final : public Scheduler {
     }
     if (!same) {
       throw std::logic_error("will-run index disagrees with replay at t=" + std::to_string(now) + ": start " +
-                             std::to_string(indexed) + " vs " + std::to_string(replayed));
+                             std::to_string(indexed) + " vs " + std::to_string(replayed) + " (nodes " +
+                             std::to_string(request.nodes) + ", cpus " + std::to_string(request.cpus) + ", gpus " +
+                             std::to_string(request.gpus_per_node) + (request.exclusive ? ", exclusive" : "") +
+                             ", start_res " + std::to_string(start_res) + ", bound " + std::to_string(bound_end) + ")");
     }
   }
 
@@ -1222,11 +1359,20 @@ class SlurmScheduler final : public Scheduler {
             : size;
     // The walk below only succeeds at a removal before bound_pos, i.e. when K* <= the key of the last of them: with
     // too few nodes usable by then (the common TRY_LATER step) it fails, which one bitmap count tells.
-    if (bound_end != 0 && !releases_.usable_by(request, avail, request.nodes,
-                                               bound_pos > 0 ? running_[bound_pos - 1].key() : kUsableNow)) {
-      return -1;
+    std::int64_t kstar = kNeverUsable;
+    if (request.nodes > 0) {
+      if (bound_end != 0 && !releases_.usable_by(request, avail, request.nodes,
+                                                 bound_pos > 0 ? running_[bound_pos - 1].key() : kUsableNow)) {
+        return -1;
+      }
+      kstar = releases_.kth_usable_key(request, avail, request.nodes);
+    } else {
+      // Walks the CPU steps only up to the bound: a fit after it is no fit here (the fixed form's usable_by).
+      const std::int64_t bound_key =
+          bound_end != 0 ? (bound_pos > 0 ? running_[bound_pos - 1].key() : kUsableNow) : kNeverUsable;
+      kstar = releases_.fit_key(request, avail, bound_key);
+      if (kstar > bound_key) return -1;
     }
-    const std::int64_t kstar = releases_.kth_usable_key(request, avail, request.nodes);
     if (kstar == kNeverUsable) return -1;
     if (start_res <= now && kstar == kUsableNow) {
       const bool ok =
@@ -1357,9 +1503,18 @@ class SlurmScheduler final : public Scheduler {
   SimTime last_backfill_end_ = 0;
   std::uint64_t bf_update_mark_ = 0;
   bool bf_left_estimates_ = false;
-  std::int64_t last_testable_ = -1;
   bool bf_waiting_ = false;
   SimTime bf_wait_since_ = 0;
+  NodeBitmap bf_avail_, bf_base_;  // backfill_job's avail and base bitmaps
+  // The start bound of a backfill cycle (shortcut; see start_bound_passes).
+  bool bound_on_ = false;
+  bool bound_dirty_ = false;
+  std::int64_t bound_now_ = 0;
+  std::vector<std::int64_t> free_until_;       // per node: earliest start of a reservation on it this cycle
+  std::vector<std::uint8_t> bound_candidate_;  // per node: 1 if it has a free CPU now
+  std::vector<NodeIndex> bound_nodes_;         // those nodes
+  std::vector<std::pair<std::int64_t, std::uint32_t>> bound_order_;  // (free_until_, CPUs), latest first
+  std::vector<std::uint64_t> bound_cpus_;                            // CPU sums of bound_order_'s prefixes
 };
 
 }  // namespace

@@ -1,0 +1,118 @@
+// The `slurm` policy's shortcuts on small random overloaded workloads: the same starts, ends and node lists as
+// the plain algorithm (shortcuts off), with every indexed will-run answer replayed (cross_check_will_run throws on
+// a disagreement). Mixes floating requests (nodes = 0, the CPUs decide: SWF traces), fixed node counts, GPUs,
+// exclusive jobs, a second partition, jobs killed at their limit and several backfill depths and resolutions, so
+// the release index's floating form and the backfill start bound (issue 16) are exercised against the plain
+// cycle.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <random>
+#include <sstream>
+
+#include "tests/support/test_cluster.hpp"
+
+namespace gputwin {
+namespace {
+
+using testing::make_job;
+using testing::make_scenario;
+
+std::string schedule_text(const RunOutcome& o) {
+  std::ostringstream out;
+  for (JobIndex j = 0; j < o.state->job_count(); ++j) {
+    const auto& rt = o.state->job(j);
+    out << o.state->spec(j).id << ' ' << rt.start << ' ' << rt.end << ' ' << job_state_name(rt.state) << ' '
+        << job_node_list(*o.state, j) << '\n';
+  }
+  return out.str();
+}
+
+struct Case {
+  Scenario scenario;
+  std::vector<JobSpec> jobs;
+};
+
+Case random_case(std::uint32_t seed) {
+  std::mt19937_64 rng(seed);
+  auto pick = [&](std::uint64_t lo, std::uint64_t hi) {  // uniform in [lo, hi]
+    return lo + rng() % (hi - lo + 1);
+  };
+  // Mostly small clusters; one in four has 64-160 nodes, so the floating will-run's whole blocks of 64 CPU steps
+  // are used too.
+  const auto nodes = static_cast<std::uint32_t>(pick(0, 3) == 0 ? pick(64, 160) : pick(3, 24));
+  const std::uint32_t cpus_choices[] = {1, 1, 2, 4, 8};
+  const std::uint32_t cpus = cpus_choices[pick(0, 4)];
+  const std::uint32_t gpus = pick(0, 2) == 0 ? 4 : 0;
+  Case c{make_scenario(nodes, cpus, gpus, SchedulerPolicy::kSlurm), {}};
+  SlurmParameters& p = c.scenario.scheduler.slurm;
+  const std::uint32_t depths[] = {3, 20, 500};
+  p.bf_max_job_test = depths[pick(0, 2)];
+  p.bf_resolution_s = pick(0, 1) == 0 ? 60 : static_cast<std::int64_t>(pick(1, 90));
+  p.bf_interval_s = static_cast<std::int64_t>(pick(5, 60));
+  p.epoch_unix_s = static_cast<std::int64_t>(pick(0, 1) == 0 ? 0 : 1795548000 + pick(0, 3599));
+  p.bf_window_min = pick(0, 3) == 0 ? 30 : 1440;
+  if (pick(0, 3) == 0) p.bf_max_job_start = static_cast<std::uint32_t>(pick(1, 3));
+  const bool two_partitions = nodes >= 4 && pick(0, 2) == 0;
+  if (two_partitions) {  // "small": the first half of the nodes, beside "batch" (all)
+    PartitionConfig small;
+    small.name = "small";
+    for (NodeIndex i = 0; i < nodes / 2; ++i) small.nodes.push_back(i);
+    c.scenario.cluster.partitions.push_back(small);
+  }
+  const auto count = static_cast<std::uint32_t>(pick(80, 220));
+  std::int64_t t = 0;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    t += static_cast<std::int64_t>(pick(0, 90));  // overloaded: the queue grows
+    const std::int64_t limit = static_cast<std::int64_t>(pick(1, 40)) * 60 + static_cast<std::int64_t>(pick(0, 59));
+    std::int64_t run = static_cast<std::int64_t>(pick(1, static_cast<std::uint64_t>(limit)));
+    if (pick(0, 9) == 0) run = limit + static_cast<std::int64_t>(pick(1, 300));  // killed at its limit
+    JobSpec j;
+    const std::uint64_t shape = pick(0, 9);
+    if (shape < 6) {  // floating: CPUs only (an SWF job)
+      j = make_job(i + 1, t, 0, static_cast<std::uint32_t>(pick(1, nodes * cpus)), 0, limit, run);
+    } else if (shape < 9) {  // fixed node count
+      const auto n = static_cast<std::uint32_t>(pick(1, std::max<std::uint32_t>(1, nodes / 2)));
+      j = make_job(i + 1, t, n, n * static_cast<std::uint32_t>(pick(1, cpus)),
+                   gpus > 0 ? static_cast<std::uint32_t>(pick(0, gpus)) : 0, limit, run);
+    } else {  // exclusive
+      const auto n = static_cast<std::uint32_t>(pick(0, 2));
+      j = make_job(i + 1, t, n, n > 0 ? n : static_cast<std::uint32_t>(pick(1, cpus * 2)), 0, limit, run);
+      j.exclusive = true;
+    }
+    if (two_partitions && pick(0, 2) == 0) j.partition = "small";
+    c.jobs.push_back(j);
+  }
+  return c;
+}
+
+// Seeds to run: 60, or GPUTWIN_EQUIVALENCE_SEEDS (a run of many more seeds, by hand).
+std::uint32_t seed_count() {
+  const char* v = std::getenv("GPUTWIN_EQUIVALENCE_SEEDS");
+  return v != nullptr ? static_cast<std::uint32_t>(std::strtoul(v, nullptr, 10)) : 60;
+}
+
+TEST(SlurmShortcutEquivalence, RandomOverloadedWorkloadsGiveThePlainSchedule) {
+  std::uint64_t plain_tests = 0, fast_tests = 0, compared = 0;
+  const std::uint32_t seeds = seed_count();
+  for (std::uint32_t seed = 1; seed <= seeds; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    Case c = random_case(seed);
+    Scenario plain = c.scenario;
+    plain.scheduler.slurm.shortcuts = false;
+    Scenario fast = c.scenario;
+    fast.scheduler.slurm.shortcuts = true;
+    fast.scheduler.slurm.cross_check_will_run = true;
+    const RunOutcome p = run_jobs(plain, c.jobs, RunOptions{});
+    const RunOutcome f = run_jobs(fast, c.jobs, RunOptions{});
+    ASSERT_EQ(schedule_text(p), schedule_text(f)) << "seed " << seed;
+    plain_tests += p.scheduler_stats.jobs_tested;
+    fast_tests += f.scheduler_stats.jobs_tested;
+    compared += p.summary.started;
+  }
+  EXPECT_GT(compared, 3000u);              // the workloads did run
+  EXPECT_LT(fast_tests * 2, plain_tests);  // and the shortcuts did skip tests
+}
+
+}  // namespace
+}  // namespace gputwin
