@@ -369,14 +369,20 @@ std::int64_t LiveRun::run_command(std::function<void(SimWorld&)> apply) {
   if (finished_ || stop_requested_) throw LiveError(409, "the simulation has ended");
   const std::uint64_t id = ++next_command_;
   std::int64_t at = 0;
-  commands_.push_back(Command{id, [apply = std::move(apply), &at](SimWorld& world) {
+  std::optional<LiveError> refused;  // what the action threw on the simulation's thread, thrown again here
+  commands_.push_back(Command{id, [apply = std::move(apply), &at, &refused](SimWorld& world) {
                                 at = to_seconds(world.now());
-                                apply(world);
+                                try {
+                                  apply(world);
+                                } catch (const LiveError& e) {
+                                  refused.emplace(e);
+                                }
                               }});
   attention_.store(true, std::memory_order_release);
   cv_.notify_all();
   cv_.wait(lock, [&] { return applied_command_ >= id || finished_; });
   if (applied_command_ < id) throw LiveError(409, "the simulation ended before the action took effect");
+  if (refused) throw *refused;
   return at;
 }
 
@@ -397,26 +403,16 @@ std::int64_t LiveRun::resume_node(const std::string& name) {
 }
 
 std::int64_t LiveRun::cancel_job(std::int64_t job_id) {
-  auto problem = std::make_shared<std::optional<LiveError>>();
-  const std::int64_t at = run_command([this, job_id, problem](SimWorld& world) {
+  return run_command([this, job_id](SimWorld& world) {
     const ClusterState& state = world.state();
-    JobIndex j = 0;
-    try {
-      j = submitted_job(state, job_id);
-    } catch (const LiveError& e) {
-      problem->emplace(e);
-      return;
-    }
+    const JobIndex j = submitted_job(state, job_id);
     const JobRuntime& rt = state.job(j);
     if (rt.state != JobState::kPending && rt.state != JobState::kRunning) {
-      problem->emplace(409, "Job/step already completing or completed", 2021);
-      return;
+      throw LiveError(409, "Job/step already completing or completed", 2021);
     }
     add_sim_event(world.now(), "action", std::to_string(job_id), "cancel");
     world.cancel_job(j, PendingReason::kNone);
   });
-  if (*problem) throw **problem;
-  return at;
 }
 
 JobIndex LiveRun::submitted_job(const ClusterState& state, std::int64_t job_id) {
@@ -430,21 +426,18 @@ JobIndex LiveRun::submitted_job(const ClusterState& state, std::int64_t job_id) 
 
 LiveSubmitted LiveRun::submit_job(JobSpec spec, bool hold) {
   auto result = std::make_shared<LiveSubmitted>();
-  auto problem = std::make_shared<std::optional<LiveError>>();
-  const std::int64_t at = run_command([this, spec = std::move(spec), hold, result, problem](SimWorld& world) mutable {
+  const std::int64_t at = run_command([this, spec = std::move(spec), hold, result](SimWorld& world) mutable {
     const ClusterConfig& cluster = world.state().config();
     const int p = spec.partition.empty() ? cluster.default_partition() : cluster.partition_index(spec.partition);
     if (p < 0) {
-      problem->emplace(400,
-                       spec.partition.empty() ? "No partition specified or system default partition"
-                                              : "Invalid partition name specified",
-                       spec.partition.empty() ? 2001 : 2000);
-      return;
+      throw LiveError(400,
+                      spec.partition.empty() ? "No partition specified or system default partition"
+                                             : "Invalid partition name specified",
+                      spec.partition.empty() ? 2001 : 2000);
     }
     const ClusterState& state = world.state();
     if (state.job_count() >= kMaxJobs) {
-      problem->emplace(409, "the run holds " + std::to_string(kMaxJobs) + " jobs, the most a workload may have", 2050);
-      return;
+      throw LiveError(409, "the run holds " + std::to_string(kMaxJobs) + " jobs, the most a workload may have", 2050);
     }
     if (next_job_id_ == 0) {
       // As slurmctld's next job id: after the largest id the table holds (array jobs' ids included).
@@ -467,36 +460,21 @@ LiveSubmitted LiveRun::submit_job(JobSpec spec, bool hold) {
                   : hold      ? "submit (held)"
                               : "submit");
   });
-  if (*problem) throw **problem;
   result->time = at;
   return *result;
 }
 
 std::int64_t LiveRun::update_job(std::int64_t job_id, const LiveJobUpdate& update) {
-  auto problem = std::make_shared<std::optional<LiveError>>();
-  const std::int64_t at = run_command([this, job_id, update, problem](SimWorld& world) {
+  const std::int64_t at = run_command([this, job_id, update](SimWorld& world) {
     const ClusterState& state = world.state();
-    JobIndex j = 0;
-    try {
-      j = submitted_job(state, job_id);
-    } catch (const LiveError& e) {
-      problem->emplace(e);
-      return;
-    }
+    const JobIndex j = submitted_job(state, job_id);
     const JobRuntime& rt = state.job(j);
-    if (rt.state != JobState::kPending) {
-      if (rt.state == JobState::kRunning) {
-        problem->emplace(409, "Job is no longer pending execution", 2073);
-      } else {
-        problem->emplace(409, "Job/step already completing or completed", 2021);
-      }
-      return;
-    }
+    if (rt.state == JobState::kRunning) throw LiveError(409, "Job is no longer pending execution", 2073);
+    if (rt.state != JobState::kPending) throw LiveError(409, "Job/step already completing or completed", 2021);
     const bool held = rt.reason == PendingReason::kJobHeldAdmin || rt.reason == PendingReason::kJobHeldUser;
     if (update.priority && !update.hold && held) {
       // A held job's priority cannot be set (slurm_update_job2: ESLURM_JOB_HELD); release it first.
-      problem->emplace(409, "Job is in held state, pending scheduler release", 2042);
-      return;
+      throw LiveError(409, "Job is in held state, pending scheduler release", 2042);
     }
     std::string what;
     if (update.hold && !*update.hold) {
@@ -517,7 +495,6 @@ std::int64_t LiveRun::update_job(std::int64_t job_id, const LiveJobUpdate& updat
     }
     add_sim_event(world.now(), "action", std::to_string(job_id), "update" + what);
   });
-  if (*problem) throw **problem;
   return at;
 }
 
@@ -526,18 +503,15 @@ LiveInjected LiveRun::inject_fault(const std::string& name, std::uint32_t xid, s
   const XidInfo* info = find_xid(xid);
   if (info == nullptr) throw LiveError(400, "field 'xid': XID " + std::to_string(xid) + " is not in the catalogue");
   auto result = std::make_shared<LiveInjected>();
-  auto problem = std::make_shared<std::optional<LiveError>>();
   result->effect = std::string(to_string(info->effect));
   result->symptom = std::string(to_string(info->symptom));
-  const std::int64_t at = run_command([this, n, name, xid, gpu, info, result, problem](SimWorld& world) {
+  const std::int64_t at = run_command([this, n, name, xid, gpu, info, result](SimWorld& world) {
     const NodeConfig& node = world.state().config().nodes[n];
     if (gpu >= std::max<std::uint32_t>(node.gpus, 1)) {
-      problem->emplace(400, "field 'gpu': node '" + name + "' has no GPU " + std::to_string(gpu));
-      return;
+      throw LiveError(400, "field 'gpu': node '" + name + "' has no GPU " + std::to_string(gpu));
     }
     if (outcome_ == nullptr || outcome_->faults == nullptr) {
-      problem->emplace(409, "this run has no fault mechanics");
-      return;
+      throw LiveError(409, "this run has no fault mechanics");
     }
     InjectedFault fault;
     fault.node = n;
@@ -549,25 +523,21 @@ LiveInjected LiveRun::inject_fault(const std::string& name, std::uint32_t xid, s
     add_sim_event(world.now(), "action", name, fmt::format("inject XID {} on GPU {}", xid, gpu));
     result->struck = outcome_->faults->inject(world, fault) >= 0;
   });
-  if (*problem) throw **problem;
   result->time = at;
   return *result;
 }
 
 LiveScaled LiveRun::scale(std::int32_t count) {
   auto result = std::make_shared<LiveScaled>();
-  auto problem = std::make_shared<std::optional<LiveError>>();
-  const std::int64_t at = run_command([this, count, result, problem](SimWorld& world) {
+  const std::int64_t at = run_command([this, count, result](SimWorld& world) {
     if (outcome_ == nullptr || outcome_->scaling == nullptr) {
-      problem->emplace(409, "this scenario has no cloud pool to scale (/autoscaler or /power_save)");
-      return;
+      throw LiveError(409, "this scenario has no cloud pool to scale (/autoscaler or /power_save)");
     }
     for (NodeIndex n : outcome_->scaling->operator_scale(count)) result->nodes.push_back(node_names_[n]);
     add_sim_event(world.now(), "action", "cluster",
                   fmt::format("scale {} {}: {} node(s)", count > 0 ? "up" : "down", count > 0 ? count : -count,
                               result->nodes.size()));
   });
-  if (*problem) throw **problem;
   result->time = at;
   return *result;
 }

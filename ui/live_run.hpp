@@ -221,6 +221,8 @@ class LiveRun final : public RunGate, public RunObserver {
     std::function<void(SimWorld&)> apply;
   };
   void simulate(Scenario scenario, RunOptions options);
+  /// Runs `apply` on the simulation's thread between two instants and waits for it; returns the simulated second
+  /// it ran at. A LiveError it throws there (a refusal) is thrown again here.
   std::int64_t run_command(std::function<void(SimWorld&)> apply);
   [[nodiscard]] NodeIndex node_named(const std::string& name) const;
   /// The job slurmctld would know by `job_id` (submitted; ended ones too), or LiveError 404 (2017).
