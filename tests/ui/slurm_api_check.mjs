@@ -12,8 +12,8 @@
 // replies.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
+import { loadSlurmSpec } from './slurm_spec.mjs';
 
 const args = Object.fromEntries(
   process.argv.slice(2).reduce((pairs, a, i, all) => (a.startsWith('--') ? [...pairs, [a.slice(2), all[i + 1]]] : pairs), []));
@@ -22,29 +22,8 @@ for (const need of ['gputwin', 'results', 'at', 'recorded', 'node-modules']) {
 }
 const specFile = path.join(args.recorded, 'openapi-v3.json');
 if (!existsSync(specFile)) { console.log(`skip: no ${specFile}`); process.exit(77); }
-const require = createRequire(path.resolve(args['node-modules'], 'x.js'));
-const Ajv = require('ajv').default;
-
-// The spec, normalised.
-const spec = JSON.parse(readFileSync(specFile, 'utf8'));
-(function normalise(node) {
-  if (Array.isArray(node)) { node.forEach(normalise); return; }
-  if (node === null || typeof node !== 'object') return;
-  if (Array.isArray(node.required)) {
-    node.required = node.required.filter((r) => !r.includes('/'));
-    if (node.required.length === 0) delete node.required;
-  }
-  Object.values(node).forEach(normalise);
-})(spec);
-const ajv = new Ajv({ strict: false, validateFormats: false, allErrors: true });
-ajv.addSchema(spec, 'spec');
-const pointer = (s) => s.replace(/~/g, '~0').replace(/\//g, '~1');
-function validator(specPath, status) {
-  const responses = spec.paths[specPath]?.get?.responses;
-  if (!responses) throw new Error(`the spec has no GET ${specPath}`);
-  const key = responses[status] ? status : 'default';
-  return ajv.getSchema(`spec#/paths/${pointer(specPath)}/get/responses/${key}/content/application~1json/schema`);
-}
+const responseValidator = loadSlurmSpec(specFile, args['node-modules']);
+const validator = (specPath, status) => responseValidator('get', specPath, status);
 
 // What validation finds wrong in the real replies of a kind (real slurmrestd itself breaks its spec in places:
 // job_resources is null for a pending job, an unknown node's answer has no nodes): such findings are tolerated in

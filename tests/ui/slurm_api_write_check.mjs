@@ -13,8 +13,8 @@
 //                                  --node-modules DIR
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
+import { loadSlurmSpec } from './slurm_spec.mjs';
 
 const args = Object.fromEntries(
   process.argv.slice(2).reduce((pairs, a, i, all) => (a.startsWith('--') ? [...pairs, [a.slice(2), all[i + 1]]] : pairs), []));
@@ -23,28 +23,7 @@ for (const need of ['gputwin', 'scenario', 'out', 'recorded', 'examples', 'node-
 }
 const specFile = path.join(args.recorded, 'openapi-v3.json');
 if (!existsSync(specFile)) { console.log(`skip: no ${specFile}`); process.exit(77); }
-const require = createRequire(path.resolve(args['node-modules'], 'x.js'));
-const Ajv = require('ajv').default;
-
-const spec = JSON.parse(readFileSync(specFile, 'utf8'));
-(function normalise(node) {
-  if (Array.isArray(node)) { node.forEach(normalise); return; }
-  if (node === null || typeof node !== 'object') return;
-  if (Array.isArray(node.required)) {
-    node.required = node.required.filter((r) => !r.includes('/'));
-    if (node.required.length === 0) delete node.required;
-  }
-  Object.values(node).forEach(normalise);
-})(spec);
-const ajv = new Ajv({ strict: false, validateFormats: false, allErrors: true });
-ajv.addSchema(spec, 'spec');
-const pointer = (s) => s.replace(/~/g, '~0').replace(/\//g, '~1');
-function validator(method, specPath, status) {
-  const responses = spec.paths[specPath]?.[method]?.responses;
-  if (!responses) throw new Error(`the spec has no ${method} ${specPath}`);
-  const key = responses[status] ? status : 'default';
-  return ajv.getSchema(`spec#/paths/${pointer(specPath)}/${method}/responses/${key}/content/application~1json/schema`);
-}
+const validator = loadSlurmSpec(specFile, args['node-modules']);
 // A finding without its version, so that v0.0.43's recorded deviation matches ours in v0.0.44.
 const signature = (e) => `${e.instancePath} ${e.keyword} ${JSON.stringify(e.params)}`;
 const knownUpdate = (() => {
