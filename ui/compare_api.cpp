@@ -75,22 +75,10 @@ HttpResponse CompareApi::handle(const HttpRequest& request) const {
     json runs = json::array();
     for (std::size_t i = 0; i < runs_.size(); ++i) {
       const RunView& view = *runs_[i]->view;
-      const WaitDistribution d = view.waits(view.info().end_s, points);
-      json cdf{{"wait", json::array()}, {"fraction", json::array()}};
-      for (const auto& [wait, fraction] : d.cdf) {
-        cdf["wait"].push_back(wait);
-        cdf["fraction"].push_back(fraction);
-      }
-      runs.push_back(json{{"index", i},
-                          {"name", run_name(runs_[i]->dir)},
-                          {"jobs", d.jobs},
-                          {"mean", d.mean_s},
-                          {"p50", d.p50_s},
-                          {"p90", d.p90_s},
-                          {"p95", d.p95_s},
-                          {"p99", d.p99_s},
-                          {"max", d.max_s},
-                          {"cdf", cdf}});
+      json run = wait_distribution_json(view.waits(view.info().end_s, points));
+      run["index"] = i;
+      run["name"] = run_name(runs_[i]->dir);
+      runs.push_back(std::move(run));
     }
     return HttpResponse::json(json{{"runs", runs}}.dump(-1, ' ', false, kReplaceInvalidUtf8));
   }

@@ -378,21 +378,8 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
   }
   if (path == "/api/waits") {
     const auto points = static_cast<std::size_t>(int_param(request, "points", 400, 1, 20000));
-    const WaitDistribution d = view.waits(at(), points);
-    json cdf{{"wait", json::array()}, {"fraction", json::array()}};
-    for (const auto& [wait, fraction] : d.cdf) {
-      cdf["wait"].push_back(wait);
-      cdf["fraction"].push_back(fraction);
-    }
-    return HttpResponse::json(json{
-        {"jobs", d.jobs},
-        {"mean", d.mean_s},
-        {"p50", d.p50_s},
-        {"p90", d.p90_s},
-        {"p95", d.p95_s},
-        {"p99", d.p99_s},
-        {"max", d.max_s},
-        {"cdf", cdf}}.dump(-1, ' ', false, kReplaceInvalidUtf8));
+    return HttpResponse::json(
+        wait_distribution_json(view.waits(at(), points)).dump(-1, ' ', false, kReplaceInvalidUtf8));
   }
   if (path == "/api/costs") {
     const std::int64_t to = int_param(request, "to", info.end_s, -kTimeBound, kTimeBound);
@@ -492,6 +479,16 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
     return HttpResponse::json(json{{"t", t}, {"events", rows}}.dump(-1, ' ', false, kReplaceInvalidUtf8));
   }
   throw HttpError(404, "no API endpoint " + path.substr(0, 100));
+}
+
+nlohmann::json wait_distribution_json(const WaitDistribution& d) {
+  json cdf{{"wait", json::array()}, {"fraction", json::array()}};
+  for (const auto& [wait, fraction] : d.cdf) {
+    cdf["wait"].push_back(wait);
+    cdf["fraction"].push_back(fraction);
+  }
+  return json{{"jobs", d.jobs}, {"mean", d.mean_s}, {"p50", d.p50_s}, {"p90", d.p90_s},
+              {"p95", d.p95_s}, {"p99", d.p99_s},   {"max", d.max_s}, {"cdf", cdf}};
 }
 
 std::string live_status_json(const LiveStatus& s) {

@@ -34,6 +34,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,9 @@ class DashboardApi {
   mutable std::string fixed_twin_error_;
   std::string control_token_;
 };
+
+/// A wait-time distribution as the API answers it: jobs, mean, p50-p99, max, and the CDF as two arrays.
+nlohmann::json wait_distribution_json(const WaitDistribution& distribution);
 
 /// The JSON of a live run's status (GET /api/live, the stream's status events).
 std::string live_status_json(const LiveStatus& status);
