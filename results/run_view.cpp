@@ -470,13 +470,11 @@ void RunView::run_time_page(const JobQuery& query, const std::vector<std::uint8_
   });
   struct Stream {
     const std::vector<std::uint32_t>* order = nullptr;  // the jobs in the stream's order
-    std::size_t lo = 0, hi = 0;                         // the stream's positions in `order`
     std::size_t left = 0;                               // positions not yet walked
     std::uint32_t job = 0;                              // the job at the cursor (when left > 0)
     std::pair<std::int64_t, std::uint32_t> key{};       // its (run time in the page's direction, index)
   };
-  std::array<Stream, 3> streams{Stream{&by_duration, 0, by_duration.size()}, Stream{&running, 0, running.size()},
-                                Stream{&unstarted, 0, unstarted.size()}};
+  std::array<Stream, 3> streams{Stream{&by_duration}, Stream{&running}, Stream{&unstarted}};
   const auto belongs = [&](std::size_t stream, std::uint32_t i) {  // the other two hold only their own jobs
     return stream != 0 || (hit[i] && jobs_[i].start <= t && jobs_[i].end <= t);
   };
@@ -486,7 +484,7 @@ void RunView::run_time_page(const JobQuery& query, const std::vector<std::uint8_
   const auto settle = [&](std::size_t k) {  // moves stream k's cursor to its next job of its kind
     Stream& s = streams[k];
     for (; s.left > 0 && budget > 0; --s.left, --budget) {
-      const std::size_t pos = backward ? s.lo + s.left - 1 : s.hi - s.left;
+      const std::size_t pos = backward ? s.left - 1 : s.order->size() - s.left;
       s.job = (*s.order)[pos];
       if (!belongs(k, s.job)) continue;
       const Job& j = jobs_[s.job];
@@ -496,9 +494,7 @@ void RunView::run_time_page(const JobQuery& query, const std::vector<std::uint8_
     }
     s.left = 0;  // out of budget (or walked to its end)
   };
-  for (Stream& stream : streams) {
-    stream.left = stream.hi - stream.lo;
-  }
+  for (Stream& stream : streams) stream.left = stream.order->size();
   for (std::size_t k = 0; k < streams.size(); ++k) settle(k);
   const std::size_t first = chosen.size();
   for (std::size_t seen = 0; seen < skip + take; ++seen) {
