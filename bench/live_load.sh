@@ -78,7 +78,7 @@ serve_once() {
   [ -n "$ended" ] || { echo "live_load: the served run did not end:" >&2; tail -5 "$log" >&2; return 1; }
   local wall
   wall=$(echo "$ended" | grep -o '[0-9.]* s wall' | head -1 | cut -d' ' -f1)
-  echo "$ended" | grep -o '[0-9]* snapshots taking [0-9.]* s' >"$WORK/snapshots-$load.txt" || true
+  echo "$ended" | grep -o '[0-9]* snapshots copied in [0-9.]* s of it and written in [0-9.]* s' >"$WORK/snapshots-$load.txt" || true
   echo "$wall"
 }
 

@@ -105,7 +105,7 @@ std::string_view node_state_name(NodeState state) {
 }
 
 ClusterState::ClusterState(const ClusterConfig& config, std::vector<JobSpec> jobs)
-    : config_(config), specs_(std::move(jobs)) {
+    : config_(&config), specs_(std::make_shared<std::vector<JobSpec>>(std::move(jobs))) {
   const std::size_t n = config.nodes.size();
   free_cpus_.resize(n);
   free_gpus_.resize(n);
@@ -137,8 +137,8 @@ ClusterState::ClusterState(const ClusterConfig& config, std::vector<JobSpec> job
   for (std::uint32_t p = 0; p < parts; ++p) {
     for (NodeIndex node : config.partitions[p].nodes) partition_bits_[p * words_ + (node >> 6)] |= 1ULL << (node & 63);
   }
-  jobs_.resize(specs_.size());
-  alloc_pool_.reserve(specs_.size() * 2);
+  jobs_.resize(specs_->size());
+  alloc_pool_.reserve(specs_->size() * 2);
 }
 
 void ClusterState::adjust_partition_counters(NodeIndex n, int sign) {
@@ -271,8 +271,10 @@ void ClusterState::set_node_condition(NodeIndex n, NodeCondition condition, std:
 }
 
 JobIndex ClusterState::add_job(JobSpec spec, std::uint32_t partition) {
-  const auto j = static_cast<JobIndex>(specs_.size());
-  specs_.push_back(std::move(spec));
+  const auto j = static_cast<JobIndex>(specs_->size());
+  // A copy (a live run's snapshot) may share the specs: it keeps them as they were.
+  if (specs_.use_count() > 1) specs_ = std::make_shared<std::vector<JobSpec>>(*specs_);
+  specs_->push_back(std::move(spec));
   jobs_.emplace_back();
   jobs_.back().partition = partition;
   return j;

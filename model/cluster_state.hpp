@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -147,9 +148,13 @@ class ClusterState {
  public:
   /// Builds the state for `config` (kept by reference; must outlive this) and the jobs of the run.
   ClusterState(const ClusterConfig& config, std::vector<JobSpec> jobs);
+  /// A copy of `other` as it is now, over `config`: an equal copy of other's configuration that must outlive this
+  /// (a live run's snapshot is written from such a copy while the simulation goes on). The job specs are shared,
+  /// not copied: they never change once added.
+  ClusterState(const ClusterState& other, const ClusterConfig& config) : ClusterState(other) { config_ = &config; }
 
   /// The configuration.
-  [[nodiscard]] const ClusterConfig& config() const { return config_; }
+  [[nodiscard]] const ClusterConfig& config() const { return *config_; }
   /// Number of nodes.
   [[nodiscard]] std::size_t node_count() const { return free_cpus_.size(); }
   /// Free CPUs of every node.
@@ -194,9 +199,9 @@ class ClusterState {
   [[nodiscard]] std::uint64_t partition_free_cpus(std::uint32_t partition) const { return part_free_cpus_[partition]; }
 
   /// All jobs' specifications, in job-index order.
-  [[nodiscard]] const std::vector<JobSpec>& specs() const { return specs_; }
+  [[nodiscard]] const std::vector<JobSpec>& specs() const { return *specs_; }
   /// One job's specification.
-  [[nodiscard]] const JobSpec& spec(JobIndex j) const { return specs_[j]; }
+  [[nodiscard]] const JobSpec& spec(JobIndex j) const { return (*specs_)[j]; }
   /// One job's runtime state.
   [[nodiscard]] const JobRuntime& job(JobIndex j) const { return jobs_[j]; }
   /// Mutable runtime state (for worlds and schedulers setting priority or reason).
@@ -219,6 +224,8 @@ class ClusterState {
   }
   /// Entries in the allocation pool (every run's allocations: offsets are below this).
   [[nodiscard]] std::size_t allocation_pool_size() const { return alloc_pool_.size(); }
+  /// The allocation pool: every run's allocations, each at its run's alloc_offset (entries are only appended).
+  [[nodiscard]] std::span<const NodeAllocation> allocation_pool() const { return alloc_pool_; }
   /// Runs discarded by requeues, in requeue order.
   [[nodiscard]] std::span<const PastRun> past_runs() const { return past_runs_; }
 
@@ -260,7 +267,7 @@ class ClusterState {
   void adjust_partition_counters(NodeIndex n, int sign);
   void update_free_bits(NodeIndex n);
 
-  const ClusterConfig& config_;
+  const ClusterConfig* config_;  // not owned
   std::vector<std::uint32_t> free_cpus_;
   std::vector<std::uint32_t> free_gpus_;
   std::vector<std::uint64_t> free_mem_mb_;
@@ -277,7 +284,9 @@ class ClusterState {
   std::size_t words_ = 0;
   std::vector<std::uint64_t> free_bits_;       // (max_gpus_ + 1) bitmaps, see free_gpu_bits()
   std::vector<std::uint64_t> partition_bits_;  // one bitmap per partition
-  std::vector<JobSpec> specs_;
+  // Immutable once added, so copies share them (a copy made for a live snapshot costs no spec); add_job copies them
+  // first when shared.
+  std::shared_ptr<std::vector<JobSpec>> specs_;
   std::vector<JobRuntime> jobs_;
   std::vector<NodeAllocation> alloc_pool_;
   std::vector<PastRun> past_runs_;

@@ -501,7 +501,8 @@ std::string live_status_json(const LiveStatus& s) {
          {"total_jobs", s.total_jobs},
          {"events", s.events},
          {"snapshots", s.snapshots},
-         {"snapshot_wall_s", s.snapshot_wall_s}};
+         {"snapshot_wall_s", s.snapshot_wall_s},
+         {"snapshot_copy_wall_s", s.snapshot_copy_wall_s}};
   if (!s.error.empty()) j["error"] = s.error;
   return j.dump(-1, ' ', false, kReplaceInvalidUtf8);
 }

@@ -2,8 +2,10 @@
 
 #include <fmt/core.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <utility>
 
 #include "faults/xid_catalogue.hpp"
@@ -66,14 +68,18 @@ LiveRun::LiveRun(Scenario scenario, RunOptions options, LiveOptions live)
   for (const NodeConfig& node : scenario.cluster.nodes) node_names_.push_back(node.name);
   options.gate = this;
   options.observer = this;
+  snapshot_thread_ = std::thread([this] { write_snapshots(); });
   thread_ = std::thread(
       [this, scenario = std::move(scenario), options]() mutable { simulate(std::move(scenario), std::move(options)); });
   std::unique_lock lock(mutex_);
   cv_.wait(lock, [&] { return started_ || finished_; });
   if (!started_ && failure_) {
     const std::exception_ptr failure = failure_;
+    snapshot_thread_stop_ = true;
+    snapshot_cv_.notify_all();
     lock.unlock();
     thread_.join();
+    snapshot_thread_.join();
     std::error_code ec;
     std::filesystem::remove_all(snapshot_root_, ec);
     std::rethrow_exception(failure);
@@ -84,6 +90,12 @@ LiveRun::~LiveRun() {
   stop();
   close_streams();
   if (thread_.joinable()) thread_.join();
+  {
+    std::lock_guard lock(mutex_);
+    snapshot_thread_stop_ = true;
+    snapshot_cv_.notify_all();
+  }
+  if (snapshot_thread_.joinable()) snapshot_thread_.join();
   std::error_code ec;
   std::filesystem::remove_all(snapshot_root_, ec);
 }
@@ -94,11 +106,20 @@ void LiveRun::simulate(Scenario scenario, RunOptions options) {
   std::exception_ptr failure;
   try {
     outcome = std::make_unique<RunOutcome>(run_scenario(std::move(scenario), options));
+    wait_snapshot_idle();
+    std::uint64_t request = 0, generation = 0;
     {
       std::lock_guard lock(mutex_);
       simulation_done_ = true;  // readers take the last snapshot while the results are written
+      snapshot_busy_ = true;
+      request = snapshot_copied_ = snapshot_requests_;
+      generation = action_generation_;
       cv_.notify_all();
     }
+    // The end as a snapshot, written beside the results (which take long for a large run): the readers' answers
+    // meanwhile, also for a run that ended before anyone asked.
+    outcome_ = outcome.get();
+    copy_for_snapshot(*outcome->world, request, generation);
     outcome_ = nullptr;
     sim_now_ = outcome->world->now();
     submitted_ = outcome->world->submitted();
@@ -121,6 +142,7 @@ void LiveRun::simulate(Scenario scenario, RunOptions options) {
   } catch (const std::exception& e) {
     error = e.what();
     failure = std::current_exception();
+    wait_snapshot_idle();
   }
   if (outcome) {
     add_sim_event(outcome->world->now(), "action", "run", error.empty() ? "ended" : "failed: " + error);
@@ -141,6 +163,7 @@ void LiveRun::simulate(Scenario scenario, RunOptions options) {
 
 void LiveRun::on_run_start(const RunOutcome& outcome) {
   outcome_ = &outcome;
+  snapshot_config_ = std::make_shared<const ClusterConfig>(outcome.state->config());
   state_ = outcome.state.get();  // the same object once the outcome is moved out of the runner
   total_jobs_ = outcome.state->job_count();
   last_publish_ = WallClock::now();
@@ -192,14 +215,15 @@ bool LiveRun::before_instant(SimWorld& world, SimTime next) {
       publish_events();
       return next > world.now() || acted;
     }
-    if (snapshot_requests_ > snapshot_done_) {
+    if (snapshot_requests_ > snapshot_copied_ && !snapshot_busy_) {
       const std::uint64_t serving = snapshot_requests_;
+      const std::uint64_t generation = action_generation_;
+      snapshot_busy_ = true;
+      snapshot_copied_ = serving;
       lock.unlock();
       publish_events();
-      take_snapshot(world);
+      copy_for_snapshot(world, serving, generation);
       lock.lock();
-      snapshot_done_ = serving;
-      cv_.notify_all();
       continue;
     }
     if (rebase_ || pace_ != speed_) {
@@ -239,41 +263,124 @@ bool LiveRun::before_instant(SimWorld& world, SimTime next) {
   return acted;
 }
 
-void LiveRun::take_snapshot(SimWorld& world) {
+struct LiveRun::SnapshotInput {
+  std::uint64_t request = 0;     // the newest reader request it answers
+  std::uint64_t generation = 0;  // operator actions applied when it was copied
+  SimTime now = 0;
+  RunInfo info;
+  std::shared_ptr<const ClusterConfig> config;  // what `state` refers to
+  std::unique_ptr<ClusterState> state;
+  std::unique_ptr<RunRecorder> recorder;
+  std::optional<FaultLog> faults;
+  MetricsInput metrics;                       // its `load` looks up `loads`
+  std::vector<std::optional<GpuLoad>> loads;  // by allocation pool offset
+};
+
+void LiveRun::copy_for_snapshot(SimWorld& world, std::uint64_t request, std::uint64_t generation) {
   const auto started = WallClock::now();
   const RunOutcome& o = *outcome_;
-  const std::filesystem::path dir = snapshot_root_ / fmt::format("s{}", snapshot_index_++ % 2);
-  auto snap = std::make_shared<RunSnapshot>();
-  std::string problem;
-  try {
-    // The cloud log is left out: the cost meter closes its series only at the end of the run.
-    const RunSummary summary = summarize(*o.state, fault_log(o), nullptr);
-    MetricsInput metrics = metrics_input(o);
-    // The per-GPU series dominate a snapshot of a large run (5 million rows by default: 12 of 14 s at 4,096 nodes):
-    // a snapshot keeps a tenth of them (sampled less often); the results at the end keep the scenario's budget.
-    metrics.config.max_gpu_samples = std::min<std::uint64_t>(metrics.config.max_gpu_samples, kSnapshotGpuSamples);
-    write_results(dir, run_info(o), *o.state, summary, *o.recorder, metrics.config.enabled ? &metrics : nullptr,
-                  fault_log(o), nullptr);
-    snap->dir = dir;
-    snap->view = std::make_unique<RunView>(dir);
-    snap->now_s = to_seconds(world.now());
-    snap->live = true;
-    snap->slurm_at_s = snap->now_s;
-  } catch (const std::exception& e) {
-    problem = e.what();
+  auto input = std::make_unique<SnapshotInput>();
+  input->request = request;
+  input->generation = generation;
+  input->now = world.now();
+  input->info = run_info(o);
+  input->config = snapshot_config_;
+  input->state = std::make_unique<ClusterState>(*o.state, *input->config);
+  input->recorder = std::make_unique<RunRecorder>(*o.recorder);
+  input->recorder->forward_to(nullptr);
+  if (const FaultLog* faults = fault_log(o)) input->faults = *faults;
+  input->metrics = metrics_input(o);
+  // The per-GPU series dominate a snapshot of a large run (5 million rows by default: 12 of 14 s at 4,096 nodes):
+  // a snapshot keeps a tenth of them (sampled less often); the results at the end keep the scenario's budget.
+  input->metrics.config.max_gpu_samples =
+      std::min<std::uint64_t>(input->metrics.config.max_gpu_samples, kSnapshotGpuSamples);
+  if (input->metrics.load) {
+    // Each run's reference load, computed here once (the speed model is the simulation's), looked up there.
+    const ClusterState& state = *o.state;
+    const std::span<const NodeAllocation> pool = state.allocation_pool();
+    run_loads_.resize(pool.size());
+    run_load_known_.resize(pool.size(), 0);
+    const auto learn = [&](JobIndex job, std::span<const NodeAllocation> allocation) {
+      if (allocation.empty()) return;
+      const auto offset = static_cast<std::size_t>(allocation.data() - pool.data());
+      if (run_load_known_[offset] != 0) return;
+      run_loads_[offset] = input->metrics.load(job, allocation);
+      run_load_known_[offset] = 1;
+    };
+    for (JobIndex j = 0; j < state.job_count(); ++j) learn(j, state.allocation(j));
+    for (const PastRun& run : state.past_runs()) learn(run.job, state.allocation(run));
+    input->loads = run_loads_;
+    SnapshotInput* in = input.get();
+    input->metrics.load = [in](JobIndex, std::span<const NodeAllocation> allocation) -> std::optional<GpuLoad> {
+      const std::span<const NodeAllocation> pool = in->state->allocation_pool();
+      const auto offset = static_cast<std::size_t>(allocation.data() - pool.data());
+      return offset < in->loads.size() ? in->loads[offset] : std::nullopt;
+    };
   }
   const double wall_s = std::chrono::duration<double>(WallClock::now() - started).count();
   std::lock_guard lock(mutex_);
-  snapshot_wall_s_ += wall_s;
-  last_snapshot_wall_s_ = wall_s;
-  if (!problem.empty()) {
-    if (error_.empty()) error_ = "snapshot: " + problem;
-    return;
+  snapshot_copy_wall_s_ += wall_s;
+  last_copy_wall_s_ = wall_s;
+  snapshot_input_ = std::move(input);
+  snapshot_cv_.notify_all();
+}
+
+void LiveRun::wait_snapshot_idle() {
+  std::unique_lock lock(mutex_);
+  snapshot_cv_.wait(lock, [&] { return !snapshot_busy_; });
+}
+
+void LiveRun::write_snapshots() {
+  // Readers' work: nicer than the simulation, as the HTTP threads are (PRIO_PROCESS with 0 on Linux: this thread).
+  errno = 0;
+  const int nice = ::getpriority(PRIO_PROCESS, 0);
+  if (errno == 0) (void)::setpriority(PRIO_PROCESS, 0, std::min(19, nice + 10));
+  std::unique_lock lock(mutex_);
+  while (true) {
+    snapshot_cv_.wait(lock, [&] { return snapshot_thread_stop_ || snapshot_input_ != nullptr; });
+    if (snapshot_input_ == nullptr) return;  // stopping, nothing handed over
+    std::unique_ptr<SnapshotInput> input = std::move(snapshot_input_);
+    lock.unlock();
+    const auto started = WallClock::now();
+    const std::filesystem::path dir = snapshot_root_ / fmt::format("s{}", snapshot_index_++ % 2);
+    auto snap = std::make_shared<RunSnapshot>();
+    std::string problem;
+    try {
+      // The cloud log is left out: the cost meter closes its series only at the end of the run.
+      const FaultLog* faults = input->faults ? &*input->faults : nullptr;
+      const RunSummary summary = summarize(*input->state, faults, nullptr);
+      const MetricsInput& metrics = input->metrics;
+      write_results(dir, input->info, *input->state, summary, *input->recorder,
+                    metrics.config.enabled ? &metrics : nullptr, faults, nullptr);
+      snap->dir = dir;
+      snap->view = std::make_unique<RunView>(dir);
+      snap->now_s = to_seconds(input->now);
+      snap->live = true;
+      snap->slurm_at_s = snap->now_s;
+    } catch (const std::exception& e) {
+      problem = e.what();
+    }
+    const double wall_s = std::chrono::duration<double>(WallClock::now() - started).count();
+    const std::uint64_t request = input->request;
+    const std::uint64_t generation = input->generation;
+    input.reset();  // the copy, before anyone may free what it refers to
+    lock.lock();
+    snapshot_wall_s_ += wall_s;
+    snapshot_done_ = std::max(snapshot_done_, request);
+    snapshot_busy_ = false;
+    if (!problem.empty()) {
+      if (error_.empty()) error_ = "snapshot: " + problem;
+    } else if (!finished_) {  // once the results are written they are served instead
+      ++snapshots_;
+      current_ = std::move(snap);
+      current_generation_ = generation;
+      current_taken_ = WallClock::now();
+    }
+    // Readers asked meanwhile: the simulation copies again at its next instant.
+    if (snapshot_requests_ > snapshot_copied_) attention_.store(true, std::memory_order_release);
+    cv_.notify_all();
+    snapshot_cv_.notify_all();
   }
-  ++snapshots_;
-  current_ = std::move(snap);
-  current_generation_ = action_generation_;
-  current_taken_ = WallClock::now();
 }
 
 std::shared_ptr<const RunSnapshot> LiveRun::snapshot() {
@@ -290,17 +397,18 @@ std::shared_ptr<const RunSnapshot> LiveRun::snapshot() {
       throw LiveError(503, "the run has nothing to show" + (error_.empty() ? "" : ": " + error_));
     return current_;
   }
-  // A snapshot is reused for refresh_ms, and at least for 9 times what the last one took: readers cost the
-  // simulation at most a tenth of its time however large the run (an operator's action always gets a fresh one).
+  // A snapshot is reused for refresh_ms, and at least for 9 times what its copy cost: readers cost the simulation
+  // at most a tenth of its time however large the run (an operator's action always gets a fresh one).
   const auto reuse = std::max<WallClock::duration>(
       std::chrono::milliseconds(options_.refresh_ms),
-      std::chrono::duration_cast<WallClock::duration>(std::chrono::duration<double>(9 * last_snapshot_wall_s_)));
-  const bool fresh =
-      current_ != nullptr && current_generation_ == action_generation_ && WallClock::now() - current_taken_ < reuse;
-  if (fresh) return current_;
+      std::chrono::duration_cast<WallClock::duration>(std::chrono::duration<double>(9 * last_copy_wall_s_)));
+  const bool after_actions = current_ != nullptr && current_generation_ == action_generation_;
+  if (after_actions && WallClock::now() - current_taken_ < reuse) return current_;
   const std::uint64_t want = ++snapshot_requests_;
   attention_.store(true, std::memory_order_release);
   cv_.notify_all();
+  // Only old: answer from it while the next one is made (readers never hold the simulation).
+  if (after_actions) return current_;
   cv_.wait_for(lock, kSnapshotWait,
                [&] { return snapshot_done_ >= want || finished_ || (simulation_done_ && current_ != nullptr); });
   if (current_ == nullptr) {
@@ -321,6 +429,7 @@ LiveStatus LiveRun::status() const {
   s.speed = speed_;
   s.snapshots = snapshots_;
   s.snapshot_wall_s = snapshot_wall_s_;
+  s.snapshot_copy_wall_s = snapshot_copy_wall_s_;
   s.error = error_;
   s.state = finished_ ? (final_outcome_ ? "ended" : "failed") : paused_ ? "paused" : "running";
   return s;

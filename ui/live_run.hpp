@@ -4,14 +4,17 @@
 // resume nodes between instants.
 //
 // How the readers see it (the design): the readers (RunView, the slurmrestd-compatible source, /metrics) are the
-// ones a finished run uses, unchanged. Now and then the simulation's thread writes its in-memory state (ClusterState,
-// the recorder's history, the metrics up to now) with write_results into a private snapshot folder, between two
-// instants, and opens a RunView on it: a snapshot. A request takes the newest snapshot (a shared_ptr: it lives as
-// long as a request uses it) if it is younger than `refresh_ms` and no operator action came since; else it asks the
-// simulation for a new one and waits for it. So a snapshot costs the simulation one results write (for a run at its
-// largest: see BENCHMARKS.md) at most every `refresh_ms`, and only while someone reads. Events (job starts and
-// ends, node state changes, operator actions) are pushed to a bounded buffer the SSE stream reads, without a
-// snapshot.
+// ones a finished run uses, unchanged. When a reader asks, the simulation's thread copies its in-memory state
+// (ClusterState, the recorder's history, XIDs, node conditions, the fault log, and the reference GPU load of each
+// run it has not seen before) between two instants and goes on; a snapshot thread (10 nicer than the simulation)
+// writes the copy with write_results into a private snapshot folder and opens a RunView on it: a snapshot. A
+// request takes the newest snapshot (a shared_ptr: it lives as long as a request uses it); if it is older than
+// `refresh_ms` the request asks for a new one and still answers from the one there (the next request gets the
+// newer one), and it waits only when there is none yet or an operator acted since (so an action shows in the
+// answer that follows it). So a snapshot costs the simulation a copy of its state (about 0.3 us per job: see
+// BENCHMARKS.md), at most every `refresh_ms` and only while someone reads; the writing runs beside it. Events (job
+// starts and ends, node state changes, operator actions) are pushed to a bounded buffer the SSE stream reads,
+// without a snapshot.
 //
 //   LiveRun live(scenario, {}, {.speed = 60, .out_dir = "out/q"});
 //   auto snap = live.snapshot();       // snap->view: a RunView as of snap->now_s
@@ -38,6 +41,7 @@
 #include <thread>
 #include <vector>
 
+#include "gpu/gpu_telemetry.hpp"
 #include "model/run_observer.hpp"
 #include "model/scenario.hpp"
 #include "results/run_view.hpp"
@@ -87,15 +91,18 @@ struct LiveStatus {
   std::uint64_t total_jobs = 0;  ///< Jobs in the workload.
   std::uint64_t events = 0;      ///< Simulator events processed.
   std::uint64_t snapshots = 0;   ///< Snapshots taken so far.
-  double snapshot_wall_s = 0;    ///< Wall seconds the simulation spent taking them.
-  std::string error;             ///< Why the run failed (state "failed").
+  double snapshot_wall_s = 0;    ///< Wall seconds the snapshot thread spent writing and opening them.
+  double snapshot_copy_wall_s = 0;  ///< Wall seconds the simulation's thread spent copying its state for them.
+  std::string error;                ///< Why the run failed (state "failed").
 };
 
 /// A live run's settings.
 struct LiveOptions {
   double speed = 0;           ///< Initial speed: simulated seconds per wall second; 0: as fast as it goes.
   bool start_paused = false;  ///< Start paused (the clock at the first submit).
-  int refresh_ms = 1000;      ///< A snapshot is reused this long, and 9x what it took (unless an operator acted since).
+  /// A snapshot is reused this long, and at least 9x what its copy cost the simulation (unless an operator acted
+  /// since).
+  int refresh_ms = 1000;
   std::filesystem::path out_dir;      ///< Where the results go when the run ends; empty: not written.
   std::size_t event_buffer = 10'000;  ///< Events kept for the stream (older ones are dropped).
 };
@@ -227,7 +234,14 @@ class LiveRun final : public RunGate, public RunObserver {
   [[nodiscard]] NodeIndex node_named(const std::string& name) const;
   /// The job slurmctld would know by `job_id` (submitted; ended ones too), or LiveError 404 (2017).
   [[nodiscard]] static JobIndex submitted_job(const ClusterState& state, std::int64_t job_id);
-  void take_snapshot(SimWorld& world);
+  /// What a snapshot is written from (copied on the simulation's thread, written on the snapshot thread).
+  struct SnapshotInput;
+  /// Copies the simulation's state for a snapshot and hands it to the snapshot thread (simulation's thread).
+  void copy_for_snapshot(SimWorld& world, std::uint64_t request, std::uint64_t generation);
+  /// The snapshot thread: writes each copy handed to it and publishes the snapshot.
+  void write_snapshots();
+  /// Waits until the snapshot thread holds no copy (it may refer to the run's state); simulation's thread.
+  void wait_snapshot_idle();
   /// What the observer notes of each event (formatted to a LiveEvent when published).
   struct RawEvent {
     SimTime time = 0;
@@ -269,14 +283,21 @@ class LiveRun final : public RunGate, public RunObserver {
   std::deque<Command> commands_;
   std::uint64_t next_command_ = 0, applied_command_ = 0;
   std::uint64_t action_generation_ = 0;  // operator actions applied; a snapshot older than the last is stale
-  std::uint64_t snapshot_requests_ = 0, snapshot_done_ = 0;  // asked for; the newest request answered
-  std::exception_ptr failure_;                               // what ended the run, if it failed
+  // Snapshot requests: asked for by readers; the newest one a copy was made for; the newest one a snapshot answers.
+  std::uint64_t snapshot_requests_ = 0, snapshot_copied_ = 0, snapshot_done_ = 0;
+  std::unique_ptr<SnapshotInput> snapshot_input_;  // a copy handed to the snapshot thread, not yet taken
+  bool snapshot_busy_ = false;                     // a copy is handed over or being written
+  bool snapshot_thread_stop_ = false;
+  std::condition_variable snapshot_cv_;  // the snapshot thread waits here
+  std::thread snapshot_thread_;
+  std::exception_ptr failure_;  // what ended the run, if it failed
   std::shared_ptr<const RunSnapshot> current_;
   std::uint64_t current_generation_ = 0;
   WallClock::time_point current_taken_{};
   std::uint64_t snapshots_ = 0;
   double snapshot_wall_s_ = 0;
-  double last_snapshot_wall_s_ = 0;  // what the newest snapshot took
+  double snapshot_copy_wall_s_ = 0;
+  double last_copy_wall_s_ = 0;  // what the newest snapshot's copy cost the simulation
   std::unique_ptr<RunOutcome> final_outcome_;
 
   // The clock, written by the simulation's thread.
@@ -295,7 +316,12 @@ class LiveRun final : public RunGate, public RunObserver {
   double pace_ = 0;  // speed_ as the simulation's thread last saw it
   std::atomic<WallClock::time_point> last_publish_{};
   std::uint32_t calls_ = 0;
-  std::uint64_t snapshot_index_ = 0;
+  std::uint64_t snapshot_index_ = 0;                      // snapshot thread: folders s0 and s1 alternate
+  std::shared_ptr<const ClusterConfig> snapshot_config_;  // the cluster's configuration, for the copies
+  // The reference GPU load of each run (by its allocation pool offset) the copies have seen (computed once, on the
+  // simulation's thread: the speed model is not thread-safe), and which offsets are known.
+  std::vector<std::optional<GpuLoad>> run_loads_;
+  std::vector<std::uint8_t> run_load_known_;
 
   // The event buffer, under events_mutex_.
   mutable std::mutex events_mutex_;

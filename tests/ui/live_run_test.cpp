@@ -7,6 +7,7 @@
 
 #include <curl/curl.h>
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <algorithm>
 #include <chrono>
@@ -284,6 +285,110 @@ TEST_F(LiveRunTest, AFinishedRunHasNoControls) {
   std::tie(status, body) = call(api, "GET", "/api/info");
   EXPECT_EQ(body.at("live"), false);
   EXPECT_EQ(body.at("controls"), false);
+}
+
+/// Every row of `table` in `dir`/results.sqlite, in rowid order, as text ("a|b|c\n" per row).
+std::string table_text(const std::filesystem::path& dir, const std::string& table) {
+  sqlite3* db = nullptr;
+  std::string out;
+  if (sqlite3_open_v2((dir / "results.sqlite").c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    sqlite3_close(db);
+    return "cannot open " + dir.string();
+  }
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v2(db, ("SELECT * FROM " + table + " ORDER BY rowid").c_str(), -1, &stmt, nullptr) != SQLITE_OK) {
+    out = "no table " + table + ": " + sqlite3_errmsg(db);
+  }
+  while (stmt != nullptr && sqlite3_step(stmt) == SQLITE_ROW) {
+    for (int c = 0; c < sqlite3_column_count(stmt); ++c) {
+      const unsigned char* text = sqlite3_column_text(stmt, c);
+      out += text != nullptr ? reinterpret_cast<const char*>(text) : "NULL";
+      out += c + 1 < sqlite3_column_count(stmt) ? "|" : "\n";
+    }
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return out;
+}
+
+TEST_F(LiveRunTest, ASnapshotHoldsWhatTheRunStoppedThenWrites) {
+  // A snapshot is written on its own thread from a copy of the simulation's state, each run's GPU load taken from the
+  // speed model when copied: its tables are those the run writes when stopped at the snapshot's time. Four nodes of
+  // 8 GPUs; jobs of 16 GPUs run a data-parallel profile (GPU use below 100%: the loads are in the series).
+  std::ofstream(dir_ / "profiled.json") << R"({
+    "name": "profiled", "seed": 3,
+    "cluster": {
+      "nodes": [{"prefix": "n", "count": 4, "cpus": 8, "memory_gb": 64, "gpus": 8, "gpu_type": "h100", "digits": 2}],
+      "partitions": [{"name": "gpu", "nodes": "ALL", "default": true, "max_time": "UNLIMITED"}],
+      "topology": {"fat_tree": {"nodes_per_leaf": 2, "leaves_per_spine": 2}}
+    },
+    "workload": {"jobs": [
+      {"id": 1, "user": "u1", "account": "acc", "nodes": 2, "cpus": 16, "gpus_per_node": 8, "run_time": 1000,
+       "time_limit": 2000, "submit": 0},
+      {"id": 2, "user": "u1", "account": "acc", "nodes": 1, "cpus": 8, "gpus_per_node": 8, "run_time": 500,
+       "time_limit": 2000, "submit": 0},
+      {"id": 3, "user": "u2", "account": "acc", "nodes": 2, "cpus": 16, "gpus_per_node": 8, "run_time": 3000,
+       "time_limit": 4000, "submit": 100},
+      {"id": 4, "user": "u2", "account": "acc", "nodes": 1, "cpus": 8, "gpus_per_node": 8, "run_time": 2000,
+       "time_limit": 3000, "submit": 50},
+      {"id": 5, "user": "u2", "account": "acc", "nodes": 1, "cpus": 8, "gpus_per_node": 8, "run_time": 100,
+       "time_limit": 2000, "submit": 100000}
+    ]},
+    "scheduler": {"policy": "fcfs"},
+    "metrics": {"interval_s": 60},
+    "performance": {"profiles": [{"name": "dp", "min_gpus": 16,
+                                  "data_parallel": {"parameters_billion": 7, "compute_s": 2.0, "overlap": 0.5}}]}
+  })";
+  LiveOptions options;
+  options.start_paused = true;
+  options.refresh_ms = 200;
+  options.out_dir = dir_ / "out";
+  LiveRun live(load_scenario((dir_ / "profiled.json").string()), RunOptions{}, options);
+  live.set_speed(5000);
+  live.resume();
+  for (int i = 0; i < 1000 && live.status().now_s < 1800; ++i) std::this_thread::sleep_for(2ms);
+  live.pause();
+  const std::int64_t paused_at = live.status().now_s;
+  ASSERT_GT(paused_at, 1500);
+  ASSERT_LT(paused_at, 100000);
+  const auto snap = live.snapshot();
+  ASSERT_EQ(snap->now_s, paused_at);
+  live.stop();
+  ASSERT_TRUE(live.wait_finished(20s));
+  ASSERT_EQ(live.status().now_s, paused_at);
+  for (const char* table : {"jobs", "nodes", "node_events", "gpu_metrics", "cluster_metrics", "job_gpus"}) {
+    const std::string snapshot_rows = table_text(snap->dir, table);
+    EXPECT_FALSE(snapshot_rows.empty()) << table;
+    EXPECT_EQ(snapshot_rows, table_text(dir_ / "out", table)) << table;
+  }
+  // The profile's load is in the series: some GPU busy below 100% (a snapshot without the loads shows 100).
+  const RunView view(dir_ / "out");
+  bool partial = false;
+  for (const GpuPoint& p : view.gpu_series(0, 0, paused_at, 1000)) partial |= p.util_pct > 0 && p.util_pct < 99;
+  EXPECT_TRUE(partial);
+  EXPECT_GT(live.status().snapshot_copy_wall_s, 0);
+  EXPECT_GT(live.status().snapshot_wall_s, 0);
+}
+
+TEST_F(LiveRunTest, AnOldSnapshotAnswersAtOnceWhileTheNextIsWritten) {
+  // Readers never wait for a snapshot that is only old (refresh_ms, 200 ms here): they get the one there, and the
+  // request makes the simulation copy its state for the next, which a later reader gets.
+  auto live = start(0, true);
+  const auto first = live->snapshot();
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(live->snapshot(), first);
+  std::shared_ptr<const RunSnapshot> next = first;
+  for (int i = 0; i < 1000 && next == first; ++i) {
+    std::this_thread::sleep_for(10ms);
+    next = live->snapshot();
+  }
+  EXPECT_NE(next, first);
+  EXPECT_GE(live->status().snapshots, 2u);  // 3 if a poll asked again while the second was written
+  // After an operator's action a reader waits for a snapshot that shows it.
+  live->drain_node("n01", "maint");
+  const auto after = live->snapshot();
+  EXPECT_NE(after, next);
+  EXPECT_EQ(after->view->nodes(after->now_s, false).at(0).state, "DRAINED");
 }
 
 TEST_F(LiveRunTest, StopEndsTheRunWhereItIsAndWritesItsResults) {
