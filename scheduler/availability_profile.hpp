@@ -72,6 +72,7 @@ class AvailabilityProfile {
   std::size_t split(SimTime t);
   void drop_source(std::size_t s);
   void apply(std::size_t first, std::size_t last, std::span<const NodeAllocation> allocation, bool take);
+  void make_columns_vary(bool gpus, bool mem);
   std::uint32_t take_row();
   std::uint32_t copy_row(std::uint32_t from);
   void build_capable_mask(const SelectRequest& request, const NodeSet& candidates, const std::uint8_t* schedulable);
@@ -84,6 +85,12 @@ class AvailabilityProfile {
   // and GPUs (for fast necessary tests).
   std::vector<std::uint32_t> cpus_, gpus_, jobs_;
   std::vector<std::uint64_t> mem_;
+  // GPUs and memory change in no slice until an allocation holding some is applied (never, on CPU-only traces):
+  // until then every row holds the reset's values, kept once in reset_gpus_ and reset_mem_, and the rows'
+  // columns are neither copied, updated nor read (a new row is 8 instead of 20 bytes a node).
+  bool gpus_vary_ = false, mem_vary_ = false;
+  std::vector<std::uint32_t> reset_gpus_;
+  std::vector<std::uint64_t> reset_mem_;
   std::vector<std::uint64_t> with_cpu_;
   std::vector<std::int64_t> total_cpus_, total_gpus_;
   std::vector<std::uint32_t> spare_rows_;
