@@ -30,7 +30,12 @@ AvailabilityProfile::AvailabilityProfile(const ClusterConfig& config)
       view_cpus_(nodes_),
       view_gpus_(nodes_),
       view_jobs_(nodes_),
-      view_mem_(nodes_) {}
+      view_mem_(nodes_),
+      one_cpu_(words_) {
+  for (std::size_t n = 0; n < nodes_; ++n) {
+    if (config.nodes[n].cpus == 1) one_cpu_[n >> 6] |= 1ULL << (n & 63);
+  }
+}
 
 void AvailabilityProfile::reset(SimTime now, const FreeResources& live) {
   totals_memo_.clear();
@@ -55,6 +60,27 @@ void AvailabilityProfile::reset(SimTime now, const FreeResources& live) {
   total_cpus_[row] = cpus;
   total_gpus_[row] = gpus;
   slices_.push_back(Slice{now, row, 0});
+}
+
+void AvailabilityProfile::rebuild(SimTime now, const FreeResources& live, std::vector<ProfileStep>& steps) {
+  reset(now, live);
+  std::sort(steps.begin(), steps.end(), [](const ProfileStep& a, const ProfileStep& b) { return a.at < b.at; });
+  // Each slice's state is the one before it plus the steps at its begin (they add up in any order); a step at
+  // now changes the first slice, which reserve(now, ...) takes in place too.
+  for (std::size_t i = 0; i < steps.size();) {
+    const SimTime at = steps[i].at;
+    assert(at >= now);
+    std::size_t s = 0;
+    if (at > now) {
+      const std::uint32_t row = copy_row(slices_.back().row);
+      slices_.push_back(Slice{at, row, 0});
+      s = slices_.size() - 1;
+    }
+    for (; i < steps.size() && steps[i].at == at; ++i) {
+      ++slices_[s].sources;
+      apply(s, s + 1, steps[i].allocation, steps[i].take);
+    }
+  }
 }
 
 void AvailabilityProfile::advance(SimTime now) {
@@ -332,10 +358,15 @@ SimTime AvailabilityProfile::earliest_start(NodeSelector& selector, const Select
       // The window's view: per-node minimum of free resources (maximum of jobs) over slices [s, k), as a
       // rebuilt profile's window_min gives it, for the nodes the selector reads.
       const std::size_t row0 = slices_[s].row * nodes_;
-      auto min_over_window = [&](NodeIndex n) {
-        std::uint32_t c = cpus_[row0 + n];
-        for (std::size_t q = s + 1; q < k; ++q) c = std::min(c, cpus_[slices_[q].row * nodes_ + n]);
-        view_cpus_[n] = c;
+      // one_cpu: a node of one CPU with a free CPU in every slice of the window (superset) has exactly one.
+      auto min_over_window = [&](NodeIndex n, bool one_cpu) {
+        if (one_cpu) {
+          view_cpus_[n] = 1;
+        } else {
+          std::uint32_t c = cpus_[row0 + n];
+          for (std::size_t q = s + 1; q < k; ++q) c = std::min(c, cpus_[slices_[q].row * nodes_ + n]);
+          view_cpus_[n] = c;
+        }
         if (need_jobs) {
           std::uint32_t j = jobs_[row0 + n];
           for (std::size_t q = s + 1; q < k; ++q) j = std::max(j, jobs_[slices_[q].row * nodes_ + n]);
@@ -354,11 +385,13 @@ SimTime AvailabilityProfile::earliest_start(NodeSelector& selector, const Select
       };
       if (superset) {
         for (std::size_t w = 0; w < words_; ++w) {
-          for (std::uint64_t bits = window_[w]; bits != 0; bits &= bits - 1)
-            min_over_window(static_cast<NodeIndex>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
+          for (std::uint64_t bits = window_[w]; bits != 0; bits &= bits - 1) {
+            const auto b = static_cast<std::size_t>(std::countr_zero(bits));
+            min_over_window(static_cast<NodeIndex>(w * 64 + b), ((one_cpu_[w] >> b) & 1ULL) != 0);
+          }
         }
       } else {
-        for (const NodeIndex n : candidates.nodes) min_over_window(n);
+        for (const NodeIndex n : candidates.nodes) min_over_window(n, false);
       }
       if (selector.select(r, candidates, nullptr, view, out)) {
         // The nodes usable in the chosen window: with the same usable nodes (and the same free resources on

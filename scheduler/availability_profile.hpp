@@ -21,6 +21,14 @@
 
 namespace gputwin {
 
+/// One change of a profile built in one sweep (AvailabilityProfile::rebuild): `allocation` taken (`take`) or
+/// given back from `at` on.
+struct ProfileStep {
+  SimTime at = 0;                              ///< When the change happens (>= the profile's start).
+  std::span<const NodeAllocation> allocation;  ///< What is taken or given back on each node.
+  bool take = false;                           ///< True: taken (a reservation's begin); false: given back.
+};
+
 /// Free CPUs, GPUs, memory and job counts of every node over future time, in slices.
 class AvailabilityProfile {
  public:
@@ -29,6 +37,10 @@ class AvailabilityProfile {
 
   /// Starts over at `now` with the free resources `live` (one slice, no boundary after it).
   void reset(SimTime now, const FreeResources& live);
+  /// The profile reset(now, live) and then add_release and reserve give, for `steps` (each add_release one step,
+  /// each reserve two: the take at its begin and the give-back at its end), built in one sweep over the steps in
+  /// time order: every slice is created once, at the end, and gets its row from the one before (sorts `steps`).
+  void rebuild(SimTime now, const FreeResources& live, std::vector<ProfileStep>& steps);
   /// Moves the profile's start to `now` (>= start()): slices that end by then are dropped.
   void advance(SimTime now);
   /// A running job's `allocation` becomes free at `at` (> start()): its expected end.
@@ -124,6 +136,7 @@ class AvailabilityProfile {
   std::size_t memo_next_ = 0;
   std::vector<std::uint32_t> view_cpus_, view_gpus_, view_jobs_;
   std::vector<std::uint64_t> view_mem_;
+  std::vector<std::uint64_t> one_cpu_;  // nodes of one CPU (bitmap): their window minimum needs no reading
 };
 
 }  // namespace gputwin
