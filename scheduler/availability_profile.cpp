@@ -59,7 +59,7 @@ void AvailabilityProfile::reset(SimTime now, const FreeResources& live) {
   }
   total_cpus_[row] = cpus;
   total_gpus_[row] = gpus;
-  slices_.push_back(Slice{now, row, 0});
+  slices_.push_back(Slice{now, row});
 }
 
 void AvailabilityProfile::rebuild(SimTime now, const FreeResources& live, std::vector<ProfileStep>& steps) {
@@ -73,56 +73,23 @@ void AvailabilityProfile::rebuild(SimTime now, const FreeResources& live, std::v
     std::size_t s = 0;
     if (at > now) {
       const std::uint32_t row = copy_row(slices_.back().row);
-      slices_.push_back(Slice{at, row, 0});
+      slices_.push_back(Slice{at, row});
       s = slices_.size() - 1;
     }
-    for (; i < steps.size() && steps[i].at == at; ++i) {
-      ++slices_[s].sources;
-      apply(s, s + 1, steps[i].allocation, steps[i].take);
-    }
+    for (; i < steps.size() && steps[i].at == at; ++i) apply(s, s + 1, steps[i].allocation, steps[i].take);
   }
-}
-
-void AvailabilityProfile::advance(SimTime now) {
-  totals_memo_.clear();
-  assert(now >= start());
-  const std::size_t s = slice_holding(now);
-  for (std::size_t k = 0; k < s; ++k) spare_rows_.push_back(slices_[k].row);
-  slices_.erase(slices_.begin(), slices_.begin() + static_cast<std::ptrdiff_t>(s));
-  slices_.front().begin = now;
 }
 
 void AvailabilityProfile::add_release(SimTime at, std::span<const NodeAllocation> allocation) {
   totals_memo_.clear();
-  const std::size_t s = split(at);
-  ++slices_[s].sources;
+  const std::size_t s = split(at);  // before reading slices_.size(): split may add a slice
   apply(s, slices_.size(), allocation, false);
-}
-
-void AvailabilityProfile::release_early(SimTime at, std::span<const NodeAllocation> allocation) {
-  totals_memo_.clear();
-  const std::size_t s = slice_holding(at);
-  assert(slices_[s].begin == at && s > 0);
-  apply(0, s, allocation, false);
-  drop_source(s);
 }
 
 void AvailabilityProfile::reserve(SimTime begin, SimTime end, std::span<const NodeAllocation> allocation) {
   const std::size_t first = split(begin);
-  ++slices_[first].sources;
   const std::size_t last = split(end);
-  ++slices_[last].sources;
   apply(first, last, allocation, true);
-}
-
-void AvailabilityProfile::unreserve(SimTime begin, SimTime end, std::span<const NodeAllocation> allocation) {
-  totals_memo_.clear();
-  const std::size_t first = slice_holding(begin);
-  const std::size_t last = slice_holding(end);
-  assert(slices_[last].begin == end);
-  apply(first, last, allocation, false);
-  drop_source(last);
-  if (slices_[first].begin == begin) drop_source(first);  // a begin before start() was dropped by advance
 }
 
 bool AvailabilityProfile::is_boundary(SimTime t) const {
@@ -144,17 +111,8 @@ std::size_t AvailabilityProfile::split(SimTime t) {
   if (slices_[s].begin == t) return s;
   assert(t > slices_[s].begin);
   const std::uint32_t row = copy_row(slices_[s].row);
-  slices_.insert(slices_.begin() + static_cast<std::ptrdiff_t>(s) + 1, Slice{t, row, 0});
+  slices_.insert(slices_.begin() + static_cast<std::ptrdiff_t>(s) + 1, Slice{t, row});
   return s + 1;
-}
-
-// One reason fewer for a boundary at slice s; with none left (and s not the start) the slice joins the one
-// before: nothing starts or ends there, so both hold the same state.
-void AvailabilityProfile::drop_source(std::size_t s) {
-  assert(slices_[s].sources > 0);
-  if (--slices_[s].sources > 0 || s == 0) return;
-  spare_rows_.push_back(slices_[s].row);
-  slices_.erase(slices_.begin() + static_cast<std::ptrdiff_t>(s));
 }
 
 // A row for a new slice: a spare one, or one more at the end of the per-node arrays (contents undefined).

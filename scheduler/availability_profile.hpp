@@ -1,9 +1,9 @@
 // The availability profile of conservative backfilling: the free resources of every node from now on, as slices
 // [begin, next begin) whose boundaries are the expected ends of running jobs and the begins and ends of
-// reservations. It is kept between passes and changed in place (a reservation taken or given back, a job that
-// ended early), and answers "the earliest boundary at which this request fits for this long, and on which nodes"
-// with the same node selector and the same window view (per-node minimum over the window) as a profile rebuilt
-// from scratch, without copying per-node state for the slices it skips.
+// reservations. It is built in one sweep (rebuild) or from a reset, grows reservation by reservation, and answers
+// "the earliest boundary at which this request fits for this long, and on which nodes" with the same node selector
+// and the same window view (per-node minimum over the window) as the plain algorithm's profile, without copying
+// per-node state for the slices it skips.
 //
 //   AvailabilityProfile p(config);
 //   p.reset(now, live_resources(state));
@@ -41,16 +41,10 @@ class AvailabilityProfile {
   /// each reserve two: the take at its begin and the give-back at its end), built in one sweep over the steps in
   /// time order: every slice is created once, at the end, and gets its row from the one before (sorts `steps`).
   void rebuild(SimTime now, const FreeResources& live, std::vector<ProfileStep>& steps);
-  /// Moves the profile's start to `now` (>= start()): slices that end by then are dropped.
-  void advance(SimTime now);
   /// A running job's `allocation` becomes free at `at` (> start()): its expected end.
   void add_release(SimTime at, std::span<const NodeAllocation> allocation);
-  /// The job expected to free `allocation` at `at` (add_release or reserve) freed it at start() instead.
-  void release_early(SimTime at, std::span<const NodeAllocation> allocation);
   /// Takes `allocation` over [begin, end); `begin` is start() or a boundary.
   void reserve(SimTime begin, SimTime end, std::span<const NodeAllocation> allocation);
-  /// Gives back a reservation made by reserve(begin, end, allocation).
-  void unreserve(SimTime begin, SimTime end, std::span<const NodeAllocation> allocation);
 
   /// The earliest slice begin at which `request` fits on `candidates` (schedulable nodes only) during
   /// [begin, begin + length), and the nodes `selector` chooses on the window's per-node minimum (in `out`); kNever
@@ -62,7 +56,7 @@ class AvailabilityProfile {
   /// The candidate nodes usable for the request in the window of the last earliest_start that found one.
   [[nodiscard]] const std::vector<std::uint64_t>& last_usable() const { return usable_; }
 
-  /// The profile's start (the time of the last reset or advance).
+  /// The profile's start (the time of the last reset or rebuild).
   [[nodiscard]] SimTime start() const { return slices_.front().begin; }
   /// True if a slice begins at `t`.
   [[nodiscard]] bool is_boundary(SimTime t) const;
@@ -72,17 +66,14 @@ class AvailabilityProfile {
   [[nodiscard]] std::uint32_t free_cpus_at(SimTime t, NodeIndex n) const;
 
  private:
-  // One slice: its begin, the row holding its per-node state, and how many reservation begins and ends and
-  // running-job ends fall on its begin (at 0 the boundary is gone and the slice merges into the one before).
+  // One slice: its begin and the row holding its per-node state.
   struct Slice {
     SimTime begin = 0;
     std::uint32_t row = 0;
-    std::uint32_t sources = 0;
   };
 
   std::size_t slice_holding(SimTime t) const;
   std::size_t split(SimTime t);
-  void drop_source(std::size_t s);
   void apply(std::size_t first, std::size_t last, std::span<const NodeAllocation> allocation, bool take);
   void make_columns_vary(bool gpus, bool mem);
   std::uint32_t take_row();

@@ -468,11 +468,10 @@ class ClassicScheduler final : public Scheduler {
     changes_.clear();
     change_nodes_.clear();
     if (keep) {
-      kept_profile_.advance(now);
+      // The profile is not brought up to date: nothing reads it before the first job planned again rebuilds it.
       // Jobs that ended before their expected end freed their nodes from now to that end.
       for (const JobIndex r : released_jobs_) {
         if (profile_end_[r] <= now) continue;
-        kept_profile_.release_early(profile_end_[r], state_.allocation(r));
         add_change(now, profile_end_[r], state_.allocation(r), true, SIZE_MAX);
       }
       // A job backfilled at the last pass is a running job now, which a re-plan places before every queued job:
@@ -499,9 +498,9 @@ class ClassicScheduler final : public Scheduler {
     for (auto& taken : whole_taken_) taken.clear();
     std::fill(whole_taken_sorted_.begin(), whole_taken_sorted_.end(), 1);
 
-    // Until the first job planned again (detached false), the profile holds every kept reservation, later jobs'
-    // too; from then on, the reservations of the jobs not walked yet are given back, and each job walked puts its
-    // own back (kept) or takes a new one, so that a job planned again sees only the jobs ahead of it.
+    // Until the first job planned again (detached false), no job reads the profile; that job rebuilds it (running
+    // jobs and the reservations of the jobs ahead), and from then on each job walked puts its reservation in (kept)
+    // or takes a new one, so that a job planned again sees exactly the jobs ahead of it.
     const auto& entries = queue_.entries();
     bool detached = !keep;
     std::size_t old_position = 0;  // position in the last pass's plan order
@@ -766,7 +765,7 @@ class ClassicScheduler final : public Scheduler {
   std::vector<ProfileSlice> profile_;  // plan_conservative_reference's profile, rebuilt at every pass
   ProfileSlice min_;
   // The kept conservative plan (plan_conservative).
-  AvailabilityProfile kept_profile_;     // running jobs and reservations, kept between passes
+  AvailabilityProfile kept_profile_;     // the profile jobs planned again see (read only after a rebuild or reset)
   bool plan_valid_ = false;              // false: the next pass rebuilds the profile
   bool flat_topology_ = true;            // with a topology the plain algorithm plans
   std::vector<PlannedJob> planned_;      // by job
