@@ -21,6 +21,8 @@ AvailabilityProfile::AvailabilityProfile(const ClusterConfig& config)
     : config_(config),
       nodes_(config.nodes.size()),
       words_((config.nodes.size() + 63) / 64),
+      reset_gpus_(nodes_),
+      reset_mem_(nodes_),
       capable_(words_),
       window_(words_),
       back_(words_),
@@ -28,7 +30,12 @@ AvailabilityProfile::AvailabilityProfile(const ClusterConfig& config)
       view_cpus_(nodes_),
       view_gpus_(nodes_),
       view_jobs_(nodes_),
-      view_mem_(nodes_) {}
+      view_mem_(nodes_),
+      one_cpu_(words_) {
+  for (std::size_t n = 0; n < nodes_; ++n) {
+    if (config.nodes[n].cpus == 1) one_cpu_[n >> 6] |= 1ULL << (n & 63);
+  }
+}
 
 void AvailabilityProfile::reset(SimTime now, const FreeResources& live) {
   totals_memo_.clear();
@@ -40,60 +47,49 @@ void AvailabilityProfile::reset(SimTime now, const FreeResources& live) {
   const std::size_t base = row * nodes_;
   std::int64_t cpus = 0, gpus = 0;
   std::fill_n(with_cpu_.begin() + static_cast<std::ptrdiff_t>(row * words_), words_, 0ULL);
+  gpus_vary_ = mem_vary_ = false;
   for (std::size_t n = 0; n < nodes_; ++n) {
     cpus_[base + n] = live.cpus[n];
-    gpus_[base + n] = live.gpus[n];
+    reset_gpus_[n] = live.gpus[n];
     jobs_[base + n] = live.jobs[n];
-    mem_[base + n] = live.mem_mb[n];
+    reset_mem_[n] = live.mem_mb[n];
     cpus += live.cpus[n];
     gpus += live.gpus[n];
     if (live.cpus[n] > 0) with_cpu_[row * words_ + (n >> 6)] |= 1ULL << (n & 63);
   }
   total_cpus_[row] = cpus;
   total_gpus_[row] = gpus;
-  slices_.push_back(Slice{now, row, 0});
+  slices_.push_back(Slice{now, row});
 }
 
-void AvailabilityProfile::advance(SimTime now) {
-  totals_memo_.clear();
-  assert(now >= start());
-  const std::size_t s = slice_holding(now);
-  for (std::size_t k = 0; k < s; ++k) spare_rows_.push_back(slices_[k].row);
-  slices_.erase(slices_.begin(), slices_.begin() + static_cast<std::ptrdiff_t>(s));
-  slices_.front().begin = now;
+void AvailabilityProfile::rebuild(SimTime now, const FreeResources& live, std::vector<ProfileStep>& steps) {
+  reset(now, live);
+  std::sort(steps.begin(), steps.end(), [](const ProfileStep& a, const ProfileStep& b) { return a.at < b.at; });
+  // Each slice's state is the one before it plus the steps at its begin (they add up in any order); a step at
+  // now changes the first slice, which reserve(now, ...) takes in place too.
+  for (std::size_t i = 0; i < steps.size();) {
+    const SimTime at = steps[i].at;
+    assert(at >= now);
+    std::size_t s = 0;
+    if (at > now) {
+      const std::uint32_t row = copy_row(slices_.back().row);
+      slices_.push_back(Slice{at, row});
+      s = slices_.size() - 1;
+    }
+    for (; i < steps.size() && steps[i].at == at; ++i) apply(s, s + 1, steps[i].allocation, steps[i].take);
+  }
 }
 
 void AvailabilityProfile::add_release(SimTime at, std::span<const NodeAllocation> allocation) {
   totals_memo_.clear();
-  const std::size_t s = split(at);
-  ++slices_[s].sources;
+  const std::size_t s = split(at);  // before reading slices_.size(): split may add a slice
   apply(s, slices_.size(), allocation, false);
-}
-
-void AvailabilityProfile::release_early(SimTime at, std::span<const NodeAllocation> allocation) {
-  totals_memo_.clear();
-  const std::size_t s = slice_holding(at);
-  assert(slices_[s].begin == at && s > 0);
-  apply(0, s, allocation, false);
-  drop_source(s);
 }
 
 void AvailabilityProfile::reserve(SimTime begin, SimTime end, std::span<const NodeAllocation> allocation) {
   const std::size_t first = split(begin);
-  ++slices_[first].sources;
   const std::size_t last = split(end);
-  ++slices_[last].sources;
   apply(first, last, allocation, true);
-}
-
-void AvailabilityProfile::unreserve(SimTime begin, SimTime end, std::span<const NodeAllocation> allocation) {
-  totals_memo_.clear();
-  const std::size_t first = slice_holding(begin);
-  const std::size_t last = slice_holding(end);
-  assert(slices_[last].begin == end);
-  apply(first, last, allocation, false);
-  drop_source(last);
-  if (slices_[first].begin == begin) drop_source(first);  // a begin before start() was dropped by advance
 }
 
 bool AvailabilityProfile::is_boundary(SimTime t) const {
@@ -115,17 +111,8 @@ std::size_t AvailabilityProfile::split(SimTime t) {
   if (slices_[s].begin == t) return s;
   assert(t > slices_[s].begin);
   const std::uint32_t row = copy_row(slices_[s].row);
-  slices_.insert(slices_.begin() + static_cast<std::ptrdiff_t>(s) + 1, Slice{t, row, 0});
+  slices_.insert(slices_.begin() + static_cast<std::ptrdiff_t>(s) + 1, Slice{t, row});
   return s + 1;
-}
-
-// One reason fewer for a boundary at slice s; with none left (and s not the start) the slice joins the one
-// before: nothing starts or ends there, so both hold the same state.
-void AvailabilityProfile::drop_source(std::size_t s) {
-  assert(slices_[s].sources > 0);
-  if (--slices_[s].sources > 0 || s == 0) return;
-  spare_rows_.push_back(slices_[s].row);
-  slices_.erase(slices_.begin() + static_cast<std::ptrdiff_t>(s));
 }
 
 // A row for a new slice: a spare one, or one more at the end of the per-node arrays (contents undefined).
@@ -151,9 +138,9 @@ std::uint32_t AvailabilityProfile::copy_row(std::uint32_t from) {
   const auto n = static_cast<std::ptrdiff_t>(nodes_);
   const auto src = static_cast<std::ptrdiff_t>(from) * n, dst = static_cast<std::ptrdiff_t>(row) * n;
   std::copy_n(cpus_.begin() + src, n, cpus_.begin() + dst);
-  std::copy_n(gpus_.begin() + src, n, gpus_.begin() + dst);
   std::copy_n(jobs_.begin() + src, n, jobs_.begin() + dst);
-  std::copy_n(mem_.begin() + src, n, mem_.begin() + dst);
+  if (gpus_vary_) std::copy_n(gpus_.begin() + src, n, gpus_.begin() + dst);
+  if (mem_vary_) std::copy_n(mem_.begin() + src, n, mem_.begin() + dst);
   const auto w = static_cast<std::ptrdiff_t>(words_);
   std::copy_n(with_cpu_.begin() + static_cast<std::ptrdiff_t>(from) * w, w,
               with_cpu_.begin() + static_cast<std::ptrdiff_t>(row) * w);
@@ -166,10 +153,13 @@ std::uint32_t AvailabilityProfile::copy_row(std::uint32_t from) {
 void AvailabilityProfile::apply(std::size_t first, std::size_t last, std::span<const NodeAllocation> allocation,
                                 bool take) {
   std::int64_t cpus = 0, gpus = 0;
+  bool has_mem = false;
   for (const NodeAllocation& a : allocation) {
     cpus += a.cpus;
     gpus += a.gpus;
+    has_mem |= a.mem_mb != 0;
   }
+  if ((gpus != 0 && !gpus_vary_) || (has_mem && !mem_vary_)) make_columns_vary(gpus != 0, has_mem);
   for (std::size_t k = first; k < last; ++k) {
     const std::size_t row = slices_[k].row;
     const std::size_t base = row * nodes_;
@@ -178,15 +168,13 @@ void AvailabilityProfile::apply(std::size_t first, std::size_t last, std::span<c
       const std::size_t i = base + a.node;
       if (take) {
         cpus_[i] -= a.cpus;
-        gpus_[i] -= a.gpus;
-        mem_[i] -= a.mem_mb;
         jobs_[i] += 1;
       } else {
         cpus_[i] += a.cpus;
-        gpus_[i] += a.gpus;
-        mem_[i] += a.mem_mb;
         jobs_[i] -= 1;
       }
+      if (gpus_vary_) gpus_[i] = take ? gpus_[i] - a.gpus : gpus_[i] + a.gpus;
+      if (mem_vary_) mem_[i] = take ? mem_[i] - a.mem_mb : mem_[i] + a.mem_mb;
       const std::uint64_t bit = 1ULL << (a.node & 63);
       if (cpus_[i] > 0)
         bits[a.node >> 6] |= bit;
@@ -196,6 +184,18 @@ void AvailabilityProfile::apply(std::size_t first, std::size_t last, std::span<c
     total_cpus_[row] += take ? -cpus : cpus;
     total_gpus_[row] += take ? -gpus : gpus;
   }
+}
+
+// From now on the GPUs (`gpus`) or memory (`mem`) column varies between slices: every row gets the reset's
+// values, which it held until now.
+void AvailabilityProfile::make_columns_vary(bool gpus, bool mem) {
+  for (const Slice& s : slices_) {
+    const auto base = static_cast<std::ptrdiff_t>(s.row * nodes_);
+    if (gpus && !gpus_vary_) std::copy(reset_gpus_.begin(), reset_gpus_.end(), gpus_.begin() + base);
+    if (mem && !mem_vary_) std::copy(reset_mem_.begin(), reset_mem_.end(), mem_.begin() + base);
+  }
+  gpus_vary_ |= gpus;
+  mem_vary_ |= mem;
 }
 
 // Nodes among `candidates` that are schedulable and big enough for the request on an empty cluster. Kept for the
@@ -237,9 +237,11 @@ SimTime AvailabilityProfile::earliest_start(NodeSelector& selector, const Select
   // The window's AND of nodes with a free CPU holds every node usable for a request of at least one CPU per
   // node: the selector then visits only those (a node left out is unusable, as NodeSelector::select requires).
   const bool superset = !r.exclusive && r.cpus > 0 && candidates.bits != nullptr;
+  // The jobs column is read only for exclusive requests (NodeSelector::usable), so only they get its minimum.
+  const bool need_jobs = r.exclusive;
   const FreeResources view{view_cpus_.data(),
-                           view_gpus_.data(),
-                           view_mem_.data(),
+                           gpus_vary_ ? view_gpus_.data() : reset_gpus_.data(),
+                           mem_vary_ ? view_mem_.data() : reset_mem_.data(),
                            view_jobs_.data(),
                            schedulable,
                            nullptr,
@@ -314,26 +316,40 @@ SimTime AvailabilityProfile::earliest_start(NodeSelector& selector, const Select
       // The window's view: per-node minimum of free resources (maximum of jobs) over slices [s, k), as a
       // rebuilt profile's window_min gives it, for the nodes the selector reads.
       const std::size_t row0 = slices_[s].row * nodes_;
-      auto min_over_window = [&](NodeIndex n) {
-        view_cpus_[n] = cpus_[row0 + n];
-        view_gpus_[n] = gpus_[row0 + n];
-        view_mem_[n] = mem_[row0 + n];
-        view_jobs_[n] = jobs_[row0 + n];
-        for (std::size_t q = s + 1; q < k; ++q) {
-          const std::size_t base = slices_[q].row * nodes_;
-          view_cpus_[n] = std::min(view_cpus_[n], cpus_[base + n]);
-          view_gpus_[n] = std::min(view_gpus_[n], gpus_[base + n]);
-          view_mem_[n] = std::min(view_mem_[n], mem_[base + n]);
-          view_jobs_[n] = std::max(view_jobs_[n], jobs_[base + n]);
+      // one_cpu: a node of one CPU with a free CPU in every slice of the window (superset) has exactly one.
+      auto min_over_window = [&](NodeIndex n, bool one_cpu) {
+        if (one_cpu) {
+          view_cpus_[n] = 1;
+        } else {
+          std::uint32_t c = cpus_[row0 + n];
+          for (std::size_t q = s + 1; q < k; ++q) c = std::min(c, cpus_[slices_[q].row * nodes_ + n]);
+          view_cpus_[n] = c;
+        }
+        if (need_jobs) {
+          std::uint32_t j = jobs_[row0 + n];
+          for (std::size_t q = s + 1; q < k; ++q) j = std::max(j, jobs_[slices_[q].row * nodes_ + n]);
+          view_jobs_[n] = j;
+        }
+        if (gpus_vary_) {
+          std::uint32_t g = gpus_[row0 + n];
+          for (std::size_t q = s + 1; q < k; ++q) g = std::min(g, gpus_[slices_[q].row * nodes_ + n]);
+          view_gpus_[n] = g;
+        }
+        if (mem_vary_) {
+          std::uint64_t m = mem_[row0 + n];
+          for (std::size_t q = s + 1; q < k; ++q) m = std::min(m, mem_[slices_[q].row * nodes_ + n]);
+          view_mem_[n] = m;
         }
       };
       if (superset) {
         for (std::size_t w = 0; w < words_; ++w) {
-          for (std::uint64_t bits = window_[w]; bits != 0; bits &= bits - 1)
-            min_over_window(static_cast<NodeIndex>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
+          for (std::uint64_t bits = window_[w]; bits != 0; bits &= bits - 1) {
+            const auto b = static_cast<std::size_t>(std::countr_zero(bits));
+            min_over_window(static_cast<NodeIndex>(w * 64 + b), ((one_cpu_[w] >> b) & 1ULL) != 0);
+          }
         }
       } else {
-        for (const NodeIndex n : candidates.nodes) min_over_window(n);
+        for (const NodeIndex n : candidates.nodes) min_over_window(n, false);
       }
       if (selector.select(r, candidates, nullptr, view, out)) {
         // The nodes usable in the chosen window: with the same usable nodes (and the same free resources on

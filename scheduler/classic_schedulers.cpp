@@ -468,17 +468,17 @@ class ClassicScheduler final : public Scheduler {
     changes_.clear();
     change_nodes_.clear();
     if (keep) {
-      kept_profile_.advance(now);
+      // The profile is not brought up to date: nothing reads it before the first job planned again rebuilds it.
       // Jobs that ended before their expected end freed their nodes from now to that end.
       for (const JobIndex r : released_jobs_) {
         if (profile_end_[r] <= now) continue;
-        kept_profile_.release_early(profile_end_[r], state_.allocation(r));
         add_change(now, profile_end_[r], state_.allocation(r), true, SIZE_MAX);
       }
       // A job backfilled at the last pass is a running job now, which a re-plan places before every queued job:
       // for the jobs that were queued ahead of it, it takes its nodes until its expected end.
       for (const StartedJob& s : started_) {
-        if (profile_end_[s.job] > now) add_change(now, profile_end_[s.job], state_.allocation(s.job), false, s.queued_before);
+        if (profile_end_[s.job] > now)
+          add_change(now, profile_end_[s.job], state_.allocation(s.job), false, s.queued_before);
       }
     } else {
       kept_profile_.reset(now, live_resources(state_));
@@ -498,9 +498,9 @@ class ClassicScheduler final : public Scheduler {
     for (auto& taken : whole_taken_) taken.clear();
     std::fill(whole_taken_sorted_.begin(), whole_taken_sorted_.end(), 1);
 
-    // Until the first job planned again (detached false), the profile holds every kept reservation, later jobs'
-    // too; from then on, the reservations of the jobs not walked yet are given back, and each job walked puts its
-    // own back (kept) or takes a new one, so that a job planned again sees only the jobs ahead of it.
+    // Until the first job planned again (detached false), no job reads the profile; that job rebuilds it (running
+    // jobs and the reservations of the jobs ahead), and from then on each job walked puts its reservation in (kept)
+    // or takes a new one, so that a job planned again sees exactly the jobs ahead of it.
     const auto& entries = queue_.entries();
     bool detached = !keep;
     std::size_t old_position = 0;  // position in the last pass's plan order
@@ -539,12 +539,15 @@ class ClassicScheduler final : public Scheduler {
       const bool had = keep && pj.kind == PlanKind::kReserved;
       if (!detached) {
         detached = true;
-        kept_profile_.reset(now, live_resources(state_));
-        for (const JobIndex r : running_) kept_profile_.add_release(profile_end_[r], state_.allocation(r));
+        steps_.clear();
+        for (const JobIndex r : running_) steps_.push_back(ProfileStep{profile_end_[r], state_.allocation(r), false});
         for (const JobIndex a : order_scratch_) {
           const PlannedJob& ahead = planned_[a];
-          if (ahead.kind == PlanKind::kReserved) kept_profile_.reserve(ahead.begin, ahead.end, ahead.allocation);
+          if (ahead.kind != PlanKind::kReserved) continue;
+          steps_.push_back(ProfileStep{ahead.begin, ahead.allocation, true});
+          steps_.push_back(ProfileStep{ahead.end, ahead.allocation, false});
         }
+        kept_profile_.rebuild(now, live_resources(state_), steps_);
       }
       if (!is_runnable) {
         if (had) add_change(pj.begin, pj.end, pj.allocation, true, SIZE_MAX);
@@ -558,12 +561,12 @@ class ClassicScheduler final : public Scheduler {
       const SimTime begin = kept_profile_.earliest_start(selector_, select_request(state_.spec(j)),
                                                          partition_nodes(state_, state_.job(j).partition),
                                                          state_.schedulable().data(), length, allocation_);
-      const bool same = had && begin == pj.begin && std::equal(allocation_.begin(), allocation_.end(),
-                                                                pj.allocation.begin(), pj.allocation.end(),
-                                                                [](const NodeAllocation& x, const NodeAllocation& y) {
-                                                                  return x.node == y.node && x.cpus == y.cpus &&
-                                                                         x.gpus == y.gpus && x.mem_mb == y.mem_mb;
-                                                                });
+      const bool same =
+          had && begin == pj.begin &&
+          std::equal(allocation_.begin(), allocation_.end(), pj.allocation.begin(), pj.allocation.end(),
+                     [](const NodeAllocation& x, const NodeAllocation& y) {
+                       return x.node == y.node && x.cpus == y.cpus && x.gpus == y.gpus && x.mem_mb == y.mem_mb;
+                     });
       if (had && !same) add_change(pj.begin, pj.end, pj.allocation, true, SIZE_MAX);
       if (begin == kNever) {
         pj.kind = PlanKind::kNoFit;
@@ -762,7 +765,7 @@ class ClassicScheduler final : public Scheduler {
   std::vector<ProfileSlice> profile_;  // plan_conservative_reference's profile, rebuilt at every pass
   ProfileSlice min_;
   // The kept conservative plan (plan_conservative).
-  AvailabilityProfile kept_profile_;     // running jobs and reservations, kept between passes
+  AvailabilityProfile kept_profile_;     // the profile jobs planned again see (read only after a rebuild or reset)
   bool plan_valid_ = false;              // false: the next pass rebuilds the profile
   bool flat_topology_ = true;            // with a topology the plain algorithm plans
   std::vector<PlannedJob> planned_;      // by job
@@ -770,13 +773,14 @@ class ClassicScheduler final : public Scheduler {
   std::vector<JobIndex> plan_order_;     // queued jobs in the plan, in queue order
   std::vector<JobIndex> released_jobs_;  // jobs released since the last pass
   std::vector<JobIndex> order_scratch_;  // plan_conservative: the new plan order
+  std::vector<ProfileStep> steps_;       // plan_conservative: the profile a job planned again sees, to rebuild
   struct Change {
     SimTime from, to;
     std::uint32_t first, last;  // its nodes: change_nodes_[first, last)
     bool freed;
     std::size_t before;  // applies to jobs at last-pass plan positions below this
   };
-  std::vector<Change> changes_;            // plan_conservative: the profile's changes since the last pass
+  std::vector<Change> changes_;  // plan_conservative: the profile's changes since the last pass
   std::vector<NodeIndex> change_nodes_;
   struct StartedJob {
     JobIndex job;
@@ -785,7 +789,7 @@ class ClassicScheduler final : public Scheduler {
   std::vector<StartedJob> started_;  // jobs started at the last pass
   SimTime last_pass_ = 0;
   std::vector<std::vector<std::pair<SimTime, SimTime>>> whole_taken_;  // plan_conservative: see note_whole_nodes
-  std::vector<std::uint8_t> whole_taken_sorted_;                        // per node: whole_taken_ is by begin
+  std::vector<std::uint8_t> whole_taken_sorted_;                       // per node: whole_taken_ is by begin
   std::vector<std::uint32_t> plan_weights_;
   SchedulerStats stats_;
   bool dirty_ = false;
