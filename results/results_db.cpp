@@ -9,7 +9,7 @@
 
 namespace gputwin {
 
-ResultsDb::ResultsDb(const std::filesystem::path& file) : path_(file.string()) {
+ResultsDb::ResultsDb(const std::filesystem::path& file, ResultsCheck check_level) : path_(file.string()) {
   std::error_code ec;
   if (!std::filesystem::exists(file, ec))
     throw InputError(path_, "", "no such file (run `gputwin run --out DIR` first)");
@@ -29,7 +29,7 @@ ResultsDb::ResultsDb(const std::filesystem::path& file) : path_(file.string()) {
     throw InputError(path_, "", "cannot open: " + msg);
   }
   try {
-    check_whole();
+    check(check_level);
   } catch (...) {
     sqlite3_close(db_);
     throw;
@@ -42,7 +42,7 @@ std::int64_t ResultsDb::pragma_int(const char* pragma) {
   return value;
 }
 
-void ResultsDb::check_whole() {
+void ResultsDb::check(ResultsCheck check_level) {
   const std::int64_t application_id = pragma_int("PRAGMA application_id");
   if (application_id != kResultsApplicationId) {
     throw InputError(path_, "",
@@ -57,6 +57,7 @@ void ResultsDb::check_whole() {
                          std::to_string(kResultsSchemaVersion) + "); read it with the gputwin that wrote it");
   }
   if (version < 1) throw InputError(path_, "", "no results schema version (not written whole by gputwin)");
+  if (check_level == ResultsCheck::kWrittenHere) return;
   std::vector<std::string> problems;
   query("PRAGMA quick_check(3)", {}, [&](sqlite3_stmt* row) { problems.push_back(column_text(row, 0)); });
   if (problems.size() != 1 || problems[0] != "ok") {

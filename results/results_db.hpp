@@ -31,12 +31,20 @@ inline constexpr int kResultsSchemaVersion = 2;
 /// Largest results.sqlite the readers open: 64 GiB.
 inline constexpr std::uintmax_t kMaxResultsBytes = std::uintmax_t{64} << 30;
 
+/// How much of a results.sqlite is checked before it is read.
+enum class ResultsCheck : std::uint8_t {
+  kWhole,        ///< Everything in the file comment: any file a user gives.
+  kWrittenHere,  ///< Only the mark, application id and schema version: a file this process just wrote into its own
+                 ///< private folder (a live run's snapshot), whose quick_check and column scans cost as much as
+                 ///< the write.
+};
+
 /// A results.sqlite opened read-only.
 class ResultsDb {
  public:
-  /// Opens `file` read-only and checks it whole (see the file comment). Throws InputError naming the file, and the
-  /// table and column where one is at fault, if it is missing, cannot be opened or fails a check.
-  explicit ResultsDb(const std::filesystem::path& file);
+  /// Opens `file` read-only and checks it (whole by default; see the file comment). Throws InputError naming the
+  /// file, and the table and column where one is at fault, if it is missing, cannot be opened or fails a check.
+  explicit ResultsDb(const std::filesystem::path& file, ResultsCheck check = ResultsCheck::kWhole);
   ~ResultsDb();
   ResultsDb(const ResultsDb&) = delete;
   ResultsDb& operator=(const ResultsDb&) = delete;
@@ -61,8 +69,9 @@ class ResultsDb {
  private:
   /// The column names of `table` (PRAGMA table_info); empty if there is no such table.
   std::vector<std::string> columns(std::string_view table);
-  /// The checks before anything is read: application id, schema version, quick_check, numeric columns.
-  void check_whole();
+  /// The checks before anything is read: application id, schema version, and with kWhole quick_check and the
+  /// numeric columns.
+  void check(ResultsCheck check);
   /// A single integer PRAGMA's value.
   std::int64_t pragma_int(const char* pragma);
 

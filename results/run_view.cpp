@@ -138,12 +138,12 @@ struct RunView::NodeInfo {
   double fb_total_mib = 0;
 };
 
-RunView::RunView(const std::filesystem::path& results_dir) : dir_(results_dir) {
+RunView::RunView(const std::filesystem::path& results_dir, ResultsCheck check) : dir_(results_dir) {
   const auto file = results_dir / "results.sqlite";
   if (!std::filesystem::is_regular_file(file)) {
     throw InputError(file.string(), "", "no results database (is this a results folder?)");
   }
-  db_ = std::make_unique<ResultsDb>(file);
+  db_ = std::make_unique<ResultsDb>(file, check);
   db_->require_columns(
       "jobs", {"job_id", "name", "user", "account", "partition", "qos", "submit_time", "start_time", "end_time",
                "state", "nodes", "cpus", "gpus", "time_limit", "node_list", "priority", "reason"});

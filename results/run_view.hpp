@@ -218,8 +218,9 @@ struct RunDescription {
 /// A results folder in memory. Thread-safe: every query is const or locks its lazily built caches.
 class RunView {
  public:
-  /// Reads `results_dir`/results.sqlite. Throws InputError naming the file or table at fault.
-  explicit RunView(const std::filesystem::path& results_dir);
+  /// Reads `results_dir`/results.sqlite, checked as `check` says. Throws InputError naming the file or table at
+  /// fault.
+  explicit RunView(const std::filesystem::path& results_dir, ResultsCheck check = ResultsCheck::kWhole);
   ~RunView();
   RunView(const RunView&) = delete;
   RunView& operator=(const RunView&) = delete;

@@ -353,7 +353,7 @@ void LiveRun::write_snapshots() {
       write_results(dir, input->info, *input->state, summary, *input->recorder,
                     metrics.config.enabled ? &metrics : nullptr, faults, nullptr);
       snap->dir = dir;
-      snap->view = std::make_unique<RunView>(dir);
+      snap->view = std::make_unique<RunView>(dir, ResultsCheck::kWrittenHere);  // written just now, by us
       snap->now_s = to_seconds(input->now);
       snap->live = true;
       snap->slurm_at_s = snap->now_s;

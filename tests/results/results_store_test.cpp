@@ -51,9 +51,9 @@ class ResultsStoreTest : public ::testing::Test {
     sqlite3_close(db);
   }
   /// What opening the results with the readers' ResultsDb says: "ok", or the error.
-  std::string open_error() {
+  std::string open_error(ResultsCheck check = ResultsCheck::kWhole) {
     try {
-      ResultsDb db(dir_ / "results.sqlite");
+      ResultsDb db(dir_ / "results.sqlite", check);
     } catch (const InputError& e) {
       return e.what();
     }
@@ -166,6 +166,20 @@ TEST_F(ResultsStoreTest, ReadersTrustOnlyAWholeResultsFileOfThisSchema) {
                               std::to_string(kResultsSchemaVersion) + "); read it with the gputwin that wrote it");
   edit("PRAGMA user_version = 1; PRAGMA application_id = 0");
   EXPECT_NE(open_error().find("not a gputwin results database (its SQLite application_id is 0"), std::string::npos);
+}
+
+TEST_F(ResultsStoreTest, AFileWrittenHereSkipsOnlyTheScans) {
+  // A live run's snapshots are opened with kWrittenHere: no quick_check or column scans (written just now by the
+  // same process), but the mark, application id and schema version are still checked.
+  write_results(dir_, run_info(outcome_), *outcome_.state, outcome_.summary, *outcome_.recorder);
+  edit("UPDATE summary SET value = 'nan' WHERE key = 'makespan_s'");
+  EXPECT_NE(open_error(), "ok");
+  EXPECT_EQ(open_error(ResultsCheck::kWrittenHere), "ok");
+  edit("PRAGMA user_version = 99");
+  EXPECT_NE(open_error(ResultsCheck::kWrittenHere).find("results schema version 99"), std::string::npos);
+  edit("PRAGMA user_version = 2");
+  std::filesystem::remove(dir_ / "summary.json");
+  EXPECT_NE(open_error(ResultsCheck::kWrittenHere).find("incomplete results"), std::string::npos);
 }
 
 TEST_F(ResultsStoreTest, AWriteStoppedBetweenItsRenamesLeavesAFolderTheReadersRefuse) {
