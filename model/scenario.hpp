@@ -59,6 +59,8 @@ struct SlurmParameters {
                                             ///< bf_resolution and will-run ends to 30 s on the wall clock.
   bool cross_check_will_run = false;        ///< Tests only: run backfill's will-run both ways and compare.
   bool shortcuts = true;                    ///< Skip work that provably cannot change the schedule (all policies).
+  bool shortcut_overlap_by_count = true;    ///< Tests only (with shortcuts): slurm backfill skips a reservation's
+                                            ///< node choice when counts show every choice overlaps the map.
 };
 
 /// Which scheduler runs and with what parameters (/scheduler).

@@ -884,12 +884,25 @@ class SlurmScheduler final : public Scheduler {
         return BackfillOutcome::kNotPlaced;
       }
       start_time = std::max(start_time, start_res);
-      // Chosen nodes are in chosen_ (set by will_run).
+      // Chosen nodes are in chosen_ (set by will_run, or by choose_nodes when will_run left the choice pending).
       bool overlap_tested = false;
       std::int64_t slot_start = 0, slot_end = 0;
       if (start_time > now) {
         set_slot_time(start_time, limit, res, slot_start, slot_end);
-        if (reservation_overlaps(slot_start, slot_end)) {
+        bool overlaps = false;
+        if (index_answer_ && params_.shortcut_overlap_by_count && overlap_is_certain(slot_start, slot_end)) {
+          overlaps = true;
+          if (params_.cross_check_will_run) {  // tests: the choice (made already) must overlap indeed
+            if (!reservation_overlaps(slot_start, slot_end)) {
+              throw std::logic_error("backfill: overlap by count wrong at t=" + std::to_string(now));
+            }
+          }
+          choice_pending_ = false;
+        } else {
+          choose_nodes();
+          overlaps = reservation_overlaps(slot_start, slot_end);
+        }
+        if (overlaps) {
           later_start = start_time;
           if (start_res == start_time) later_start += res;  // "inf loop detect"
           continue;
@@ -918,6 +931,7 @@ class SlurmScheduler final : public Scheduler {
         start_time = now;  // could not start after all: reserve from now
         later_start = 0;
       }
+      choose_nodes();
       if (later_start != 0 && start_time > later_start) continue;  // could start earlier once a reservation ends
       if (!overlap_tested) set_slot_time(start_time, limit, res, slot_start, slot_end);
       if (start_time > now + params_.bf_window_min * 60) return BackfillOutcome::kNotPlaced;
@@ -1240,16 +1254,53 @@ class SlurmScheduler final : public Scheduler {
     const bool indexed = params_.shortcuts && (request.nodes > 0 ? !selector_.uses_topology(request) ||
                                                                        selector_.feasibility_is_count_based()
                                                                  : !selector_.uses_topology(request));
+    choice_pending_ = false;
+    index_answer_ = false;
     const std::int64_t result = indexed ? will_run_indexed(request, partition, avail, start_res, bound_end, now)
                                         : will_run_replay(request, partition, avail, start_res, bound_end, now);
     if (params_.cross_check_will_run && indexed) {
+      choose_nodes();  // the replay's nodes are compared too
       cross_check(request, partition, avail, start_res, bound_end, now, result);
     }
-    if (result >= 0) {
-      chosen_.clear();
-      for (const NodeAllocation& a : allocation_) chosen_.add(a.node);
-    }
+    if (result >= 0 && !choice_pending_) set_chosen();
     return result;
+  }
+
+  void set_chosen() {
+    chosen_.clear();
+    for (const NodeAllocation& a : allocation_) chosen_.add(a.node);
+  }
+
+  // The node choice will_run_indexed left pending (the releases up to pending_.key given back, then the selector):
+  // made only when the nodes are needed. Sets chosen_ and allocation_.
+  void choose_nodes() {
+    if (!choice_pending_) return;
+    choice_pending_ = false;
+    const PendingChoice& c = pending_;
+    scratch_.reset();
+    if (c.key != kUsableNow) releases_.apply(scratch_, c.request, *c.avail, c.key);
+    const bool ok = selector_.select(c.request, partition_nodes(state_, c.partition), c.avail->words().data(),
+                                     scratch_.view_for(c.request), allocation_);
+    assert(ok);
+    (void)ok;
+    set_chosen();
+  }
+
+  // Shortcut: true if every node choice will_run could make for the pending request overlaps a reservation in
+  // [slot_start, slot_end), so the choice need not be made. The selector takes nodes of `avail` usable by the
+  // pending key, and a fixed request takes exactly `nodes` of them, a floating one nodes whose CPUs (as the index
+  // counts them) add up to at least its CPUs. If too few of those nodes (or CPUs) are free in every slice
+  // overlapping the slot, any choice holds a node that some slice lacks: _test_resv_overlap's answer is known.
+  bool overlap_is_certain(std::int64_t slot_start, std::int64_t slot_end) {
+    const PendingChoice& c = pending_;
+    const NodeBitmap& avail = *c.avail;
+    if (slot_avail_.words().size() != avail.words().size()) slot_avail_ = NodeBitmap(state_.node_count());
+    slot_avail_.assign(avail);
+    auto it = std::upper_bound(slices_.begin(), slices_.end(), slot_start,
+                               [](std::int64_t t, const Slice& x) { return t < x.end; });
+    for (; it != slices_.end() && it->begin < slot_end; ++it) slot_avail_.and_with(it->avail);
+    if (c.request.nodes > 0) return !releases_.usable_by(c.request, slot_avail_, c.request.nodes, c.key);
+    return releases_.fit_key(c.request, slot_avail_, c.key) > c.key;
   }
 
   // Tests: the index must give exactly the replay's answer (start and nodes); throws std::logic_error if not.
@@ -1431,12 +1482,9 @@ class SlurmScheduler final : public Scheduler {
       }
     }
     if (result >= 0) {
-      scratch_.reset();
-      if (applied_key != kUsableNow) releases_.apply(scratch_, request, avail, applied_key);
-      const bool ok = selector_.select(request, partition_nodes(state_, partition), allowed, scratch_.view_for(request),
-                                       allocation_);
-      assert(ok);
-      (void)ok;
+      pending_ = PendingChoice{request, partition, &avail, applied_key};
+      choice_pending_ = true;
+      index_answer_ = true;
     }
     return result;
   }
@@ -1477,6 +1525,17 @@ class SlurmScheduler final : public Scheduler {
   std::vector<NodeBitmap> partition_bitmaps_;
   NodeBitmap up_nodes_;
   SparseNodeSet chosen_;  // the nodes will-run chose, to test and reserve
+  // A node choice will_run_indexed found a start for but did not make yet (see choose_nodes).
+  struct PendingChoice {
+    SelectRequest request;
+    std::uint32_t partition = 0;
+    const NodeBitmap* avail = nullptr;  // backfill_job's avail, unchanged until the choice is made or dropped
+    std::int64_t key = kUsableNow;      // releases up to this key are given back
+  };
+  PendingChoice pending_;
+  bool choice_pending_ = false;  // pending_'s nodes are not chosen yet
+  bool index_answer_ = false;    // pending_ describes the last will_run answer (from the release index)
+  NodeBitmap slot_avail_;        // overlap_is_certain's avail AND the slot's slices
   std::vector<Slice> slices_;
   NodeBitmap map_nodes_;                       // the nodes of this cycle's map (its first slice, before reservations)
   std::vector<std::int8_t> partition_covers_;  // per partition: covers_map's answer this cycle, -1 unknown
