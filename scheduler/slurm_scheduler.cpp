@@ -888,6 +888,11 @@ class SlurmScheduler final : public Scheduler {
       bool overlap_tested = false;
       std::int64_t slot_start = 0, slot_end = 0;
       if (start_time > now) {
+        // Shortcut: a start past the window gets no reservation, and neither does one that overlaps (its next
+        // step begins past window_end): the outcome is known without the nodes.
+        if (index_answer_ && params_.shortcut_overlap_by_count && start_time > now + params_.bf_window_min * 60) {
+          return BackfillOutcome::kNotPlaced;
+        }
         set_slot_time(start_time, limit, res, slot_start, slot_end);
         bool overlaps = false;
         if (index_answer_ && params_.shortcut_overlap_by_count && overlap_is_certain(slot_start, slot_end)) {
