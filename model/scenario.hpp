@@ -61,6 +61,8 @@ struct SlurmParameters {
   bool shortcuts = true;                    ///< Skip work that provably cannot change the schedule (all policies).
   bool shortcut_overlap_by_count = true;    ///< Tests only (with shortcuts): slurm backfill skips a reservation's
                                             ///< node choice when counts show every choice overlaps the map.
+  bool shortcut_key_scratch = true;         ///< Tests only (with shortcuts): slurm backfill moves one scratch between
+                                            ///< will-run keys instead of rebuilding it for every node choice.
 };
 
 /// Which scheduler runs and with what parameters (/scheduler).

@@ -115,4 +115,14 @@ void ResourceScratch::add_back(std::span<const NodeAllocation> allocation) {
   }
 }
 
+void ResourceScratch::take_back(std::span<const NodeAllocation> allocation) {
+  for (const NodeAllocation& a : allocation) {
+    touch(a.node);
+    cpus_[a.node] -= a.cpus;
+    gpus_[a.node] -= a.gpus;
+    mem_[a.node] -= a.mem_mb;
+    jobs_[a.node] += 1;
+  }
+}
+
 }  // namespace gputwin

@@ -22,6 +22,8 @@ class ResourceScratch {
   void reset();
   /// Gives the resources of `allocation` back (as if that job had ended), updating the fit counter.
   void add_back(std::span<const NodeAllocation> allocation);
+  /// Undoes add_back(allocation) (no fit counter: not while tracking).
+  void take_back(std::span<const NodeAllocation> allocation);
   /// The scratch resources, for NodeSelector.
   [[nodiscard]] FreeResources view() const;
   /// The scratch resources with a bitmap of the nodes that may be usable for `request` (the live cluster's

@@ -126,6 +126,7 @@ class SlurmScheduler final : public Scheduler {
         policy_(state_, accounting, config.priority),
         selector_(state_.config(), &state_.node_weights()),
         scratch_(state_),
+        key_scratch_(state_),
         pass_avail_(state_.node_count()),
         partition_failed_(state_.config().partitions.size(), 0),
         releases_(state_) {
@@ -772,6 +773,7 @@ class SlurmScheduler final : public Scheduler {
     for (std::size_t i = 0; i < running_.size(); ++i) running_[i].seq = static_cast<std::uint32_t>(i);
     next_seq_ = static_cast<std::uint32_t>(running_.size());
     if (params_.shortcuts) releases_.rebuild(running_);
+    reset_key_scratch();
 
     std::uint32_t tested = 0;
     std::uint32_t started = 0;
@@ -931,6 +933,7 @@ class SlurmScheduler final : public Scheduler {
           const RunningJob started{end_s, next_seq_++, j};
           running_.insert(it, started);
           if (params_.shortcuts) releases_.add_started(started);
+          reset_key_scratch();
           return BackfillOutcome::kStarted;
         }
         start_time = now;  // could not start after all: reserve from now
@@ -1282,13 +1285,43 @@ class SlurmScheduler final : public Scheduler {
     if (!choice_pending_) return;
     choice_pending_ = false;
     const PendingChoice& c = pending_;
-    scratch_.reset();
-    if (c.key != kUsableNow) releases_.apply(scratch_, c.request, *c.avail, c.key);
+    ResourceScratch* scratch = &scratch_;
+    if (params_.shortcut_key_scratch) {
+      move_key_scratch(c.key);
+      scratch = &key_scratch_;
+    } else {
+      scratch_.reset();
+      if (c.key != kUsableNow) releases_.apply(scratch_, c.request, *c.avail, c.key);
+    }
     const bool ok = selector_.select(c.request, partition_nodes(state_, c.partition), c.avail->words().data(),
-                                     scratch_.view_for(c.request), allocation_);
+                                     scratch->view_for(c.request), allocation_);
     assert(ok);
     (void)ok;
     set_chosen();
+  }
+
+  // Shortcut: key_scratch_ holds the live resources plus every release with key <= `key`, on every node, moved
+  // there from where the last choice left it (releases given back or taken back in key order) instead of being
+  // rebuilt. The selector sees the same as after ReleaseIndex::apply: it reads only nodes of avail that are usable,
+  // a node is usable after the releases up to `key` exactly when its usable key is <= `key` (resources only grow
+  // with releases), and apply gives such a node every release up to `key`. Other nodes differ but stay unusable.
+  void move_key_scratch(std::int64_t key) {
+    const auto target =
+        static_cast<std::size_t>(std::upper_bound(running_.begin(), running_.end(), key,
+                                                  [](std::int64_t k, const RunningJob& r) { return k < r.key(); }) -
+                                 running_.begin());
+    for (; key_scratch_pos_ < target; ++key_scratch_pos_) {
+      key_scratch_.add_back(state_.allocation(running_[key_scratch_pos_].job));
+    }
+    for (; key_scratch_pos_ > target; --key_scratch_pos_) {
+      key_scratch_.take_back(state_.allocation(running_[key_scratch_pos_ - 1].job));
+    }
+  }
+
+  // Forgets key_scratch_'s releases (the live resources or the running list changed).
+  void reset_key_scratch() {
+    key_scratch_.reset();
+    key_scratch_pos_ = 0;
   }
 
   // Shortcut: true if every node choice will_run could make for the pending request overlaps a reservation in
@@ -1523,6 +1556,8 @@ class SlurmScheduler final : public Scheduler {
   NodeSelector selector_;
   std::vector<std::int64_t> wait4switch_start_;  // per job: first evaluation with --switches, -1 before
   ResourceScratch scratch_;
+  ResourceScratch key_scratch_;      // live resources plus the releases of running_[0, key_scratch_pos_)
+  std::size_t key_scratch_pos_ = 0;  // (see move_key_scratch)
   JobQueue queue_;
   std::vector<NodeAllocation> allocation_;
   NodeBitmap pass_avail_;  // the main scheduler's avail_node_bitmap for one pass
