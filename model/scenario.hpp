@@ -63,6 +63,10 @@ struct SlurmParameters {
                                             ///< node choice when counts show every choice overlaps the map.
   bool shortcut_key_scratch = true;         ///< Tests only (with shortcuts): slurm backfill moves one scratch between
                                             ///< will-run keys instead of rebuilding it for every node choice.
+  bool shortcut_keep_index = true;          ///< Tests only (with shortcuts): slurm backfill keeps its release index
+                                            ///< for the next cycle when no running job or node changed.
+  bool shortcut_cpu_count = true;           ///< Tests only (with shortcuts): a CPU-count request is not sent to
+                                            ///< will-run when the window's nodes cannot hold its CPUs at all.
 };
 
 /// Which scheduler runs and with what parameters (/scheduler).

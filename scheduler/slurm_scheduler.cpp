@@ -772,8 +772,11 @@ class SlurmScheduler final : public Scheduler {
                      [](const RunningJob& a, const RunningJob& b) { return a.end_s < b.end_s; });
     for (std::size_t i = 0; i < running_.size(); ++i) running_[i].seq = static_cast<std::uint32_t>(i);
     next_seq_ = static_cast<std::uint32_t>(running_.size());
-    if (params_.shortcuts) releases_.rebuild(running_);
-    reset_key_scratch();
+    if (params_.shortcuts && !index_unchanged()) {
+      releases_.rebuild(running_);
+      reset_key_scratch();
+      remember_index();
+    }
 
     std::uint32_t tested = 0;
     std::uint32_t started = 0;
@@ -878,7 +881,17 @@ class SlurmScheduler final : public Scheduler {
       }
       const std::uint32_t min_nodes = std::max<std::uint32_t>(spec.nodes, 1);
       std::int64_t start_time = -1;
-      if (avail_count != kUnknownCount ? avail_count >= min_nodes : avail.has_at_least(min_nodes)) {
+      bool may_fit = avail_count != kUnknownCount ? avail_count >= min_nodes : avail.has_at_least(min_nodes);
+      // Shortcut: a CPU count needs nodes whose CPUs add up to it; no node gives more than it has, so on a
+      // partition of equal nodes fewer than cpus / cpus-per-node nodes can never fit (will-run's answer: -1).
+      if (may_fit && spec.nodes == 0 && params_.shortcuts && params_.shortcut_cpu_count) {
+        const std::uint32_t node_cpus = uniform_cpus(rt.partition);
+        if (node_cpus > 0) {
+          if (avail_count == kUnknownCount) avail_count = avail.count();
+          may_fit = std::uint64_t{avail_count} * node_cpus >= request.cpus;
+        }
+      }
+      if (may_fit) {
         start_time = will_run(request, rt.partition, avail, start_res, later_start, now);
       }
       if (start_time < 0) {
@@ -934,6 +947,7 @@ class SlurmScheduler final : public Scheduler {
           running_.insert(it, started);
           if (params_.shortcuts) releases_.add_started(started);
           reset_key_scratch();
+          index_kept_ = false;
           return BackfillOutcome::kStarted;
         }
         start_time = now;  // could not start after all: reserve from now
@@ -1043,6 +1057,25 @@ class SlurmScheduler final : public Scheduler {
       }
     }
     return up_nodes_;
+  }
+
+  // The CPUs of every node of the partition if they are all equal, else 0.
+  std::uint32_t uniform_cpus(std::uint32_t partition) {
+    if (uniform_cpus_.empty()) {
+      const auto& parts = state_.config().partitions;
+      uniform_cpus_.assign(parts.size(), 0);
+      for (std::size_t p = 0; p < parts.size(); ++p) {
+        std::uint32_t c = 0;
+        bool same = true;
+        for (NodeIndex n : parts[p].nodes) {
+          const std::uint32_t cpus = state_.config().nodes[n].cpus;
+          if (c != 0 && cpus != c) same = false;
+          c = cpus;
+        }
+        uniform_cpus_[p] = same ? c : 0;
+      }
+    }
+    return uniform_cpus_[partition];
   }
 
   // True if the partition's UP nodes include every node of this cycle's map, so that base & slice = slice.
@@ -1318,6 +1351,27 @@ class SlurmScheduler final : public Scheduler {
     }
   }
 
+  // Shortcut: the release index (and key_scratch_) of the last cycle answer this one too when the running jobs and
+  // their expected ends (in the same order) and every node's resources, state and weight (node_version) are what
+  // they were when it was built, and no job started since: it is a function of exactly those.
+  bool index_unchanged() const {
+    if (!params_.shortcut_keep_index || !index_kept_ || kept_running_.size() != running_.size()) return false;
+    for (std::size_t i = 0; i < running_.size(); ++i) {
+      if (kept_running_[i].job != running_[i].job || kept_running_[i].key() != running_[i].key()) return false;
+    }
+    for (NodeIndex n = 0; n < state_.node_count(); ++n) {
+      if (kept_versions_[n] != state_.node_version(n)) return false;
+    }
+    return true;
+  }
+
+  void remember_index() {
+    kept_running_.assign(running_.begin(), running_.end());
+    kept_versions_.resize(state_.node_count());
+    for (NodeIndex n = 0; n < state_.node_count(); ++n) kept_versions_[n] = state_.node_version(n);
+    index_kept_ = true;
+  }
+
   // Forgets key_scratch_'s releases (the live resources or the running list changed).
   void reset_key_scratch() {
     key_scratch_.reset();
@@ -1558,6 +1612,10 @@ class SlurmScheduler final : public Scheduler {
   ResourceScratch scratch_;
   ResourceScratch key_scratch_;      // live resources plus the releases of running_[0, key_scratch_pos_)
   std::size_t key_scratch_pos_ = 0;  // (see move_key_scratch)
+  // What the release index was built from (see index_unchanged).
+  bool index_kept_ = false;
+  std::vector<RunningJob> kept_running_;
+  std::vector<std::uint32_t> kept_versions_;
   JobQueue queue_;
   std::vector<NodeAllocation> allocation_;
   NodeBitmap pass_avail_;  // the main scheduler's avail_node_bitmap for one pass
@@ -1573,9 +1631,10 @@ class SlurmScheduler final : public Scheduler {
     std::int64_t key = kUsableNow;      // releases up to this key are given back
   };
   PendingChoice pending_;
-  bool choice_pending_ = false;  // pending_'s nodes are not chosen yet
-  bool index_answer_ = false;    // pending_ describes the last will_run answer (from the release index)
-  NodeBitmap slot_avail_;        // overlap_is_certain's avail AND the slot's slices
+  bool choice_pending_ = false;              // pending_'s nodes are not chosen yet
+  bool index_answer_ = false;                // pending_ describes the last will_run answer (from the release index)
+  std::vector<std::uint32_t> uniform_cpus_;  // per partition (see uniform_cpus)
+  NodeBitmap slot_avail_;                    // overlap_is_certain's avail AND the slot's slices
   std::vector<Slice> slices_;
   NodeBitmap map_nodes_;                       // the nodes of this cycle's map (its first slice, before reservations)
   std::vector<std::int8_t> partition_covers_;  // per partition: covers_map's answer this cycle, -1 unknown
