@@ -64,7 +64,8 @@ struct SlurmParameters {
   bool shortcut_key_scratch = true;         ///< Tests only (with shortcuts): slurm backfill moves one scratch between
                                             ///< will-run keys instead of rebuilding it for every node choice.
   bool shortcut_keep_index = true;          ///< Tests only (with shortcuts): slurm backfill keeps its release index
-                                            ///< for the next cycle when no running job or node changed.
+                                            ///< (and its scan of the first testable records) for the next cycle
+                                            ///< when nothing they are computed from changed.
   bool shortcut_cpu_count = true;           ///< Tests only (with shortcuts): a CPU-count request is not sent to
                                             ///< will-run when the window's nodes cannot hold its CPUs at all.
 };

@@ -678,8 +678,22 @@ class SlurmScheduler final : public Scheduler {
   // testability is what it is now, so the plain cycle's test budget ends at the same record, and it can start
   // nothing unless one of these can. False (stop_after untouched) if a record with eligibility conditions comes
   // first: its testability may change as jobs start (an array throttle), and the whole queue is scanned instead.
+  // Shortcut (shortcut_keep_index): the answer is kept for the next cycle. It reads the queue's order, the records'
+  // conditions, reservations and time limits, partition states and the partitions' free counters; each change of
+  // those comes with a job update (submit, start, end, node change, requeue, cancel, hold, priority or time-limit
+  // update), so an unchanged job_update_count and queue length give the same answer.
   bool first_startable_within_budget(std::int64_t& stop_after) {
     const auto& entries = queue_.entries();
+    if (params_.shortcut_keep_index && scan_kept_ && scan_updates_ == state_.job_update_count() &&
+        scan_size_ == entries.size()) {
+      if (scan_stop_ == kScanConditional) return false;
+      stop_after = scan_stop_;
+      return true;
+    }
+    scan_kept_ = true;
+    scan_updates_ = state_.job_update_count();
+    scan_size_ = entries.size();
+    scan_stop_ = kScanConditional;
     std::int64_t last_fit = -1;
     std::uint32_t counted = 0;
     for (std::size_t pos = 0; pos < entries.size() && counted < params_.bf_max_job_test; ++pos) {
@@ -690,6 +704,7 @@ class SlurmScheduler final : public Scheduler {
       if (may_fit_now(state_.spec(j), state_.job(j).partition)) last_fit = static_cast<std::int64_t>(pos);
     }
     stop_after = last_fit;
+    scan_stop_ = last_fit;
     return true;
   }
 
@@ -1612,6 +1627,12 @@ class SlurmScheduler final : public Scheduler {
   ResourceScratch scratch_;
   ResourceScratch key_scratch_;      // live resources plus the releases of running_[0, key_scratch_pos_)
   std::size_t key_scratch_pos_ = 0;  // (see move_key_scratch)
+  // first_startable_within_budget's last answer and when it was computed.
+  static constexpr std::int64_t kScanConditional = -2;  // the answer was false
+  bool scan_kept_ = false;
+  std::uint64_t scan_updates_ = 0;
+  std::size_t scan_size_ = 0;
+  std::int64_t scan_stop_ = kScanConditional;
   // What the release index was built from (see index_unchanged).
   bool index_kept_ = false;
   std::vector<RunningJob> kept_running_;

@@ -3,7 +3,7 @@
 // a disagreement). Mixes floating requests (nodes = 0, the CPUs decide: SWF traces), fixed node counts, GPUs,
 // exclusive jobs, a second partition, jobs killed at their limit and several backfill depths and resolutions, so
 // the release index's floating form and the backfill start bound (issue 16) are exercised against the plain
-// cycle.
+// cycle. The second test turns each backfill shortcut of the second round off in turn.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -112,6 +112,33 @@ TEST(SlurmShortcutEquivalence, RandomOverloadedWorkloadsGiveThePlainSchedule) {
   }
   EXPECT_GT(compared, 3000u);              // the workloads did run
   EXPECT_LT(fast_tests * 2, plain_tests);  // and the shortcuts did skip tests
+}
+
+// Each backfill shortcut of issue 16's second round (a node choice skipped when counts show it overlaps, one scratch
+// moved between will-run keys, the release index and first-records scan kept between cycles, the CPU-count test
+// before will-run) on its own switch: with all of them on but no will-run cross-check (so only the schedule can tell)
+// and with each one off, the schedule must be the plain algorithm's.
+TEST(SlurmShortcutEquivalence, EachBackfillShortcutOnOrOffGivesThePlainSchedule) {
+  const std::uint32_t seeds = seed_count();
+  using Switch = bool SlurmParameters::*;
+  const Switch switches[] = {&SlurmParameters::shortcut_overlap_by_count, &SlurmParameters::shortcut_key_scratch,
+                             &SlurmParameters::shortcut_keep_index, &SlurmParameters::shortcut_cpu_count};
+  for (std::uint32_t seed = 1; seed <= seeds; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    Case c = random_case(seed);
+    Scenario plain = c.scenario;
+    plain.scheduler.slurm.shortcuts = false;
+    const std::string expected = schedule_text(run_jobs(plain, c.jobs, RunOptions{}));
+    Scenario fast = c.scenario;
+    fast.scheduler.slurm.shortcuts = true;
+    ASSERT_EQ(expected, schedule_text(run_jobs(fast, c.jobs, RunOptions{}))) << "seed " << seed << ", all on";
+    for (std::size_t k = 0; k < std::size(switches); ++k) {
+      Scenario one_off = fast;
+      one_off.scheduler.slurm.*switches[k] = false;
+      ASSERT_EQ(expected, schedule_text(run_jobs(one_off, c.jobs, RunOptions{})))
+          << "seed " << seed << ", switch " << k << " off";
+    }
+  }
 }
 
 }  // namespace
