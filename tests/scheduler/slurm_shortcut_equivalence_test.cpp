@@ -1,9 +1,9 @@
 // The `slurm` policy's shortcuts on small random overloaded workloads: the same starts, ends and node lists as
 // the plain algorithm (shortcuts off), with every indexed will-run answer replayed (cross_check_will_run throws on
 // a disagreement). Mixes floating requests (nodes = 0, the CPUs decide: SWF traces), fixed node counts, GPUs,
-// exclusive jobs, a second partition, jobs killed at their limit and several backfill depths and resolutions, so
-// the release index's floating form and the backfill start bound (issue 16) are exercised against the plain
-// cycle. The second test turns each backfill shortcut of the second round off in turn.
+// exclusive jobs, a second partition, jobs killed at their limit, epilogs and several backfill depths and resolutions,
+// so the release index's floating form and the backfill start bound (issue 16) are exercised against the plain cycle.
+// The second test turns each backfill shortcut of the second round off in turn.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -53,6 +53,9 @@ Case random_case(std::uint32_t seed) {
   p.epoch_unix_s = static_cast<std::int64_t>(pick(0, 1) == 0 ? 0 : 1795548000 + pick(0, 3599));
   p.bf_window_min = pick(0, 3) == 0 ? 30 : 1440;
   if (pick(0, 3) == 0) p.bf_max_job_start = static_cast<std::uint32_t>(pick(1, 3));
+  // Nodes COMPLETING after a job: a job leaves the running list before its resources come back, so a cycle can see
+  // the same running jobs on changed nodes.
+  if (pick(0, 2) == 0) p.epilog_s = static_cast<std::int64_t>(pick(1, 90));
   const bool two_partitions = nodes >= 4 && pick(0, 2) == 0;
   if (two_partitions) {  // "small": the first half of the nodes, beside "batch" (all)
     PartitionConfig small;
