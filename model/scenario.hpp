@@ -59,6 +59,15 @@ struct SlurmParameters {
                                             ///< bf_resolution and will-run ends to 30 s on the wall clock.
   bool cross_check_will_run = false;        ///< Tests only: run backfill's will-run both ways and compare.
   bool shortcuts = true;                    ///< Skip work that provably cannot change the schedule (all policies).
+  bool shortcut_overlap_by_count = true;    ///< Tests only (with shortcuts): slurm backfill skips a reservation's
+                                            ///< node choice when counts show every choice overlaps the map.
+  bool shortcut_key_scratch = true;         ///< Tests only (with shortcuts): slurm backfill moves one scratch between
+                                            ///< will-run keys instead of rebuilding it for every node choice.
+  bool shortcut_keep_index = true;          ///< Tests only (with shortcuts): slurm backfill keeps its release index
+                                            ///< (and its scan of the first testable records) for the next cycle
+                                            ///< when nothing they are computed from changed.
+  bool shortcut_cpu_count = true;           ///< Tests only (with shortcuts): a CPU-count request is not sent to
+                                            ///< will-run when the window's nodes cannot hold its CPUs at all.
 };
 
 /// Which scheduler runs and with what parameters (/scheduler).

@@ -30,6 +30,7 @@ void ResourceScratch::reset() {
     touched_[n] = 0;
   }
   touched_list_.clear();
+  view_valid_ = false;
   tracked_ = nullptr;
   total_ = 0;
   selector_ = nullptr;
@@ -49,13 +50,31 @@ FreeResources ResourceScratch::view() const {
 
 FreeResources ResourceScratch::view_for(const SelectRequest& request) {
   FreeResources v = view();
+  // While the live cluster does not change (every change of a node's resources, state or weight counts as a job
+  // update) and reset() is not called, a refreshed untouched node stays fresh, and the superset changes only when
+  // more nodes are touched: the last view's work need not be done again.
+  if (!view_valid_ || view_updates_ != state_.job_update_count()) {
+    view_all_fresh_ = false;
+    superset_valid_ = false;
+  }
+  view_valid_ = true;
+  view_updates_ = state_.job_update_count();
   if (request.exclusive) {
+    if (view_all_fresh_) return v;
     // The selector visits every candidate node: bring every stale one up to date.
     for (NodeIndex n = 0; n < state_.node_count(); ++n) refresh(n);
+    view_all_fresh_ = true;
     return v;
   }
   const std::uint64_t* live = state_.free_gpu_bits(request.gpus_per_node);
   if (live == nullptr) return v;
+  if (superset_valid_ && superset_gpus_ == request.gpus_per_node && superset_touched_ == touched_list_.size()) {
+    v.superset = superset_.data();
+    return v;
+  }
+  superset_valid_ = true;
+  superset_gpus_ = request.gpus_per_node;
+  superset_touched_ = touched_list_.size();
   superset_.assign(live, live + state_.bitmap_words());
   // The selector reads the superset's nodes: refresh the untouched ones that the live cluster changed.
   for (std::size_t w = 0; w < superset_.size(); ++w) {
@@ -112,6 +131,16 @@ void ResourceScratch::add_back(std::span<const NodeAllocation> allocation) {
     mem_[a.node] += a.mem_mb;
     jobs_[a.node] -= 1;
     if (tracked) total_ += contribution(a.node) - before;
+  }
+}
+
+void ResourceScratch::take_back(std::span<const NodeAllocation> allocation) {
+  for (const NodeAllocation& a : allocation) {
+    touch(a.node);
+    cpus_[a.node] -= a.cpus;
+    gpus_[a.node] -= a.gpus;
+    mem_[a.node] -= a.mem_mb;
+    jobs_[a.node] += 1;
   }
 }
 

@@ -22,6 +22,8 @@ class ResourceScratch {
   void reset();
   /// Gives the resources of `allocation` back (as if that job had ended), updating the fit counter.
   void add_back(std::span<const NodeAllocation> allocation);
+  /// Undoes add_back(allocation) (no fit counter: not while tracking).
+  void take_back(std::span<const NodeAllocation> allocation);
   /// The scratch resources, for NodeSelector.
   [[nodiscard]] FreeResources view() const;
   /// The scratch resources with a bitmap of the nodes that may be usable for `request` (the live cluster's
@@ -48,6 +50,13 @@ class ResourceScratch {
   std::vector<std::uint32_t> cpus_, gpus_, jobs_;
   std::vector<std::uint64_t> mem_;
   std::vector<std::uint64_t> superset_;
+  // What view_for did since the live cluster last changed (see there); reset() clears view_valid_.
+  bool view_valid_ = false;
+  std::uint64_t view_updates_ = 0;  // the live cluster's job_update_count then
+  bool view_all_fresh_ = false;     // every node refreshed (an exclusive request's view)
+  bool superset_valid_ = false;     // superset_ is for superset_gpus_ GPUs per node and superset_touched_ nodes
+  std::uint32_t superset_gpus_ = 0;
+  std::size_t superset_touched_ = 0;
   std::vector<std::uint32_t> version_;
   std::vector<std::uint8_t> touched_;
   std::vector<NodeIndex> touched_list_;

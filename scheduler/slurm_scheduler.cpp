@@ -126,6 +126,7 @@ class SlurmScheduler final : public Scheduler {
         policy_(state_, accounting, config.priority),
         selector_(state_.config(), &state_.node_weights()),
         scratch_(state_),
+        key_scratch_(state_),
         pass_avail_(state_.node_count()),
         partition_failed_(state_.config().partitions.size(), 0),
         releases_(state_) {
@@ -677,8 +678,22 @@ class SlurmScheduler final : public Scheduler {
   // testability is what it is now, so the plain cycle's test budget ends at the same record, and it can start
   // nothing unless one of these can. False (stop_after untouched) if a record with eligibility conditions comes
   // first: its testability may change as jobs start (an array throttle), and the whole queue is scanned instead.
+  // Shortcut (shortcut_keep_index): the answer is kept for the next cycle. It reads the queue's order, the records'
+  // conditions, reservations and time limits, partition states and the partitions' free counters; each change of
+  // those comes with a job update (submit, start, end, node change, requeue, cancel, hold, priority or time-limit
+  // update), so an unchanged job_update_count and queue length give the same answer.
   bool first_startable_within_budget(std::int64_t& stop_after) {
     const auto& entries = queue_.entries();
+    if (params_.shortcut_keep_index && scan_kept_ && scan_updates_ == state_.job_update_count() &&
+        scan_size_ == entries.size()) {
+      if (scan_stop_ == kScanConditional) return false;
+      stop_after = scan_stop_;
+      return true;
+    }
+    scan_kept_ = true;
+    scan_updates_ = state_.job_update_count();
+    scan_size_ = entries.size();
+    scan_stop_ = kScanConditional;
     std::int64_t last_fit = -1;
     std::uint32_t counted = 0;
     for (std::size_t pos = 0; pos < entries.size() && counted < params_.bf_max_job_test; ++pos) {
@@ -689,6 +704,7 @@ class SlurmScheduler final : public Scheduler {
       if (may_fit_now(state_.spec(j), state_.job(j).partition)) last_fit = static_cast<std::int64_t>(pos);
     }
     stop_after = last_fit;
+    scan_stop_ = last_fit;
     return true;
   }
 
@@ -771,7 +787,11 @@ class SlurmScheduler final : public Scheduler {
                      [](const RunningJob& a, const RunningJob& b) { return a.end_s < b.end_s; });
     for (std::size_t i = 0; i < running_.size(); ++i) running_[i].seq = static_cast<std::uint32_t>(i);
     next_seq_ = static_cast<std::uint32_t>(running_.size());
-    if (params_.shortcuts) releases_.rebuild(running_);
+    if (params_.shortcuts && !index_unchanged()) {
+      releases_.rebuild(running_);
+      reset_key_scratch();
+      remember_index();
+    }
 
     std::uint32_t tested = 0;
     std::uint32_t started = 0;
@@ -876,7 +896,17 @@ class SlurmScheduler final : public Scheduler {
       }
       const std::uint32_t min_nodes = std::max<std::uint32_t>(spec.nodes, 1);
       std::int64_t start_time = -1;
-      if (avail_count != kUnknownCount ? avail_count >= min_nodes : avail.has_at_least(min_nodes)) {
+      bool may_fit = avail_count != kUnknownCount ? avail_count >= min_nodes : avail.has_at_least(min_nodes);
+      // Shortcut: a CPU count needs nodes whose CPUs add up to it; no node gives more than it has, so on a
+      // partition of equal nodes fewer than cpus / cpus-per-node nodes can never fit (will-run's answer: -1).
+      if (may_fit && spec.nodes == 0 && params_.shortcuts && params_.shortcut_cpu_count) {
+        const std::uint32_t node_cpus = uniform_cpus(rt.partition);
+        if (node_cpus > 0) {
+          if (avail_count == kUnknownCount) avail_count = avail.count();
+          may_fit = std::uint64_t{avail_count} * node_cpus >= request.cpus;
+        }
+      }
+      if (may_fit) {
         start_time = will_run(request, rt.partition, avail, start_res, later_start, now);
       }
       if (start_time < 0) {
@@ -884,12 +914,30 @@ class SlurmScheduler final : public Scheduler {
         return BackfillOutcome::kNotPlaced;
       }
       start_time = std::max(start_time, start_res);
-      // Chosen nodes are in chosen_ (set by will_run).
+      // Chosen nodes are in chosen_ (set by will_run, or by choose_nodes when will_run left the choice pending).
       bool overlap_tested = false;
       std::int64_t slot_start = 0, slot_end = 0;
       if (start_time > now) {
+        // Shortcut: a start past the window gets no reservation, and neither does one that overlaps (its next
+        // step begins past window_end): the outcome is known without the nodes.
+        if (index_answer_ && params_.shortcut_overlap_by_count && start_time > now + params_.bf_window_min * 60) {
+          return BackfillOutcome::kNotPlaced;
+        }
         set_slot_time(start_time, limit, res, slot_start, slot_end);
-        if (reservation_overlaps(slot_start, slot_end)) {
+        bool overlaps = false;
+        if (index_answer_ && params_.shortcut_overlap_by_count && overlap_is_certain(slot_start, slot_end)) {
+          overlaps = true;
+          if (params_.cross_check_will_run) {  // tests: the choice (made already) must overlap indeed
+            if (!reservation_overlaps(slot_start, slot_end)) {
+              throw std::logic_error("backfill: overlap by count wrong at t=" + std::to_string(now));
+            }
+          }
+          choice_pending_ = false;
+        } else {
+          choose_nodes();
+          overlaps = reservation_overlaps(slot_start, slot_end);
+        }
+        if (overlaps) {
           later_start = start_time;
           if (start_res == start_time) later_start += res;  // "inf loop detect"
           continue;
@@ -913,11 +961,14 @@ class SlurmScheduler final : public Scheduler {
           const RunningJob started{end_s, next_seq_++, j};
           running_.insert(it, started);
           if (params_.shortcuts) releases_.add_started(started);
+          reset_key_scratch();
+          index_kept_ = false;
           return BackfillOutcome::kStarted;
         }
         start_time = now;  // could not start after all: reserve from now
         later_start = 0;
       }
+      choose_nodes();
       if (later_start != 0 && start_time > later_start) continue;  // could start earlier once a reservation ends
       if (!overlap_tested) set_slot_time(start_time, limit, res, slot_start, slot_end);
       if (start_time > now + params_.bf_window_min * 60) return BackfillOutcome::kNotPlaced;
@@ -1021,6 +1072,25 @@ class SlurmScheduler final : public Scheduler {
       }
     }
     return up_nodes_;
+  }
+
+  // The CPUs of every node of the partition if they are all equal, else 0.
+  std::uint32_t uniform_cpus(std::uint32_t partition) {
+    if (uniform_cpus_.empty()) {
+      const auto& parts = state_.config().partitions;
+      uniform_cpus_.assign(parts.size(), 0);
+      for (std::size_t p = 0; p < parts.size(); ++p) {
+        std::uint32_t c = 0;
+        bool same = true;
+        for (NodeIndex n : parts[p].nodes) {
+          const std::uint32_t cpus = state_.config().nodes[n].cpus;
+          if (c != 0 && cpus != c) same = false;
+          c = cpus;
+        }
+        uniform_cpus_[p] = same ? c : 0;
+      }
+    }
+    return uniform_cpus_[partition];
   }
 
   // True if the partition's UP nodes include every node of this cycle's map, so that base & slice = slice.
@@ -1240,16 +1310,104 @@ class SlurmScheduler final : public Scheduler {
     const bool indexed = params_.shortcuts && (request.nodes > 0 ? !selector_.uses_topology(request) ||
                                                                        selector_.feasibility_is_count_based()
                                                                  : !selector_.uses_topology(request));
+    choice_pending_ = false;
+    index_answer_ = false;
     const std::int64_t result = indexed ? will_run_indexed(request, partition, avail, start_res, bound_end, now)
                                         : will_run_replay(request, partition, avail, start_res, bound_end, now);
     if (params_.cross_check_will_run && indexed) {
+      choose_nodes();  // the replay's nodes are compared too
       cross_check(request, partition, avail, start_res, bound_end, now, result);
     }
-    if (result >= 0) {
-      chosen_.clear();
-      for (const NodeAllocation& a : allocation_) chosen_.add(a.node);
-    }
+    if (result >= 0 && !choice_pending_) set_chosen();
     return result;
+  }
+
+  void set_chosen() {
+    chosen_.clear();
+    for (const NodeAllocation& a : allocation_) chosen_.add(a.node);
+  }
+
+  // The node choice will_run_indexed left pending (the releases up to pending_.key given back, then the selector):
+  // made only when the nodes are needed. Sets chosen_ and allocation_.
+  void choose_nodes() {
+    if (!choice_pending_) return;
+    choice_pending_ = false;
+    const PendingChoice& c = pending_;
+    ResourceScratch* scratch = &scratch_;
+    if (params_.shortcut_key_scratch) {
+      move_key_scratch(c.key);
+      scratch = &key_scratch_;
+    } else {
+      scratch_.reset();
+      if (c.key != kUsableNow) releases_.apply(scratch_, c.request, *c.avail, c.key);
+    }
+    const bool ok = selector_.select(c.request, partition_nodes(state_, c.partition), c.avail->words().data(),
+                                     scratch->view_for(c.request), allocation_);
+    assert(ok);
+    (void)ok;
+    set_chosen();
+  }
+
+  // Shortcut: key_scratch_ holds the live resources plus every release with key <= `key`, on every node, moved
+  // there from where the last choice left it (releases given back or taken back in key order) instead of being
+  // rebuilt. The selector sees the same as after ReleaseIndex::apply: it reads only nodes of avail that are usable,
+  // a node is usable after the releases up to `key` exactly when its usable key is <= `key` (resources only grow
+  // with releases), and apply gives such a node every release up to `key`. Other nodes differ but stay unusable.
+  void move_key_scratch(std::int64_t key) {
+    const auto target =
+        static_cast<std::size_t>(std::upper_bound(running_.begin(), running_.end(), key,
+                                                  [](std::int64_t k, const RunningJob& r) { return k < r.key(); }) -
+                                 running_.begin());
+    for (; key_scratch_pos_ < target; ++key_scratch_pos_) {
+      key_scratch_.add_back(state_.allocation(running_[key_scratch_pos_].job));
+    }
+    for (; key_scratch_pos_ > target; --key_scratch_pos_) {
+      key_scratch_.take_back(state_.allocation(running_[key_scratch_pos_ - 1].job));
+    }
+  }
+
+  // Shortcut: the release index (and key_scratch_) of the last cycle answer this one too when the running jobs and
+  // their expected ends (in the same order) and every node's resources, state and weight (node_version) are what
+  // they were when it was built, and no job started since: it is a function of exactly those.
+  bool index_unchanged() const {
+    if (!params_.shortcut_keep_index || !index_kept_ || kept_running_.size() != running_.size()) return false;
+    for (std::size_t i = 0; i < running_.size(); ++i) {
+      if (kept_running_[i].job != running_[i].job || kept_running_[i].key() != running_[i].key()) return false;
+    }
+    for (NodeIndex n = 0; n < state_.node_count(); ++n) {
+      if (kept_versions_[n] != state_.node_version(n)) return false;
+    }
+    return true;
+  }
+
+  void remember_index() {
+    kept_running_.assign(running_.begin(), running_.end());
+    kept_versions_.resize(state_.node_count());
+    for (NodeIndex n = 0; n < state_.node_count(); ++n) kept_versions_[n] = state_.node_version(n);
+    index_kept_ = true;
+  }
+
+  // Forgets key_scratch_'s releases (the live resources or the running list changed).
+  void reset_key_scratch() {
+    key_scratch_.reset();
+    key_scratch_pos_ = 0;
+  }
+
+  // Shortcut: true if every node choice will_run could make for the pending request overlaps a reservation in
+  // [slot_start, slot_end), so the choice need not be made. The selector takes nodes of `avail` usable by the
+  // pending key, and a fixed request takes exactly `nodes` of them, a floating one nodes whose CPUs (as the index
+  // counts them) add up to at least its CPUs. If too few of those nodes (or CPUs) are free in every slice
+  // overlapping the slot, any choice holds a node that some slice lacks: _test_resv_overlap's answer is known.
+  bool overlap_is_certain(std::int64_t slot_start, std::int64_t slot_end) {
+    const PendingChoice& c = pending_;
+    const NodeBitmap& avail = *c.avail;
+    if (slot_avail_.words().size() != avail.words().size()) slot_avail_ = NodeBitmap(state_.node_count());
+    slot_avail_.assign(avail);
+    auto it = std::upper_bound(slices_.begin(), slices_.end(), slot_start,
+                               [](std::int64_t t, const Slice& x) { return t < x.end; });
+    for (; it != slices_.end() && it->begin < slot_end; ++it) slot_avail_.and_with(it->avail);
+    if (c.request.nodes > 0) return !releases_.usable_by(c.request, slot_avail_, c.request.nodes, c.key);
+    return releases_.fit_key(c.request, slot_avail_, c.key) > c.key;
   }
 
   // Tests: the index must give exactly the replay's answer (start and nodes); throws std::logic_error if not.
@@ -1431,12 +1589,9 @@ class SlurmScheduler final : public Scheduler {
       }
     }
     if (result >= 0) {
-      scratch_.reset();
-      if (applied_key != kUsableNow) releases_.apply(scratch_, request, avail, applied_key);
-      const bool ok = selector_.select(request, partition_nodes(state_, partition), allowed, scratch_.view_for(request),
-                                       allocation_);
-      assert(ok);
-      (void)ok;
+      pending_ = PendingChoice{request, partition, &avail, applied_key};
+      choice_pending_ = true;
+      index_answer_ = true;
     }
     return result;
   }
@@ -1470,6 +1625,18 @@ class SlurmScheduler final : public Scheduler {
   NodeSelector selector_;
   std::vector<std::int64_t> wait4switch_start_;  // per job: first evaluation with --switches, -1 before
   ResourceScratch scratch_;
+  ResourceScratch key_scratch_;      // live resources plus the releases of running_[0, key_scratch_pos_)
+  std::size_t key_scratch_pos_ = 0;  // (see move_key_scratch)
+  // first_startable_within_budget's last answer and when it was computed.
+  static constexpr std::int64_t kScanConditional = -2;  // the answer was false
+  bool scan_kept_ = false;
+  std::uint64_t scan_updates_ = 0;
+  std::size_t scan_size_ = 0;
+  std::int64_t scan_stop_ = kScanConditional;
+  // What the release index was built from (see index_unchanged).
+  bool index_kept_ = false;
+  std::vector<RunningJob> kept_running_;
+  std::vector<std::uint32_t> kept_versions_;
   JobQueue queue_;
   std::vector<NodeAllocation> allocation_;
   NodeBitmap pass_avail_;  // the main scheduler's avail_node_bitmap for one pass
@@ -1477,6 +1644,18 @@ class SlurmScheduler final : public Scheduler {
   std::vector<NodeBitmap> partition_bitmaps_;
   NodeBitmap up_nodes_;
   SparseNodeSet chosen_;  // the nodes will-run chose, to test and reserve
+  // A node choice will_run_indexed found a start for but did not make yet (see choose_nodes).
+  struct PendingChoice {
+    SelectRequest request;
+    std::uint32_t partition = 0;
+    const NodeBitmap* avail = nullptr;  // backfill_job's avail, unchanged until the choice is made or dropped
+    std::int64_t key = kUsableNow;      // releases up to this key are given back
+  };
+  PendingChoice pending_;
+  bool choice_pending_ = false;              // pending_'s nodes are not chosen yet
+  bool index_answer_ = false;                // pending_ describes the last will_run answer (from the release index)
+  std::vector<std::uint32_t> uniform_cpus_;  // per partition (see uniform_cpus)
+  NodeBitmap slot_avail_;                    // overlap_is_certain's avail AND the slot's slices
   std::vector<Slice> slices_;
   NodeBitmap map_nodes_;                       // the nodes of this cycle's map (its first slice, before reservations)
   std::vector<std::int8_t> partition_covers_;  // per partition: covers_map's answer this cycle, -1 unknown
