@@ -186,9 +186,7 @@ int HttpServer::answer(mg_connection* connection) {
     thread_local bool niced = false;  // CivetWeb's worker threads live as long as the server
     if (!niced) {
       niced = true;
-      errno = 0;
-      const int current = ::getpriority(PRIO_PROCESS, 0);  // PRIO_PROCESS with 0 on Linux: this thread
-      if (errno == 0) (void)::setpriority(PRIO_PROCESS, 0, std::min(19, current + options_.thread_nice));
+      nice_this_thread(options_.thread_nice);
     }
   }
   const mg_request_info* info = mg_get_request_info(connection);
@@ -241,6 +239,12 @@ int HttpServer::answer(mg_connection* connection) {
   }
   send_response(connection, response);
   return response.status;
+}
+
+void nice_this_thread(int by) {
+  errno = 0;
+  const int current = ::getpriority(PRIO_PROCESS, 0);  // PRIO_PROCESS with 0 on Linux: this thread
+  if (errno == 0) (void)::setpriority(PRIO_PROCESS, 0, std::min(19, current + by));
 }
 
 }  // namespace gputwin

@@ -124,4 +124,8 @@ class HttpServer {
 /// Sends `response` on `connection` (used by the server; public for tests of odd clients).
 void send_response(mg_connection* connection, const HttpResponse& response);
 
+/// Makes the calling thread `by` (> 0) nicer than it is, at most 19 (readers' threads: the HTTP workers, a live run's
+/// snapshot thread), so a simulation on the same machine keeps its CPU. Best effort: a refusal is ignored.
+void nice_this_thread(int by);
+
 }  // namespace gputwin

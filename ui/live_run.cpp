@@ -2,10 +2,8 @@
 
 #include <fmt/core.h>
 #include <stdlib.h>
-#include <sys/resource.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <utility>
 
 #include "faults/xid_catalogue.hpp"
@@ -331,10 +329,7 @@ void LiveRun::wait_snapshot_idle() {
 }
 
 void LiveRun::write_snapshots() {
-  // Readers' work: nicer than the simulation, as the HTTP threads are (PRIO_PROCESS with 0 on Linux: this thread).
-  errno = 0;
-  const int nice = ::getpriority(PRIO_PROCESS, 0);
-  if (errno == 0) (void)::setpriority(PRIO_PROCESS, 0, std::min(19, nice + 10));
+  nice_this_thread(10);  // readers' work: nicer than the simulation, as the HTTP threads are
   std::unique_lock lock(mutex_);
   while (true) {
     snapshot_cv_.wait(lock, [&] { return snapshot_thread_stop_ || snapshot_input_ != nullptr; });
