@@ -208,7 +208,37 @@ class ClassicScheduler final : public Scheduler {
     const std::uint64_t k1 = UINT32_MAX - priority;
     const std::uint64_t k2 =
         policy_ == SchedulerPolicy::kSjf ? static_cast<std::uint64_t>(state_.job(j).time_limit_s) : 0;
-    return QueueKey{k1, k2, spec.submit_s, spec.id, j};
+    // What may_fit_now asks to be free, at least: CPUs (for a CPU count) and GPUs, summed over the nodes.
+    const std::uint64_t cpus = spec.nodes > 0 ? 0 : spec.cpus;
+    const std::uint64_t gpus = std::uint64_t{spec.gpus_per_node} * std::max<std::uint32_t>(spec.nodes, 1);
+    return QueueKey{k1,
+                    k2,
+                    spec.submit_s,
+                    spec.id,
+                    j,
+                    static_cast<std::uint16_t>(std::min<std::uint64_t>(cpus, UINT16_MAX)),
+                    static_cast<std::uint16_t>(std::min<std::uint64_t>(gpus, UINT16_MAX))};
+  }
+
+  // The most CPUs free in one partition and the GPUs free on all nodes: bounds on what a job that may fit now needs
+  // (QueueKey::least_cpus, least_gpus). Taken again after a start.
+  struct FitBound {
+    std::uint32_t cpus = UINT32_MAX, gpus = UINT32_MAX;
+  };
+  FitBound fit_bound() const {
+    if (!shortcuts_) return {};
+    std::uint64_t free_cpus = 0, free_gpus = 0;
+    for (std::uint32_t p = 0; p < state_.config().partitions.size(); ++p)
+      free_cpus = std::max<std::uint64_t>(free_cpus, state_.partition_free_cpus(p));
+    for (const std::uint32_t g : state_.free_gpus()) free_gpus += g;
+    return {static_cast<std::uint32_t>(std::min<std::uint64_t>(free_cpus, UINT32_MAX)),
+            static_cast<std::uint32_t>(std::min<std::uint64_t>(free_gpus, UINT32_MAX))};
+  }
+  // The next queued position at or after `pos` that may fit within `bound`. With shortcuts, positions whose job
+  // needs more passed over: may_fit_now fails for them, and runnable() has no side effect without eligibility
+  // conditions (which turn shortcuts off), so a walk that looks at each in turn does nothing else with them.
+  std::size_t next_fit_candidate(std::size_t pos, const FitBound& bound) const {
+    return shortcuts_ ? queue_.next_candidate(pos, bound.cpus, bound.gpus) : pos;
   }
 
   void wake_at(std::int64_t t_s) {
@@ -304,7 +334,9 @@ class ClassicScheduler final : public Scheduler {
   void backfill_behind_head(std::size_t from) {
     const auto& entries = queue_.entries();
     const SimTime shadow = shadow_;
-    for (std::size_t pos = from; pos < entries.size(); ++pos) {
+    FitBound bound = fit_bound();
+    for (std::size_t pos = next_fit_candidate(from, bound); pos < entries.size();
+         pos = next_fit_candidate(pos + 1, bound)) {
       const JobIndex j = entries[pos].job;
       if (!runnable(j) || !may_fit_now(j)) continue;
       const bool ends_by_shadow = world_.now() + from_seconds(state_.job(j).time_limit_s) <= shadow;
@@ -312,6 +344,7 @@ class ClassicScheduler final : public Scheduler {
         queue_.remove_at(pos);
         ++stats_.backfill_starts;
         --stats_.main_starts;
+        bound = fit_bound();
       }
     }
   }
@@ -379,7 +412,9 @@ class ClassicScheduler final : public Scheduler {
   void backfill_by_count(std::size_t from) {
     const auto& entries = queue_.entries();
     const std::uint64_t* in_partition = state_.partition_bits(head_partition_);
-    for (std::size_t pos = from; pos < entries.size(); ++pos) {
+    FitBound bound = fit_bound();
+    for (std::size_t pos = next_fit_candidate(from, bound); pos < entries.size();
+         pos = next_fit_candidate(pos + 1, bound)) {
       const JobIndex j = entries[pos].job;
       if (!runnable(j) || !may_fit_now(j)) continue;
       const bool ends_by_shadow = world_.now() + from_seconds(state_.job(j).time_limit_s) <= shadow_;
@@ -395,6 +430,7 @@ class ClassicScheduler final : public Scheduler {
       queue_.remove_at(pos);
       ++stats_.backfill_starts;
       --stats_.main_starts;
+      bound = fit_bound();
     }
   }
 

@@ -16,6 +16,10 @@ struct QueueKey {
   std::int64_t submit_s = 0;  ///< Submit time.
   std::uint64_t job_id = 0;   ///< Slurm job id, the final tie-breaker.
   JobIndex job = 0;           ///< The job.
+  /// What the job needs free, at least, before it can fit (saturated; 0: nothing): JobQueue::next_candidate skips
+  /// entries needing more. Not part of the order.
+  std::uint16_t least_cpus = 0;
+  std::uint16_t least_gpus = 0;  ///< As least_cpus, for GPUs.
 
   friend bool operator<(const QueueKey& a, const QueueKey& b) {
     if (a.k1 != b.k1) return a.k1 < b.k1;
@@ -26,23 +30,43 @@ struct QueueKey {
   }
 };
 
-/// Pending jobs in key order. Removal is deferred: remove() marks, compact() erases.
+/// Pending jobs in key order. Removal is deferred: remove_at() marks, compact() erases.
+///
+/// The entries live at the end of one vector, from an offset (head_): compact() closes the gaps by moving whichever
+/// side of them is shorter, the entries before the first gap to the right (then the offset moves) or those after it
+/// to the left. A pass that starts jobs at the head of a long queue, as every list policy's does, so moves only the
+/// few entries ahead of the last one removed instead of the whole queue behind the first.
+///
+/// Each block of kBlock buffer slots keeps the smallest least_cpus and least_gpus of its entries, so that a walk
+/// looking for jobs that could fit in the free resources (next_candidate) passes over whole blocks of larger jobs.
 class JobQueue {
  public:
-  /// Inserts a job with its key (binary search; appending in submit order is O(1)).
-  void insert(const QueueKey& key) {
-    if (entries_.empty() || entries_.back() < key) {
-      entries_.push_back(key);
-    } else {
-      entries_.insert(std::upper_bound(entries_.begin(), entries_.end(), key), key);
-    }
-  }
+  /// The queued entries in order, read through the queue: valid, and current, across compact() and insert().
+  class Entries {
+   public:
+    explicit Entries(const JobQueue& queue) : queue_(&queue) {}
+    /// Number of entries (including ones marked but not yet compacted).
+    [[nodiscard]] std::size_t size() const { return queue_->size(); }
+    /// The entry at position `pos` (0 is the head).
+    const QueueKey& operator[](std::size_t pos) const { return queue_->buf_[queue_->head_ + pos]; }
+    /// First entry.
+    [[nodiscard]] const QueueKey* begin() const { return queue_->buf_.data() + queue_->head_; }
+    /// Past the last entry.
+    [[nodiscard]] const QueueKey* end() const { return queue_->buf_.data() + queue_->buf_.size(); }
+
+   private:
+    const JobQueue* queue_;
+  };
+
+  /// Inserts a job with its key (binary search; appending in submit order, or before the head, is O(1)).
+  void insert(const QueueKey& key);
   /// Removes job `job` wherever it is (a linear scan: for rare events such as a cancellation); false if absent.
   bool remove_job(JobIndex job) {
     compact();
-    for (std::size_t i = 0; i < entries_.size(); ++i) {
-      if (entries_[i].job != job) continue;
-      entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(i));
+    for (std::size_t i = 0; i < size(); ++i) {
+      if (buf_[head_ + i].job != job) continue;
+      remove_at(i);
+      compact();
       return true;
     }
     return false;
@@ -50,37 +74,37 @@ class JobQueue {
   /// Marks position `pos` removed; call compact() after the pass.
   void remove_at(std::size_t pos) { removed_.push_back(static_cast<std::uint32_t>(pos)); }
   /// Erases all marked entries.
-  void compact() {
-    if (removed_.empty()) return;
-    std::sort(removed_.begin(), removed_.end());
-    std::size_t out = removed_.front();
-    std::size_t r = 0;
-    for (std::size_t in = removed_.front(); in < entries_.size(); ++in) {
-      if (r < removed_.size() && removed_[r] == in) {
-        ++r;
-        continue;
-      }
-      entries_[out++] = entries_[in];
-    }
-    entries_.resize(out);
-    removed_.clear();
-  }
+  void compact();
   /// Rewrites every key with `rekey(QueueKey&)` and re-sorts (after priorities change). Call compact() first.
   template <typename Rekey>
   void rebuild(Rekey rekey) {
-    for (QueueKey& key : entries_) rekey(key);
-    std::sort(entries_.begin(), entries_.end());
+    const auto live = buf_.begin() + static_cast<std::ptrdiff_t>(head_);
+    for (auto it = live; it != buf_.end(); ++it) rekey(*it);
+    std::sort(live, buf_.end());
+    refresh_blocks(head_, buf_.size());
   }
+  /// The first position at or after `pos` whose entry needs at most `free_cpus` CPUs and `free_gpus` GPUs
+  /// (least_cpus, least_gpus), or size() if none.
+  [[nodiscard]] std::size_t next_candidate(std::size_t pos, std::uint32_t free_cpus, std::uint32_t free_gpus) const;
   /// Entries in order (including ones marked but not yet compacted).
-  [[nodiscard]] const std::vector<QueueKey>& entries() const { return entries_; }
+  [[nodiscard]] Entries entries() const { return Entries(*this); }
   /// Number of entries.
-  [[nodiscard]] std::size_t size() const { return entries_.size(); }
+  [[nodiscard]] std::size_t size() const { return buf_.size() - head_; }
   /// True when empty.
-  [[nodiscard]] bool empty() const { return entries_.empty(); }
+  [[nodiscard]] bool empty() const { return buf_.size() == head_; }
 
  private:
-  std::vector<QueueKey> entries_;
-  std::vector<std::uint32_t> removed_;
+  std::vector<QueueKey> buf_;  // entries at [head_, size): the slots before head_ are free
+  std::size_t head_ = 0;
+  std::vector<std::uint32_t> removed_;  // positions (from the head) marked by remove_at
+  static constexpr std::size_t kBlock = 64;
+  struct BlockLeast {
+    std::uint16_t cpus = UINT16_MAX, gpus = UINT16_MAX;
+  };
+  std::vector<BlockLeast> blocks_;  // block b: the least needs of the entries in buf_[b * kBlock, (b + 1) * kBlock)
+
+  // Recomputes the blocks holding buffer slots [from, to) (and sizes blocks_ to the buffer).
+  void refresh_blocks(std::size_t from, std::size_t to);
 };
 
 }  // namespace gputwin
