@@ -28,6 +28,7 @@
 
 #include "gpu/contention.hpp"
 #include "gpu/contention_internal.hpp"
+#include "gpu/contention_simgrid_module.hpp"
 
 namespace gputwin {
 namespace {
@@ -293,8 +294,10 @@ class SimGridContention final : public contention_detail::TableModel {
 
 }  // namespace
 
-std::unique_ptr<ContentionModel> make_simgrid_contention(FlowNetwork net, SimGridOptions pools) {
-  return std::make_unique<SimGridContention>(std::move(net), pools);
-}
-
 }  // namespace gputwin
+
+// The module's one entry point (contention_simgrid_module.hpp), looked up by make_simgrid_contention.
+extern "C" gputwin::ContentionModel* gputwin_make_simgrid_contention(gputwin::FlowNetwork* net,
+                                                                     const gputwin::SimGridOptions* pools) {
+  return new gputwin::SimGridContention(std::move(*net), *pools);
+}
