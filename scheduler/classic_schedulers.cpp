@@ -211,34 +211,49 @@ class ClassicScheduler final : public Scheduler {
     // What may_fit_now asks to be free, at least: CPUs (for a CPU count) and GPUs, summed over the nodes.
     const std::uint64_t cpus = spec.nodes > 0 ? 0 : spec.cpus;
     const std::uint64_t gpus = std::uint64_t{spec.gpus_per_node} * std::max<std::uint32_t>(spec.nodes, 1);
+    const JobRuntime& rt = state_.job(j);
     return QueueKey{k1,
                     k2,
                     spec.submit_s,
                     spec.id,
                     j,
                     static_cast<std::uint16_t>(std::min<std::uint64_t>(cpus, UINT16_MAX)),
-                    static_cast<std::uint16_t>(std::min<std::uint64_t>(gpus, UINT16_MAX))};
+                    static_cast<std::uint16_t>(std::min<std::uint64_t>(gpus, UINT16_MAX)),
+                    static_cast<std::uint32_t>(std::clamp<std::int64_t>(rt.time_limit_s, 0, UINT32_MAX)),
+                    static_cast<std::uint16_t>(std::min<std::uint32_t>(rt.partition, UINT16_MAX))};
   }
 
-  // The most CPUs free in one partition and the GPUs free on all nodes: bounds on what a job that may fit now needs
-  // (QueueKey::least_cpus, least_gpus). Taken again after a start.
-  struct FitBound {
-    std::uint32_t cpus = UINT32_MAX, gpus = UINT32_MAX;
-  };
-  FitBound fit_bound() const {
-    if (!shortcuts_) return {};
+  // Which queued jobs may start in a backfill walk now (QueueKey's least needs): none needing more CPUs than are
+  // free in one partition, or more GPUs than are free on all nodes; for textbook EASY (`by_count`), none of the
+  // head's partition ending after the shadow time and needing more than the extra resources. Taken again after a
+  // start.
+  FitFilter fit_filter(bool by_count) const {
+    FitFilter filter;
+    if (!shortcuts_) return filter;
     std::uint64_t free_cpus = 0, free_gpus = 0;
     for (std::uint32_t p = 0; p < state_.config().partitions.size(); ++p)
       free_cpus = std::max<std::uint64_t>(free_cpus, state_.partition_free_cpus(p));
     for (const std::uint32_t g : state_.free_gpus()) free_gpus += g;
-    return {static_cast<std::uint32_t>(std::min<std::uint64_t>(free_cpus, UINT32_MAX)),
-            static_cast<std::uint32_t>(std::min<std::uint64_t>(free_gpus, UINT32_MAX))};
+    const auto clamp32 = [](std::int64_t v) {
+      return static_cast<std::uint32_t>(std::clamp<std::int64_t>(v, 0, UINT32_MAX));
+    };
+    filter.free_cpus = clamp32(static_cast<std::int64_t>(std::min<std::uint64_t>(free_cpus, UINT32_MAX)));
+    filter.free_gpus = clamp32(static_cast<std::int64_t>(std::min<std::uint64_t>(free_gpus, UINT32_MAX)));
+    if (by_count && head_partition_ < UINT16_MAX) {
+      // ends_by_shadow: now + limit <= shadow, i.e. limit <= (shadow - now) in whole seconds.
+      filter.partition = head_partition_;
+      filter.limit_s = clamp32((shadow_ - world_.now()) / kMicrosPerSecond);
+      filter.spare_cpus = clamp32(spare_.cpus);
+      filter.spare_gpus = clamp32(spare_.gpus);
+    }
+    return filter;
   }
-  // The next queued position at or after `pos` that may fit within `bound`. With shortcuts, positions whose job
-  // needs more passed over: may_fit_now fails for them, and runnable() has no side effect without eligibility
-  // conditions (which turn shortcuts off), so a walk that looks at each in turn does nothing else with them.
-  std::size_t next_fit_candidate(std::size_t pos, const FitBound& bound) const {
-    return shortcuts_ ? queue_.next_candidate(pos, bound.cpus, bound.gpus) : pos;
+  // The next queued position at or after `pos` that `filter` admits. With shortcuts, the positions passed over
+  // are jobs the walk would look at and leave: may_fit_now fails for them, or (textbook) they neither end by the
+  // shadow time nor fit in the extra resources; and runnable() has no side effect without eligibility
+  // conditions (which turn shortcuts off).
+  std::size_t next_fit_candidate(std::size_t pos, const FitFilter& filter) const {
+    return shortcuts_ ? queue_.next_candidate(pos, filter) : pos;
   }
 
   void wake_at(std::int64_t t_s) {
@@ -334,9 +349,9 @@ class ClassicScheduler final : public Scheduler {
   void backfill_behind_head(std::size_t from) {
     const auto& entries = queue_.entries();
     const SimTime shadow = shadow_;
-    FitBound bound = fit_bound();
-    for (std::size_t pos = next_fit_candidate(from, bound); pos < entries.size();
-         pos = next_fit_candidate(pos + 1, bound)) {
+    FitFilter filter = fit_filter(false);
+    for (std::size_t pos = next_fit_candidate(from, filter); pos < entries.size();
+         pos = next_fit_candidate(pos + 1, filter)) {
       const JobIndex j = entries[pos].job;
       if (!runnable(j) || !may_fit_now(j)) continue;
       const bool ends_by_shadow = world_.now() + from_seconds(state_.job(j).time_limit_s) <= shadow;
@@ -344,7 +359,7 @@ class ClassicScheduler final : public Scheduler {
         queue_.remove_at(pos);
         ++stats_.backfill_starts;
         --stats_.main_starts;
-        bound = fit_bound();
+        filter = fit_filter(false);
       }
     }
   }
@@ -412,9 +427,9 @@ class ClassicScheduler final : public Scheduler {
   void backfill_by_count(std::size_t from) {
     const auto& entries = queue_.entries();
     const std::uint64_t* in_partition = state_.partition_bits(head_partition_);
-    FitBound bound = fit_bound();
-    for (std::size_t pos = next_fit_candidate(from, bound); pos < entries.size();
-         pos = next_fit_candidate(pos + 1, bound)) {
+    FitFilter filter = fit_filter(true);
+    for (std::size_t pos = next_fit_candidate(from, filter); pos < entries.size();
+         pos = next_fit_candidate(pos + 1, filter)) {
       const JobIndex j = entries[pos].job;
       if (!runnable(j) || !may_fit_now(j)) continue;
       const bool ends_by_shadow = world_.now() + from_seconds(state_.job(j).time_limit_s) <= shadow_;
@@ -430,7 +445,7 @@ class ClassicScheduler final : public Scheduler {
       queue_.remove_at(pos);
       ++stats_.backfill_starts;
       --stats_.main_starts;
-      bound = fit_bound();
+      filter = fit_filter(true);
     }
   }
 

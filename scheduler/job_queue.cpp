@@ -17,9 +17,7 @@ void JobQueue::insert(const QueueKey& key) {
     return;
   }
   if (blocks_.size() <= slot / kBlock) blocks_.resize(slot / kBlock + 1);
-  BlockLeast& b = blocks_[slot / kBlock];
-  b.cpus = std::min(b.cpus, key.least_cpus);
-  b.gpus = std::min(b.gpus, key.least_gpus);
+  blocks_[slot / kBlock].add(key);
 }
 
 void JobQueue::compact() {
@@ -64,25 +62,22 @@ void JobQueue::refresh_blocks(std::size_t from, std::size_t to) {
   for (std::size_t b = from / kBlock; b < blocks_.size() && b * kBlock < to; ++b) {
     BlockLeast least;
     const std::size_t end = std::min(buf_.size(), (b + 1) * kBlock);
-    for (std::size_t i = std::max(b * kBlock, head_); i < end; ++i) {
-      least.cpus = std::min(least.cpus, buf_[i].least_cpus);
-      least.gpus = std::min(least.gpus, buf_[i].least_gpus);
-    }
+    for (std::size_t i = std::max(b * kBlock, head_); i < end; ++i) least.add(buf_[i]);
     blocks_[b] = least;
   }
 }
 
-std::size_t JobQueue::next_candidate(std::size_t pos, std::uint32_t free_cpus, std::uint32_t free_gpus) const {
+std::size_t JobQueue::next_candidate(std::size_t pos, const FitFilter& filter) const {
   std::size_t i = head_ + pos;
   while (i < buf_.size()) {
-    const BlockLeast& b = blocks_[i / kBlock];
-    if (b.cpus > free_cpus || b.gpus > free_gpus) {
-      i = (i / kBlock + 1) * kBlock;  // nothing in this block fits
+    if (!blocks_[i / kBlock].may_admit(filter)) {
+      i = (i / kBlock + 1) * kBlock;  // nothing in this block passes
       continue;
     }
     const std::size_t end = std::min(buf_.size(), (i / kBlock + 1) * kBlock);
     for (; i < end; ++i) {
-      if (buf_[i].least_cpus <= free_cpus && buf_[i].least_gpus <= free_gpus) return i - head_;
+      const QueueKey& k = buf_[i];
+      if (filter.admits(k.least_cpus, k.least_gpus, k.limit_s, k.partition)) return i - head_;
     }
   }
   return size();

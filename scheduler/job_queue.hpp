@@ -17,9 +17,11 @@ struct QueueKey {
   std::uint64_t job_id = 0;   ///< Slurm job id, the final tie-breaker.
   JobIndex job = 0;           ///< The job.
   /// What the job needs free, at least, before it can fit (saturated; 0: nothing): JobQueue::next_candidate skips
-  /// entries needing more. Not part of the order.
+  /// entries needing more. Not part of the order, nor are the fields after it.
   std::uint16_t least_cpus = 0;
   std::uint16_t least_gpus = 0;  ///< As least_cpus, for GPUs.
+  std::uint32_t limit_s = 0;     ///< The job's time limit, seconds (saturated; a lower bound).
+  std::uint16_t partition = 0;   ///< The job's partition.
 
   friend bool operator<(const QueueKey& a, const QueueKey& b) {
     if (a.k1 != b.k1) return a.k1 < b.k1;
@@ -27,6 +29,24 @@ struct QueueKey {
     if (a.submit_s != b.submit_s) return a.submit_s < b.submit_s;
     if (a.job_id != b.job_id) return a.job_id < b.job_id;
     return a.job < b.job;
+  }
+};
+
+/// Which queued jobs a backfill walk wants (JobQueue::next_candidate): those needing at most `free_cpus` and
+/// `free_gpus`; of partition `partition`, those among them with a limit over `limit_s` only if they also need at
+/// most `spare_cpus` and `spare_gpus` (textbook EASY's extra resources). The defaults let every job through.
+struct FitFilter {
+  std::uint32_t free_cpus = UINT32_MAX;
+  std::uint32_t free_gpus = UINT32_MAX;
+  std::uint32_t partition = UINT32_MAX;  ///< UINT32_MAX: no partition's jobs are held to the spare resources.
+  std::uint32_t limit_s = UINT32_MAX;
+  std::uint32_t spare_cpus = UINT32_MAX;
+  std::uint32_t spare_gpus = UINT32_MAX;
+
+  /// Whether a job with these least needs, limit and partition passes.
+  [[nodiscard]] bool admits(std::uint32_t cpus, std::uint32_t gpus, std::uint32_t limit, std::uint32_t part) const {
+    return cpus <= free_cpus && gpus <= free_gpus &&
+           (part != partition || limit <= limit_s || (cpus <= spare_cpus && gpus <= spare_gpus));
   }
 };
 
@@ -83,9 +103,9 @@ class JobQueue {
     std::sort(live, buf_.end());
     refresh_blocks(head_, buf_.size());
   }
-  /// The first position at or after `pos` whose entry needs at most `free_cpus` CPUs and `free_gpus` GPUs
-  /// (least_cpus, least_gpus), or size() if none.
-  [[nodiscard]] std::size_t next_candidate(std::size_t pos, std::uint32_t free_cpus, std::uint32_t free_gpus) const;
+  /// The first position at or after `pos` whose entry `filter` admits (by its least_cpus, least_gpus, limit_s and
+  /// partition), or size() if none.
+  [[nodiscard]] std::size_t next_candidate(std::size_t pos, const FitFilter& filter) const;
   /// Entries in order (including ones marked but not yet compacted).
   [[nodiscard]] Entries entries() const { return Entries(*this); }
   /// Number of entries.
@@ -100,6 +120,22 @@ class JobQueue {
   static constexpr std::size_t kBlock = 64;
   struct BlockLeast {
     std::uint16_t cpus = UINT16_MAX, gpus = UINT16_MAX;
+    std::uint32_t limit_s = UINT32_MAX;
+    std::uint16_t partition_min = UINT16_MAX, partition_max = 0;
+
+    void add(const QueueKey& key) {
+      cpus = std::min(cpus, key.least_cpus);
+      gpus = std::min(gpus, key.least_gpus);
+      limit_s = std::min(limit_s, key.limit_s);
+      partition_min = std::min(partition_min, key.partition);
+      partition_max = std::max(partition_max, key.partition);
+    }
+    // False only if `filter` admits none of the entries whose least needs this block holds.
+    [[nodiscard]] bool may_admit(const FitFilter& filter) const {
+      if (cpus > filter.free_cpus || gpus > filter.free_gpus) return false;
+      const bool all_held = partition_min == partition_max && partition_min == filter.partition;
+      return !all_held || limit_s <= filter.limit_s || (cpus <= filter.spare_cpus && gpus <= filter.spare_gpus);
+    }
   };
   std::vector<BlockLeast> blocks_;  // block b: the least needs of the entries in buf_[b * kBlock, (b + 1) * kBlock)
 

@@ -37,7 +37,9 @@ TEST(JobQueue, MatchesASortedVectorUnderRandomOperations) {
           const std::uint64_t k1 = rng() % 4 == 0 ? rng() % 3 : 1;
           const auto cpus = static_cast<std::uint16_t>(rng() % 5 == 0 ? rng() % 300 : rng() % 8);
           const auto gpus = static_cast<std::uint16_t>(rng() % 3 == 0 ? rng() % 16 : 0);
-          const QueueKey key{k1, 0, ++clock, next, next, cpus, gpus};
+          const auto limit = static_cast<std::uint32_t>(rng() % 1000);
+          const auto part = static_cast<std::uint16_t>((step / 40) % 3 == 0 ? 1 : 0);  // runs of one partition
+          const QueueKey key{k1, 0, ++clock, next, next, cpus, gpus, limit, part};
           ++next;
           queue.insert(key);
           model.insert(std::upper_bound(model.begin(), model.end(), key), key);
@@ -72,16 +74,26 @@ TEST(JobQueue, MatchesASortedVectorUnderRandomOperations) {
         std::sort(model.begin(), model.end());
       }
       ASSERT_TRUE(same(contents(queue), model)) << "seed " << seed << " step " << step;
-      // next_candidate finds what a linear scan of the needs finds, from anywhere, for any free resources.
+      // next_candidate finds what a linear scan finds, from anywhere, for any free and spare resources and limit.
       for (int probe = 0; probe < 4; ++probe) {
         const std::size_t from = model.empty() ? 0 : rng() % (model.size() + 1);
-        const std::uint32_t free_cpus = rng() % 4 == 0 ? rng() % 400 : rng() % 6;
-        const std::uint32_t free_gpus = rng() % 20;
+        FitFilter filter;
+        filter.free_cpus = rng() % 4 == 0 ? rng() % 400 : rng() % 6;
+        filter.free_gpus = rng() % 20;
+        if (rng() % 2 == 0) {  // textbook EASY's hold on the head's partition
+          filter.partition = rng() % 2;
+          filter.limit_s = rng() % 1200;
+          filter.spare_cpus = rng() % 4;
+          filter.spare_gpus = rng() % 4;
+        }
+        const auto admitted = [&](const QueueKey& k) {
+          const bool fits = k.least_cpus <= filter.free_cpus && k.least_gpus <= filter.free_gpus;
+          const bool held = k.partition == filter.partition && k.limit_s > filter.limit_s;
+          return fits && (!held || (k.least_cpus <= filter.spare_cpus && k.least_gpus <= filter.spare_gpus));
+        };
         std::size_t expected = from;
-        while (expected < model.size() &&
-               (model[expected].least_cpus > free_cpus || model[expected].least_gpus > free_gpus))
-          ++expected;
-        ASSERT_EQ(queue.next_candidate(from, free_cpus, free_gpus), expected) << "seed " << seed << " step " << step;
+        while (expected < model.size() && !admitted(model[expected])) ++expected;
+        ASSERT_EQ(queue.next_candidate(from, filter), expected) << "seed " << seed << " step " << step;
       }
     }
   }
