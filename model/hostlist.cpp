@@ -70,13 +70,6 @@ int natural_compare(std::string_view a, std::string_view b) {
   return i == a.size() ? -1 : 1;
 }
 
-// A host name split like hostname_create(): prefix plus numeric suffix (value and written width).
-struct HostName {
-  std::string_view prefix;
-  std::uint64_t number = 0;
-  std::size_t width = 0;  // 0: no numeric suffix, the prefix is the whole name.
-};
-
 HostName split_host(std::string_view name) {
   std::size_t start = name.size();
   while (start > 0 && is_digit(name[start - 1])) --start;
@@ -170,37 +163,31 @@ void expand_token(std::string_view expr, std::string_view token, std::size_t off
   }
 }
 
-}  // namespace
-
-std::string format_hostlist(const std::vector<std::string>& names) {
-  std::vector<HostName> hosts;
-  hosts.reserve(names.size());
-  for (const auto& name : names) hosts.push_back(split_host(name));
-  std::sort(hosts.begin(), hosts.end(), host_less);
-  hosts.erase(std::unique(hosts.begin(), hosts.end(), same_host), hosts.end());
-
+// The hostlist expression of hosts already in hostlist order without duplicates (`host(i)` for i < count).
+template <typename HostAt>
+std::string format_sorted(std::size_t count, HostAt host) {
   std::string out;
   std::size_t i = 0;
-  while (i < hosts.size()) {
+  while (i < count) {
     if (!out.empty()) out += ',';
-    out.append(hosts[i].prefix);
-    if (hosts[i].width == 0) {
+    out.append(host(i).prefix);
+    if (host(i).width == 0) {
       ++i;
       continue;
     }
     // One bracketed group: every numbered host with this prefix.
     std::size_t end = i + 1;
-    while (end < hosts.size() && hosts[end].width != 0 && hosts[end].prefix == hosts[i].prefix) ++end;
+    while (end < count && host(end).width != 0 && host(end).prefix == host(i).prefix) ++end;
     const bool bracket = end - i > 1;
     if (bracket) out += '[';
     bool first_range = true;
     while (i < end) {
-      const std::uint64_t lo = hosts[i].number;
-      const std::size_t width = hosts[i].width;
+      const std::uint64_t lo = host(i).number;
+      const std::size_t width = host(i).width;
       std::uint64_t hi = lo;
       ++i;
-      while (i < end && hosts[i].number == hi + 1 && fits_width(hosts[i].number, hosts[i].width, width)) {
-        hi = hosts[i].number;
+      while (i < end && host(i).number == hi + 1 && fits_width(host(i).number, host(i).width, width)) {
+        hi = host(i).number;
         ++i;
       }
       if (!first_range) out += ',';
@@ -214,6 +201,47 @@ std::string format_hostlist(const std::vector<std::string>& names) {
     if (bracket) out += ']';
   }
   return out;
+}
+
+}  // namespace
+
+std::string format_hostlist(const std::vector<std::string>& names) {
+  std::vector<HostName> hosts;
+  hosts.reserve(names.size());
+  for (const auto& name : names) hosts.push_back(split_host(name));
+  std::sort(hosts.begin(), hosts.end(), host_less);
+  hosts.erase(std::unique(hosts.begin(), hosts.end(), same_host), hosts.end());
+  return format_sorted(hosts.size(), [&](std::size_t i) -> const HostName& { return hosts[i]; });
+}
+
+HostlistFormatter::HostlistFormatter(std::vector<std::string> names) : names_(std::move(names)) {
+  std::vector<std::uint32_t> order(names_.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  sorted_.reserve(names_.size());
+  for (const std::string& name : names_) sorted_.push_back(split_host(name));  // views into names_, kept
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::uint32_t a, std::uint32_t b) { return host_less(sorted_[a], sorted_[b]); });
+  std::vector<HostName> by_rank(order.size());
+  rank_.resize(order.size());
+  for (std::uint32_t r = 0; r < order.size(); ++r) {
+    by_rank[r] = sorted_[order[r]];
+    rank_[order[r]] = r;
+  }
+  sorted_ = std::move(by_rank);
+}
+
+std::string HostlistFormatter::format(std::span<const std::uint32_t> indices) const {
+  std::vector<std::uint32_t> ranks;
+  ranks.reserve(indices.size());
+  for (const std::uint32_t i : indices) ranks.push_back(rank_.at(i));
+  if (!std::is_sorted(ranks.begin(), ranks.end())) std::sort(ranks.begin(), ranks.end());
+  // Equal names (same_host) are adjacent in rank order; keep the first of each, as format_hostlist does.
+  std::size_t kept = 0;
+  for (std::size_t k = 0; k < ranks.size(); ++k) {
+    if (kept > 0 && (ranks[kept - 1] == ranks[k] || same_host(sorted_[ranks[kept - 1]], sorted_[ranks[k]]))) continue;
+    ranks[kept++] = ranks[k];
+  }
+  return format_sorted(kept, [&](std::size_t k) -> const HostName& { return sorted_[ranks[k]]; });
 }
 
 std::vector<std::string> expand_hostlist(std::string_view expr) {

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "model/cluster_state.hpp"
+#include "model/hostlist.hpp"
 #include "results/gpu_metrics.hpp"
 #include "results/recorder.hpp"
 #include "results/summary.hpp"
@@ -75,5 +76,11 @@ std::string_view recorded_state_name(const JobRuntime& job);
 
 /// Slurm hostlist of a job's nodes ("n[001-004]"); empty if it never ran.
 std::string job_node_list(const ClusterState& state, JobIndex job);
+
+/// The cluster's node names, split and ordered once, for job_node_list over many jobs.
+HostlistFormatter node_list_formatter(const ClusterState& state);
+
+/// job_node_list(state, job), formatted by `nodes` (node_list_formatter of the same cluster).
+std::string job_node_list(const ClusterState& state, JobIndex job, const HostlistFormatter& nodes);
 
 }  // namespace gputwin

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -70,6 +72,40 @@ TEST(FormatHostlist, MixedWidthsJoinOnlyWhenOnePaddingFitsAll) {
 
 TEST(FormatHostlist, AllDigitNames) {
   EXPECT_EQ(format_hostlist({"1", "2", "3"}), "[1-3]");
+}
+
+std::string fmt_padded(const std::string& prefix, int number, std::size_t width) {
+  std::string digits = std::to_string(number);
+  return prefix + std::string(width > digits.size() ? width - digits.size() : 0, '0') + digits;
+}
+
+// HostlistFormatter gives format_hostlist's answer for random subsets of awkward names: mixed paddings ("n8",
+// "n08", "n010"), several prefixes (natural order: "r2" before "r10"), names without a number, all-digit names,
+// indices in any order and repeated.
+TEST(HostlistFormatter, EqualsFormatHostlistOnRandomSubsets) {
+  std::vector<std::string> names;
+  for (int i = 0; i < 40; ++i) names.push_back("n" + std::to_string(i));
+  for (int i = 0; i < 40; i += 3) names.push_back(fmt_padded("n", i, 3));
+  for (int i = 5; i < 15; ++i) names.push_back(fmt_padded("n", i, 2));
+  for (int r : {1, 2, 10}) {
+    for (int i = 0; i < 6; ++i) names.push_back("r" + std::to_string(r) + "n" + std::to_string(i));
+  }
+  for (const char* plain : {"login", "gpu", "n", "007", "12", "a-b"}) names.emplace_back(plain);
+  HostlistFormatter formatter(names);
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 3000; ++trial) {
+    std::vector<std::uint32_t> pick;
+    const std::size_t count = rng() % 12 == 0 ? names.size() : rng() % 10;
+    for (std::size_t k = 0; k < count; ++k) pick.push_back(static_cast<std::uint32_t>(rng() % names.size()));
+    if (rng() % 2 == 0) std::sort(pick.begin(), pick.end());
+    std::vector<std::string> subset;
+    for (const std::uint32_t i : pick) subset.push_back(names[i]);
+    ASSERT_EQ(formatter.format(pick), format_hostlist(subset)) << "trial " << trial;
+  }
+  // Moved, it still reads its own copy of the names.
+  const HostlistFormatter moved = std::move(formatter);
+  const std::uint32_t all[] = {0, 1, 2, 3, 50};
+  EXPECT_EQ(moved.format(all), format_hostlist({names[0], names[1], names[2], names[3], names[50]}));
 }
 
 TEST(ExpandHostlist, RangesAndLists) {
