@@ -111,7 +111,7 @@ void HealthController::start_recovery(NodeIndex n) {
   NodeCare& care = nodes_[n];
   care.phase = Phase::kRecovering;
   const HealthPolicy& policy = config_.health;
-  if (policy.reboots_before_repair > 0 &&
+  if (policy.reboots_before_repair > 0 && !care.by_operator &&
       (care.needs == FaultEffect::kResetGpu || care.needs == FaultEffect::kRebootNode)) {
     // A lemon: its N-th reset or reboot within the window sends it to repair instead.
     std::vector<SimTime>& past = recoveries_[n];
@@ -145,6 +145,25 @@ void HealthController::start_recovery(NodeIndex n) {
       world_.reset_gpus(n, care.reason);
       break;
   }
+}
+
+bool HealthController::may_reboot(NodeIndex n) const {
+  const NodeCondition c = world_.state().node_condition(n);
+  return nodes_[n].phase == Phase::kHealthy && (c == NodeCondition::kNone || c == NodeCondition::kDrain);
+}
+
+bool HealthController::operator_reboot(NodeIndex n, std::string reason) {
+  if (!may_reboot(n)) return false;
+  NodeCare& care = nodes_[n];
+  care = NodeCare{};
+  care.needs = FaultEffect::kRebootNode;
+  care.by_operator = true;
+  care.reason = std::move(reason);
+  care.phase = Phase::kOut;
+  ++out_;
+  world_.drain_node(n, care.reason);
+  if (world_.state().node_jobs()[n] == 0) start_recovery(n);
+  return true;
 }
 
 void HealthController::release(NodeIndex n) {

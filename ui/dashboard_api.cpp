@@ -612,6 +612,13 @@ HttpResponse DashboardApi::control(const HttpRequest& request) const {
               : live_->resume_node(node);
       return HttpResponse::json(json{{"ok", true}, {"node", node}, {"action", action.substr(5)}, {"time", at}}.dump(
           -1, ' ', false, kReplaceInvalidUtf8));
+    } else if (action == "node/restart") {
+      // scontrol reboot ASAP sets the reason "Reboot ASAP" when none is given.
+      const std::string node = string_field(body, "node", 128);
+      const LiveRestarted done = live_->restart_node(node, string_field(body, "reason", 200, "Reboot ASAP"));
+      return HttpResponse::json(
+          json{{"ok", true}, {"node", node}, {"action", "restart"}, {"time", done.time}, {"rebooting", done.rebooting}}
+              .dump(-1, ' ', false, kReplaceInvalidUtf8));
     } else if (action == "node/inject") {
       const std::string node = string_field(body, "node", 128);
       const auto xid = static_cast<std::uint32_t>(integer_field(body, "xid", 1, 65535));
@@ -645,7 +652,7 @@ HttpResponse DashboardApi::control(const HttpRequest& request) const {
           {"time", done.time}}.dump(-1, ' ', false, kReplaceInvalidUtf8));
     } else {
       throw HttpError(404, "no control '" + action.substr(0, 40) +
-                               "' (pause, resume, speed, node/drain, node/resume, node/inject, scale)");
+                               "' (pause, resume, speed, node/drain, node/resume, node/restart, node/inject, scale)");
     }
   } catch (const LiveError& e) {
     throw HttpError(e.status(), e.what());

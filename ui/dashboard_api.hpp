@@ -20,6 +20,8 @@
 //   POST /api/control/pause | resume                hold or release the clock
 //   POST /api/control/speed {"factor": x | "max"}   simulated seconds per wall second
 //   POST /api/control/node/drain {"node", "reason"} drain a node now; node/resume {"node"} returns it to service
+//   POST /api/control/node/restart {"node", "reason"}  reboot a node as `scontrol reboot ASAP nextstate=RESUME`
+//                                                   (drained now, rebooted once idle, then resumed)
 //   POST /api/control/node/inject {"node", "xid", "gpu"}  a fault with that XID on the node now (fault mechanics)
 //   POST /api/control/scale {"action": "up"|"down", "count"}  power cloud pool nodes up, or idle ones down
 // The controls need `Authorization: Bearer TOKEN` (401 without it or with another token) and are refused (403)

@@ -6,6 +6,10 @@
 #include <algorithm>
 #include <utility>
 
+#include "control/health_controller.hpp"
+#include "control/operations_controller.hpp"
+#include "control/quota_controller.hpp"
+#include "control/scaling_controller.hpp"
 #include "faults/xid_catalogue.hpp"
 #include "model/errors.hpp"
 #include "model/input_limits.hpp"
@@ -32,6 +36,29 @@ std::filesystem::path make_snapshot_root() {
   std::string pattern = (std::filesystem::temp_directory_path() / "gputwin-live-XXXXXX").string();
   if (mkdtemp(pattern.data()) == nullptr) throw ResultsError(pattern + ": cannot create the live snapshot folder");
   return pattern;
+}
+
+// sinfo's word for a node condition, for a refusal's message.
+std::string condition_name(NodeCondition c) {
+  switch (c) {
+    case NodeCondition::kNone:
+      return "waiting for the health controller (a fault found)";
+    case NodeCondition::kDrain:
+      return "DRAIN, in the health controller's care";
+    case NodeCondition::kDown:
+      return "DOWN";
+    case NodeCondition::kRebooting:
+      return "REBOOTING";
+    case NodeCondition::kPoweredDown:
+      return "POWERED_DOWN";
+    case NodeCondition::kPoweringUp:
+      return "POWERING_UP";
+    case NodeCondition::kPoweringDown:
+      return "POWERING_DOWN";
+    case NodeCondition::kFail:
+      return "FAIL";
+  }
+  return "out of service";
 }
 
 }  // namespace
@@ -504,6 +531,23 @@ std::int64_t LiveRun::resume_node(const std::string& name) {
     add_sim_event(world.now(), "action", name, "resume");
     world.resume_node(n);
   });
+}
+
+LiveRestarted LiveRun::restart_node(const std::string& name, const std::string& reason) {
+  const NodeIndex n = node_named(name);
+  auto result = std::make_shared<LiveRestarted>();
+  result->time = run_command([this, n, name, reason, result](SimWorld& world) {
+    HealthController* health = outcome_ != nullptr ? outcome_->health.get() : nullptr;
+    if (health == nullptr) throw LiveError(409, "this run has no node lifecycle (health controller)");
+    if (!health->may_reboot(n)) {
+      throw LiveError(409,
+                      "node '" + name + "' is " + condition_name(world.state().node_condition(n)) + ": not restarted");
+    }
+    add_sim_event(world.now(), "action", name, "restart (" + reason + ")");
+    health->operator_reboot(n, reason);
+    result->rebooting = world.state().node_condition(n) == NodeCondition::kRebooting;
+  });
+  return *result;
 }
 
 std::int64_t LiveRun::cancel_job(std::int64_t job_id) {

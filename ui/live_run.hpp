@@ -141,6 +141,12 @@ struct LiveInjected {
   std::string symptom;    ///< How it shows itself (gpu_error, gpu_lost, hang, ...).
 };
 
+/// What an operator's restart of a node did.
+struct LiveRestarted {
+  std::int64_t time = 0;   ///< Simulated second it took effect (the node drained, or rebooting if it was idle).
+  bool rebooting = false;  ///< The node was idle and reboots now; else it drains and reboots once its jobs end.
+};
+
 /// What an operator's scaling did.
 struct LiveScaled {
   std::int64_t time = 0;           ///< Simulated second.
@@ -175,6 +181,12 @@ class LiveRun final : public RunGate, public RunObserver {
   std::int64_t drain_node(const std::string& name, const std::string& reason);
   /// Returns node `name` to service now (Slurm's RESUME); as drain_node.
   std::int64_t resume_node(const std::string& name);
+  /// Restarts node `name` now as `scontrol reboot ASAP nextstate=RESUME reason=R` does, through the health
+  /// controller's node lifecycle (HealthController::operator_reboot): drained now, rebooted (REBOOTING, the world's
+  /// reboot time) once its jobs have ended, then resumed. Throws LiveError 404 for an unknown node, 409 for a node
+  /// out of service already (DOWN, FAIL, REBOOTING, powered down, in the health controller's care) or once the run
+  /// has ended.
+  LiveRestarted restart_node(const std::string& name, const std::string& reason);
   /// Cancels job `job_id` now (pending: it leaves the queue; running: it ends CANCELLED). Throws LiveError 404 for
   /// a job slurmctld would not know (none, or not submitted yet), 409 for one already ended or once the run ended.
   std::int64_t cancel_job(std::int64_t job_id);

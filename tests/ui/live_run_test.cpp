@@ -237,6 +237,82 @@ TEST_F(LiveRunTest, DrainShowsInBothApisAndTheStreamAndTheSimulationHonoursIt) {
   EXPECT_EQ(status, 409);
 }
 
+TEST_F(LiveRunTest, RestartRebootsANodeOnceIdleAndResumesIt) {
+  // POST /api/control/node/restart is `scontrol reboot ASAP nextstate=RESUME` through the health controller: an idle
+  // node reboots at once, a busy one drains and reboots when its jobs end, and each is back in service after the
+  // reboot time (600 s: the world's reboot of a node with no fault). Paused at 0 s: n01 is idle, so it reboots
+  // 0-600 s; job 1 (submitted at 0 s) starts on n02 at 3 s (batch_sched_delay) and job 2 (10 s) waits for a node
+  // until n01 is back at 600 s. Restarted while job 1 runs, n02 drains, reboots when job 1 ends at 1,003 s and is
+  // back at 1,603 s.
+  auto live = start(0, true);
+  const DashboardApi api(*live, dir_ / "no-assets", kToken);
+  auto [status, body] = call(api, "POST", "/api/control/node/restart", R"({"node": "n01"})");
+  ASSERT_EQ(status, 200) << body.dump();
+  EXPECT_EQ(body.at("time"), 0);
+  EXPECT_EQ(body.at("rebooting"), true);
+  EXPECT_EQ(body.at("action"), "restart");
+  std::tie(status, body) = call(api, "GET", "/api/nodes?gpu=false");
+  ASSERT_EQ(status, 200);
+  EXPECT_EQ(node_named(body.at("nodes"), "n01")->at("state"), "REBOOTING");
+  EXPECT_EQ(node_named(body.at("nodes"), "n01")->at("group"), "DOWN");
+  // Refused: a node rebooting already (409), an unknown node (404), bad fields (400); nothing reaches the run.
+  std::tie(status, body) = call(api, "POST", "/api/control/node/restart", R"({"node": "n01"})");
+  EXPECT_EQ(status, 409) << body.dump();
+  EXPECT_NE(body.at("error").get<std::string>().find("REBOOTING"), std::string::npos) << body.dump();
+  std::tie(status, body) = call(api, "POST", "/api/control/node/restart", R"({"node": "n99"})");
+  EXPECT_EQ(status, 404);
+  std::tie(status, body) = call(api, "POST", "/api/control/node/restart", R"({"reason": "x"})");
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(body.at("error").get<std::string>().rfind("field 'node'", 0), 0u) << body.dump();
+  std::tie(status, body) = call(api, "POST", "/api/control/node/restart", R"({"node": "n02", "reason": 7})");
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(body.at("error").get<std::string>().rfind("field 'reason'", 0), 0u) << body.dump();
+  std::tie(status, body) = call(api, "POST", "/api/control/node/restart", R"({"node": "n02"})", "Bearer nope");
+  EXPECT_EQ(status, 401);
+
+  run_past_the_second_submit(*live);
+  std::tie(status, body) = call(api, "POST", "/api/control/node/restart", R"({"node": "n02", "reason": "kernel"})");
+  ASSERT_EQ(status, 200) << body.dump();
+  const std::int64_t asked = body.at("time").get<std::int64_t>();
+  EXPECT_GE(asked, 10);
+  EXPECT_LT(asked, 600);
+  EXPECT_EQ(body.at("rebooting"), false);  // job 1 runs there: it drains first
+  std::tie(status, body) = call(api, "GET", "/api/nodes?gpu=false");
+  EXPECT_EQ(node_named(body.at("nodes"), "n02")->at("state"), "DRAINING");
+
+  // The stream has both operator actions, with the node changes they made.
+  std::string actions;
+  for (const LiveEvent& e : live->events_after(0, 1000, 0ms)) {
+    if (e.kind == "action" && e.text.rfind("restart", 0) == 0)
+      actions += std::to_string(e.time) + " " + e.subject + " " + e.text + "\n";
+  }
+  EXPECT_EQ(actions, "0 n01 restart (Reboot ASAP)\n" + std::to_string(asked) + " n02 restart (kernel)\n");
+
+  ASSERT_EQ(call(api, "POST", "/api/control/speed", R"({"factor": "max"})").first, 200);
+  ASSERT_EQ(call(api, "POST", "/api/control/resume").first, 200);
+  ASSERT_TRUE(live->wait_finished(20s));
+  std::tie(status, body) = call(api, "POST", "/api/control/node/restart", R"({"node": "n01"})");
+  EXPECT_EQ(status, 409);
+  const RunView results(dir_ / "out");
+  const auto job1 = results.job(1, 5000);
+  const auto job2 = results.job(2, 5000);
+  ASSERT_TRUE(job1 && job2);
+  EXPECT_EQ(job1->node_list, "n02");
+  EXPECT_EQ(job1->start_s, 3);
+  EXPECT_EQ(job1->end_s, 1003);
+  EXPECT_EQ(job2->node_list, "n01");
+  EXPECT_EQ(job2->start_s, 600);
+  std::string n01, n02;
+  for (const EventLine& e : results.events(5000, 1000, "node")) {
+    (e.subject == "n01" ? n01 : n02) += std::to_string(e.time) + " " + e.text + "\n";
+  }
+  // Drained, then rebooting in the same second once idle (the drain, then the reboot, as slurmctld records them).
+  EXPECT_EQ(n01, "0 now DRAINED\n0 now REBOOTING\n600 now IDLE\n600 now ALLOCATED\n1600 now IDLE\n") << n01;
+  EXPECT_EQ(n02, "3 now ALLOCATED\n" + std::to_string(asked) +
+                     " now DRAINING\n1003 now DRAINED\n1003 now REBOOTING\n1603 now IDLE\n")
+      << n02;
+}
+
 TEST_F(LiveRunTest, ControlsCheckTokenAndBody) {
   auto live = start(0, true);
   const DashboardApi api(*live, dir_ / "no-assets", kToken);

@@ -171,6 +171,8 @@ async function renderNodes() {
     ...(liveControls() ? [el('td', {},
       el('button', { 'data-testid': `drain-${n.name}`, onclick: (e) => { e.stopPropagation(); nodeAction('drain', n.name); } }, 'Drain'),
       el('button', { 'data-testid': `resume-${n.name}`, onclick: (e) => { e.stopPropagation(); nodeAction('resume', n.name); } }, 'Resume'),
+      el('button', { 'data-testid': `restart-${n.name}`, title: 'Reboot when idle (scontrol reboot ASAP nextstate=RESUME)',
+        onclick: (e) => { e.stopPropagation(); nodeAction('restart', n.name); } }, 'Restart'),
       ...liveTools.rowButtons(n.name))] : []))));
   $('node-actions-head').hidden = !liveControls();
   liveTools.toolbar($('node-table'), liveControls());
@@ -388,6 +390,9 @@ async function control(action, body = {}) {
 async function nodeAction(action, node) {
   if (!node) { $('live-message').textContent = 'name a node first'; return; }
   const r = await control(`node/${action}`, action === 'drain' ? { node, reason: $('live-reason').value || 'drained from the dashboard' } : { node });
+  if (r && action === 'restart') {
+    $('live-message').textContent = `node/restart: ${node} ${r.rebooting ? 'reboots now' : 'drains, then reboots once its jobs end'}`;
+  }
   if (r) {
     // Show the cluster as of the action (the clock may have moved on since the last status event).
     if (state.follow && r.time > state.t) state.t = r.time;
@@ -415,7 +420,7 @@ function updateLive(s) {
   $('live-pause').textContent = s.state === 'paused' ? 'Resume' : 'Pause';
   const speed = String(s.speed);
   if ([...$('live-speed').options].some((o) => o.value === speed)) $('live-speed').value = speed;
-  for (const id of ['live-pause', 'live-speed', 'live-drain', 'live-resume-node']) $(id).disabled = !liveControls();
+  for (const id of ['live-pause', 'live-speed', 'live-drain', 'live-resume-node', 'live-restart-node']) $(id).disabled = !liveControls();
   const slider = $('time-slider');
   const following = state.follow;
   slider.max = Math.max(s.now, Number(slider.min));
@@ -437,6 +442,7 @@ function startLive() {
   $('live-speed').addEventListener('change', (e) => control('speed', { factor: e.target.value === 'max' ? 'max' : Number(e.target.value) }));
   $('live-drain').addEventListener('click', () => nodeAction('drain', $('live-node').value.trim()));
   $('live-resume-node').addEventListener('click', () => nodeAction('resume', $('live-node').value.trim()));
+  $('live-restart-node').addEventListener('click', () => nodeAction('restart', $('live-node').value.trim()));
   const stream = new EventSource('/api/stream');
   stream.addEventListener('status', (e) => updateLive(JSON.parse(e.data)));
   stream.onmessage = (e) => addFeed(JSON.parse(e.data));
