@@ -1,5 +1,7 @@
 #include "results/run_view.hpp"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -993,6 +995,55 @@ std::vector<EventLine> RunView::events(std::int64_t at_s, std::size_t limit, std
           out.push_back(EventLine{sqlite3_column_int64(q, 0), "action", column_text(q, 3), t});
         });
     std::reverse(out.begin() + static_cast<std::ptrdiff_t>(before), out.end());
+  }
+  // The controllers' records: the last `limit` rows of `sql` (newest first) at or before `at_s`, each a line.
+  const auto records = [&](const char* table, const char* sql, auto line) {
+    if (!db_->has_column(table, "time")) return;
+    const auto before = out.size();
+    db_->query(sql, {at_s, static_cast<std::int64_t>(limit)}, [&](sqlite3_stmt* q) { out.push_back(line(q)); });
+    std::reverse(out.begin() + static_cast<std::ptrdiff_t>(before), out.end());
+  };
+  if (all || kind == "preemption") {
+    records("preemptions",
+            "SELECT time, job_id, preemptor_id, end_time, mode FROM preemptions WHERE time <= ? "
+            "ORDER BY time DESC, rowid DESC LIMIT ?",
+            [](sqlite3_stmt* q) {
+              return EventLine{
+                  sqlite3_column_int64(q, 0), "preemption", std::to_string(sqlite3_column_int64(q, 1)),
+                  preemption_event_text(sqlite3_column_int64(q, 2), column_text(q, 4), sqlite3_column_int64(q, 3))};
+            });
+  }
+  if (all || kind == "scaling") {
+    records("scaling",
+            "SELECT CAST(time AS INTEGER), node, action, demand FROM scaling WHERE time <= ? "
+            "ORDER BY time DESC, rowid DESC LIMIT ?",
+            [](sqlite3_stmt* q) {
+              const std::int64_t demand = sqlite3_column_type(q, 3) != SQLITE_NULL ? sqlite3_column_int64(q, 3) : -1;
+              return EventLine{sqlite3_column_int64(q, 0), "scaling", column_text(q, 1),
+                               scaling_event_text(column_text(q, 2), demand)};
+            });
+  }
+  if (all || kind == "quota") {
+    records("quota_events",
+            "SELECT CAST(time AS INTEGER), user, action, job_id, spend_usd, projected_usd FROM quota_events "
+            "WHERE time <= ? ORDER BY time DESC, rowid DESC LIMIT ?",
+            [](sqlite3_stmt* q) {
+              const std::int64_t job = sqlite3_column_type(q, 3) != SQLITE_NULL ? sqlite3_column_int64(q, 3) : 0;
+              return EventLine{
+                  sqlite3_column_int64(q, 0), "quota", column_text(q, 1),
+                  quota_event_text(column_text(q, 2), job, sqlite3_column_double(q, 4), sqlite3_column_double(q, 5))};
+            });
+  }
+  if (all || kind == "operation") {
+    records("operations",
+            "SELECT CAST(time AS INTEGER), action, step, IFNULL(node, ''), IFNULL(name, ''), jobs_killed "
+            "FROM operations WHERE time <= ? ORDER BY time DESC, rowid DESC LIMIT ?",
+            [](sqlite3_stmt* q) {
+              const std::string node = column_text(q, 3);
+              return EventLine{sqlite3_column_int64(q, 0), "operation", node.empty() ? "cluster" : node,
+                               operation_event_text(column_text(q, 1), column_text(q, 4), column_text(q, 2),
+                                                    sqlite3_column_int64(q, 5))};
+            });
   }
   std::stable_sort(out.begin(), out.end(), [](const EventLine& a, const EventLine& b) { return a.time < b.time; });
   if (out.size() > limit) out.erase(out.begin(), out.end() - static_cast<std::ptrdiff_t>(limit));

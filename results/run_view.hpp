@@ -157,10 +157,23 @@ struct GpuPoint {
 /// One line of the event log.
 struct EventLine {
   std::int64_t time = 0;
-  std::string kind;     ///< "node", "job", "fault" or "action".
+  /// "job", "node", "fault", "action" (a twin's), "preemption", "scaling" (the autoscaler's and an operator's
+  /// power ups and downs), "quota" (spend quota warnings and refusals) or "operation" (a cluster operation's steps).
+  std::string kind;
   std::string subject;  ///< Node name, job id, ...
   std::string text;     ///< What happened.
 };
+
+/// The event log's text of an autoscaler's record ("create (demand 3 node(s))"; `demand` < 0: none), the same in
+/// the results' event log and a live run's stream (as the three below).
+std::string scaling_event_text(std::string_view action, std::int64_t demand);
+/// A quota event's text ("cancel job 12: spend 10.00 USD, projected 12.50 USD"; `job_id` 0: none).
+std::string quota_event_text(std::string_view action, std::int64_t job_id, double spend_usd, double projected_usd);
+/// A cluster operation step's text ("restart_workers data: node_restarted, 2 job run(s) ended").
+std::string operation_event_text(std::string_view action, std::string_view name, std::string_view step,
+                                 std::int64_t jobs_killed);
+/// A preemption's text ("preempted by 5 (REQUEUE), ends at 130").
+std::string preemption_event_text(std::int64_t preemptor_id, std::string_view mode, std::int64_t end_s);
 
 /// Wait times (start minus submit) of the jobs started by a time.
 struct WaitDistribution {

@@ -1,7 +1,9 @@
 #include "ui/dashboard_api.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -457,8 +459,11 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
     const std::int64_t t = at();
     const auto limit = static_cast<std::size_t>(int_param(request, "limit", 200, 1, 100000));
     const std::string kind = request.param("kind").value_or("");
-    if (!kind.empty() && kind != "job" && kind != "node" && kind != "fault" && kind != "action") {
-      throw HttpError(400, "parameter 'kind': expected job, node, fault or action");
+    static constexpr std::array<std::string_view, 8> kKinds = {"job",        "node",    "fault", "action",
+                                                               "preemption", "scaling", "quota", "operation"};
+    if (!kind.empty() && std::find(kKinds.begin(), kKinds.end(), kind) == kKinds.end()) {
+      throw HttpError(400,
+                      "parameter 'kind': expected job, node, fault, action, preemption, scaling, quota or operation");
     }
     const std::string format = request.param("format").value_or("json");
     if (format != "json" && format != "text") throw HttpError(400, "parameter 'format': expected json or text");

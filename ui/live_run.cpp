@@ -145,6 +145,7 @@ void LiveRun::simulate(Scenario scenario, RunOptions options) {
     // meanwhile, also for a run that ended before anyone asked.
     outcome_ = outcome.get();
     copy_for_snapshot(*outcome->world, request, generation);
+    collect_controller_records();  // those of the last instant
     outcome_ = nullptr;
     sim_now_ = outcome->world->now();
     submitted_ = outcome->world->submitted();
@@ -804,15 +805,49 @@ LiveEvent LiveRun::format(const RawEvent& raw) {
     case kRawNodeState:
       return LiveEvent{0, time, "node", node_names_[raw.index],
                        std::string(node_state_name(static_cast<NodeState>(raw.other)))};
-    case kRawPreempted:
-      return LiveEvent{0, time, "job", std::to_string(state.spec(raw.index).id),
-                       fmt::format("preempted by {}", state.spec(raw.other).id)};
     default:
       return std::move(sim_texts_[raw.index]);
   }
 }
 
+void LiveRun::collect_controller_records() {
+  if (outcome_ == nullptr) return;
+  const std::size_t before = raw_events_.size();
+  if (outcome_->scaling != nullptr) {
+    const std::vector<ScalingRecord>& records = outcome_->scaling->records();
+    for (; scaling_seen_ < records.size(); ++scaling_seen_) {
+      const ScalingRecord& r = records[scaling_seen_];
+      const bool decision = r.action == ScalingRecord::Action::kCreate || r.action == ScalingRecord::Action::kRemove;
+      add_sim_event(r.time, "scaling", node_names_[r.node],
+                    scaling_event_text(to_string(r.action), decision ? static_cast<std::int64_t>(r.demand) : -1));
+    }
+  }
+  if (outcome_->quota != nullptr) {
+    const std::vector<QuotaEvent>& events = outcome_->quota->events();
+    for (; quota_seen_ < events.size(); ++quota_seen_) {
+      const QuotaEvent& e = events[quota_seen_];
+      add_sim_event(e.time, "quota", e.user,
+                    quota_event_text(e.action, static_cast<std::int64_t>(e.job_id), e.spend_usd, e.projected_usd));
+    }
+  }
+  if (outcome_->operations != nullptr) {
+    const std::vector<OperationRecord>& records = outcome_->operations->records();
+    for (; operations_seen_ < records.size(); ++operations_seen_) {
+      const OperationRecord& r = records[operations_seen_];
+      add_sim_event(r.time, "operation", r.node < node_names_.size() ? node_names_[r.node] : "cluster",
+                    operation_event_text(r.action, r.name, r.step, r.jobs_killed));
+    }
+  }
+  if (raw_events_.size() == before) return;
+  // Each controller's records are in time order, and all are at or before now: merged into the observer's events.
+  const auto by_time = [](const RawEvent& a, const RawEvent& b) { return a.time < b.time; };
+  const auto mid = raw_events_.begin() + static_cast<std::ptrdiff_t>(before);
+  std::stable_sort(mid, raw_events_.end(), by_time);
+  std::inplace_merge(raw_events_.begin(), mid, raw_events_.end(), by_time);
+}
+
 void LiveRun::publish_events() {
+  collect_controller_records();
   // Formatted here, on the simulation's thread, between instants: only the newest event_buffer of a batch (at full
   // speed a batch of 50 ms can hold more than the buffer keeps).
   std::vector<LiveEvent> formatted;
@@ -896,8 +931,11 @@ void LiveRun::on_node_state(NodeIndex node, NodeState state, SimTime now) {
   raw_events_.push_back(RawEvent{now, kRawNodeState, node, static_cast<std::uint32_t>(state)});
 }
 
-void LiveRun::on_job_preempted(JobIndex job, JobIndex preemptor, SimTime, bool, SimTime now) {
-  raw_events_.push_back(RawEvent{now, kRawPreempted, job, preemptor});
+void LiveRun::on_job_preempted(JobIndex job, JobIndex preemptor, SimTime at, bool requeue, SimTime now) {
+  // Rare: told with its text at once (as the results' event log tells it).
+  add_sim_event(now, "preemption", std::to_string(state_->spec(job).id),
+                preemption_event_text(static_cast<std::int64_t>(state_->spec(preemptor).id),
+                                      requeue ? "REQUEUE" : "CANCEL", to_seconds(at)));
 }
 
 }  // namespace gputwin

@@ -13,7 +13,8 @@
 // newer one), and it waits only when there is none yet or an operator acted since (so an action shows in the
 // answer that follows it). So a snapshot costs the simulation a copy of its state (about 0.3 us per job: see
 // BENCHMARKS.md), at most every `refresh_ms` and only while someone reads; the writing runs beside it. Events (job
-// starts and ends, node state changes, operator actions) are pushed to a bounded buffer the SSE stream reads,
+// starts and ends, node state changes, operator actions, preemptions, and the scaling, quota and operations
+// controllers' records) are pushed to a bounded buffer the SSE stream reads,
 // without a snapshot.
 //
 //   LiveRun live(scenario, {}, {.speed = 60, .out_dir = "out/q"});
@@ -76,9 +77,11 @@ std::shared_ptr<const RunSnapshot> finished_snapshot(const std::filesystem::path
 struct LiveEvent {
   std::uint64_t seq = 0;  ///< 1, 2, ... in the order things happened.
   std::int64_t time = 0;  ///< Simulated second.
-  std::string kind;       ///< "job", "node" or "action".
-  std::string subject;    ///< Job id or node name.
-  std::string text;       ///< What happened ("RUNNING on gpu[001-002]", "DRAINED", "drain (maintenance)").
+  /// "job", "node", "action" (an operator's), "preemption", "scaling", "quota" or "operation" (the controllers'
+  /// records, as the results' event log has them).
+  std::string kind;
+  std::string subject;  ///< Job id or node name.
+  std::string text;     ///< What happened ("RUNNING on gpu[001-002]", "DRAINED", "drain (maintenance)").
 };
 
 /// The clock and progress of a live run.
@@ -261,8 +264,10 @@ class LiveRun final : public RunGate, public RunObserver {
     std::uint32_t index = 0;  // job or node index; for kRawText, index into sim_texts_
     std::uint32_t other = 0;  // JobState, NodeState or the preemptor
   };
-  static constexpr std::uint32_t kRawJobStarted = 0, kRawJobEnded = 1, kRawNodeState = 2, kRawPreempted = 3,
-                                 kRawText = 4;
+  static constexpr std::uint32_t kRawJobStarted = 0, kRawJobEnded = 1, kRawNodeState = 2, kRawText = 4;
+  /// Notes the scaling, quota and operations controllers' records made since the last call as events, in time
+  /// order with the observer's (simulation's thread).
+  void collect_controller_records();
   /// Publishes the simulation's events and the operators' (simulation's thread only).
   void publish_events();
   /// Publishes the operators' clock events (any thread).
@@ -321,8 +326,9 @@ class LiveRun final : public RunGate, public RunObserver {
   // Simulation's thread only.
   const RunOutcome* outcome_ = nullptr;
   const ClusterState* state_ = nullptr;
-  std::vector<RawEvent> raw_events_;  // not yet published
-  std::vector<LiveEvent> sim_texts_;  // the texts of raw_events_'s kRawText events
+  std::vector<RawEvent> raw_events_;                                     // not yet published
+  std::vector<LiveEvent> sim_texts_;                                     // the texts of raw_events_'s kRawText events
+  std::size_t scaling_seen_ = 0, quota_seen_ = 0, operations_seen_ = 0;  // controller records already noted
   SimTime sim_anchor_ = 0;
   WallClock::time_point wall_anchor_{};
   double pace_ = 0;  // speed_ as the simulation's thread last saw it

@@ -834,6 +834,16 @@ TEST_F(LiveRunTest, ScaleUpAndDownAPool) {
   auto [status, body] = call(api, "POST", "/api/control/scale", R"({"action": "up", "count": 2})");
   ASSERT_EQ(status, 200) << body.dump();
   EXPECT_EQ(body.at("nodes"), json::array({"c1", "c2"}));
+  // The scaling controller's records reach the stream as they are made (kind "scaling", as in the event log), after
+  // the operator's action; paused at the start, the clock is at the first submit (100,000 s).
+  std::string stream;
+  for (const LiveEvent& e : live.events_after(0, 100, 0ms)) {
+    if (e.kind != "node") stream += std::to_string(e.time) + " " + e.kind + " " + e.subject + " " + e.text + "\n";
+  }
+  EXPECT_EQ(stream,
+            "100000 action cluster scale up 2: 2 node(s)\n"
+            "100000 scaling c1 create (demand 0 node(s))\n"
+            "100000 scaling c2 create (demand 0 node(s))\n");
   std::tie(status, body) = call(api, "GET", "/api/nodes?gpu=false");
   EXPECT_EQ(node_named(body.at("nodes"), "c1")->at("state"), "POWERING_UP");
   EXPECT_EQ(node_named(body.at("nodes"), "c3")->at("state"), "POWERED_DOWN");

@@ -194,7 +194,7 @@ async function renderNodeDetail(name) {
 async function renderEvents() {
   const params = { t: state.t, limit: $('event-limit').value, kind: $('event-kind').value };
   const r = await api('events', params);
-  $('event-log').textContent = r.events.map((e) => `${duration(e.time).padStart(11)}  ${e.kind.padEnd(6)} ${e.subject.padEnd(10)} ${e.text}`).join('\n');
+  $('event-log').textContent = r.events.map((e) => `${duration(e.time).padStart(11)}  ${e.kind.padEnd(10)} ${e.subject.padEnd(10)} ${e.text}`).join('\n');
   $('event-download').href = `/api/events?${new URLSearchParams({ ...params, format: 'text' })}`;
 }
 
