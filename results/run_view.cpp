@@ -900,6 +900,112 @@ std::vector<GpuPoint> RunView::gpu_series(std::int32_t node, std::int64_t from_s
   return points;
 }
 
+NodeUtilSeries RunView::node_util_series(std::int64_t from_s, std::int64_t to_s, std::size_t max_points,
+                                         std::size_t max_lines) const {
+  NodeUtilSeries out;
+  to_s = std::min(to_s, info_.end_s);
+  if (info_.gpu_step_s <= 0 || to_s < from_s || max_points == 0) return out;
+  const std::int64_t step = info_.gpu_step_s;
+  const auto [first, stride] = thinning(from_s, to_s, step, max_points);
+  for (std::int64_t k = first; k * step <= to_s; k += stride) out.time.push_back(k * step);
+  const std::size_t n = out.time.size();
+  if (n == 0) return out;
+  out.min.assign(n, -1);
+  out.mean.assign(n, 0);
+  out.max.assign(n, -1);
+  out.sampled.assign(n, 0);
+  // Per node: its GPUs' sum and count at each time, then its line; the busiest `max_lines` kept (a min-heap on
+  // mean, so memory is max_lines lines whatever the node count).
+  std::vector<double> sum(n);
+  std::vector<std::int32_t> count(n);
+  // a before b: busier (ties: the lower node). As a heap's order, its front is the quietest line kept.
+  const auto busier = [](const NodeUtilSeries::Line& a, const NodeUtilSeries::Line& b) {
+    return a.mean_pct != b.mean_pct ? a.mean_pct > b.mean_pct : a.node < b.node;
+  };
+  std::vector<NodeUtilSeries::Line> kept;
+  std::lock_guard lock(db_mutex_);
+  for (std::size_t node = 0; node < nodes_.size(); ++node) {
+    std::fill(sum.begin(), sum.end(), 0.0);
+    std::fill(count.begin(), count.end(), 0);
+    bool any = false;
+    db_->query(
+        "SELECT time, util_pct FROM gpu_metrics WHERE node_index = ? AND gpu >= 0 AND time >= ? AND time <= ? AND "
+        "((time / ?) - ?) % ? = 0",
+        {static_cast<std::int64_t>(node), first * step, to_s, step, first, stride}, [&](sqlite3_stmt* q) {
+          const std::int64_t t = sqlite3_column_int64(q, 0);
+          if (t % step != 0) return;
+          const auto i = static_cast<std::size_t>((t / step - first) / stride);
+          if (i >= n) return;
+          sum[i] += sqlite3_column_double(q, 1);
+          ++count[i];
+          any = true;
+        });
+    if (!any) continue;
+    ++out.nodes_sampled;
+    NodeUtilSeries::Line line;
+    line.node = static_cast<std::int32_t>(node);
+    line.util_pct.assign(n, -1);
+    double total = 0;
+    std::size_t points = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (count[i] == 0) continue;
+      const double v = sum[i] / count[i];
+      line.util_pct[i] = v;
+      total += v;
+      ++points;
+      out.min[i] = out.sampled[i] == 0 ? v : std::min(out.min[i], v);
+      out.max[i] = std::max(out.max[i], v);
+      out.mean[i] += v;
+      ++out.sampled[i];
+    }
+    line.mean_pct = total / static_cast<double>(points);
+    if (max_lines == 0) continue;
+    if (kept.size() < max_lines) {
+      kept.push_back(std::move(line));
+      std::push_heap(kept.begin(), kept.end(), busier);
+    } else if (busier(line, kept.front())) {
+      std::pop_heap(kept.begin(), kept.end(), busier);
+      kept.back() = std::move(line);
+      std::push_heap(kept.begin(), kept.end(), busier);
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i) out.mean[i] = out.sampled[i] > 0 ? out.mean[i] / out.sampled[i] : -1;
+  out.all_nodes = out.nodes_sampled <= max_lines;
+  if (out.all_nodes) {
+    std::sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) { return a.node < b.node; });
+  } else {
+    std::sort(kept.begin(), kept.end(), busier);
+  }
+  out.lines = std::move(kept);
+  return out;
+}
+
+std::string scaling_event_text(std::string_view action, std::int64_t demand) {
+  std::string t(action);
+  if (demand >= 0) t += " (demand " + std::to_string(demand) + " node(s))";
+  return t;
+}
+
+std::string quota_event_text(std::string_view action, std::int64_t job_id, double spend_usd, double projected_usd) {
+  std::string t(action);
+  if (job_id > 0) t += " job " + std::to_string(job_id);
+  return t + fmt::format(": spend {:.2f} USD, projected {:.2f} USD", spend_usd, projected_usd);
+}
+
+std::string operation_event_text(std::string_view action, std::string_view name, std::string_view step,
+                                 std::int64_t jobs_killed) {
+  std::string t(action);
+  if (!name.empty()) t += " " + std::string(name);
+  t += ": " + std::string(step);
+  if (jobs_killed > 0) t += ", " + std::to_string(jobs_killed) + " job run(s) ended";
+  return t;
+}
+
+std::string preemption_event_text(std::int64_t preemptor_id, std::string_view mode, std::int64_t end_s) {
+  return "preempted by " + std::to_string(preemptor_id) + " (" + std::string(mode) + "), ends at " +
+         std::to_string(end_s);
+}
+
 std::vector<EventLine> RunView::events(std::int64_t at_s, std::size_t limit, std::string_view kind) const {
   std::vector<EventLine> out;
   limit = std::min<std::size_t>(limit, 100000);

@@ -154,6 +154,25 @@ struct GpuPoint {
   std::int64_t job_id = -1;
 };
 
+/// GPU utilisation of every node over a window, in a bounded size (the Monitoring tab's all-nodes overlay): each
+/// node's value at a sample time is the mean over its GPUs' stored samples then (as NodeRow::gpu_util_pct).
+struct NodeUtilSeries {
+  std::vector<std::int64_t> time;      ///< Sample times.
+  std::vector<double> min, mean, max;  ///< Across the nodes sampled at each time, in percent (-1: none sampled).
+  std::vector<std::int32_t> sampled;   ///< Nodes sampled at each time.
+  /// One node's line: its mean over the window and its value at each time (-1: not sampled then).
+  struct Line {
+    std::int32_t node = 0;
+    double mean_pct = 0;
+    std::vector<double> util_pct;
+  };
+  /// Every sampled node's line when there are at most `max_lines` of them (by node), else the `max_lines` with the
+  /// highest mean over the window (busiest first, ties by node).
+  std::vector<Line> lines;
+  std::size_t nodes_sampled = 0;  ///< Nodes with a sample in the window.
+  bool all_nodes = true;          ///< `lines` holds every sampled node.
+};
+
 /// One line of the event log.
 struct EventLine {
   std::int64_t time = 0;
@@ -257,6 +276,11 @@ class RunView {
   /// Node `node`'s GPU series from `from_s` to `to_s`, at most `max_points` samples per GPU.
   [[nodiscard]] std::vector<GpuPoint> gpu_series(std::int32_t node, std::int64_t from_s, std::int64_t to_s,
                                                  std::size_t max_points) const;
+  /// Every node's GPU utilisation from `from_s` to `to_s` at most `max_points` times (thinned as gpu_series), as a
+  /// min/mean/max band across nodes and at most `max_lines` nodes' own lines (NodeUtilSeries). Answers in
+  /// O(points x (3 + max_lines)) whatever the node count; reads each node's rows in the window once.
+  [[nodiscard]] NodeUtilSeries node_util_series(std::int64_t from_s, std::int64_t to_s, std::size_t max_points,
+                                                std::size_t max_lines) const;
   /// The last `limit` events at or before `at_s`, oldest first; `kind` "" for all, else one kind.
   [[nodiscard]] std::vector<EventLine> events(std::int64_t at_s, std::size_t limit, std::string_view kind) const;
   /// Jobs slurmctld would still hold at `at_s`, in job id order: pending, running, and ended at most

@@ -433,6 +433,39 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
     }
     return HttpResponse::json(out.dump(-1, ' ', false, kReplaceInvalidUtf8));
   }
+  if (path == "/api/series/nodes") {
+    // The all-nodes overlay: a min/mean/max band across nodes and at most `lines` nodes' own lines, so that the
+    // answer stays at points x (3 + lines) numbers for 4,096 nodes.
+    const std::int64_t to = int_param(request, "to", info.end_s, -kTimeBound, kTimeBound);
+    const std::int64_t from = int_param(request, "from", info.begin_s, -kTimeBound, kTimeBound);
+    const auto points = static_cast<std::size_t>(int_param(request, "points", 400, 1, 2000));
+    const auto lines = static_cast<std::size_t>(int_param(request, "lines", 16, 0, 64));
+    const NodeUtilSeries series = view.node_util_series(from, to, points, lines);
+    // -1 (not sampled) becomes null, which uPlot draws as a gap.
+    const auto values = [](const std::vector<double>& v) {
+      json a = json::array();
+      for (const double x : v) a.push_back(x < 0 ? json(nullptr) : json(std::round(x * 100) / 100));
+      return a;
+    };
+    const std::vector<NodeRow> rows = view.nodes(to, false);
+    json out{{"from", from},
+             {"to", to},
+             {"time", series.time},
+             {"min", values(series.min)},
+             {"mean", values(series.mean)},
+             {"max", values(series.max)},
+             {"sampled", series.sampled},
+             {"nodes", info.nodes},
+             {"nodes_sampled", series.nodes_sampled},
+             {"all_nodes", series.all_nodes},
+             {"lines", json::array()}};
+    for (const NodeUtilSeries::Line& l : series.lines) {
+      out["lines"].push_back(json{{"node", rows[static_cast<std::size_t>(l.node)].name},
+                                  {"mean", std::round(l.mean_pct * 100) / 100},
+                                  {"util", values(l.util_pct)}});
+    }
+    return HttpResponse::json(out.dump(-1, ' ', false, kReplaceInvalidUtf8));
+  }
   if (path == "/api/series/cluster") {
     const std::int64_t to = int_param(request, "to", info.end_s, -kTimeBound, kTimeBound);
     const std::int64_t from = int_param(request, "from", info.begin_s, -kTimeBound, kTimeBound);

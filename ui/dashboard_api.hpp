@@ -8,6 +8,9 @@
 //   GET /api/nodes?t=&filter=all|failed|xid|healthy every node with state, group, GPU use
 //   GET /api/nodes/{name}/gpus?from=&to=&points=    one node's GPU series (DCGM-style fields)
 //   GET /api/series/cluster?from=&to=&points=       queue length, running jobs, GPU allocation over time
+//   GET /api/series/nodes?from=&to=&points=&lines=  every node's GPU utilisation (mean over its GPUs): a
+//                                                   min/mean/max band across nodes and at most `lines` (16) nodes'
+//                                                   lines, all of them or the busiest
 //   GET /api/events?t=&limit=&kind=&format=json|text the event log up to t (last N lines)
 //   GET /metrics?t=                                 Prometheus text 0.0.4 at t (Slurm's and DCGM's names)
 //   GET /, /assets/...                              the pages (built by npm into the assets folder)

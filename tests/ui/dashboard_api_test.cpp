@@ -304,6 +304,67 @@ TEST_F(HandMadeRun, ControllerRecordsAreEventKindsInTimeOrder) {
   EXPECT_THROW((void)api.handle(get("/api/events", {{"kind", "scaler"}})), HttpError);
 }
 
+TEST_F(HandMadeRun, AllNodesOverlayIsEachNodesMeanOverItsGpus) {
+  // gpu_metrics every 100 s: n1 has GPUs 0 and 1 at 100 s (90 and 70: 80), GPU 0 at 200 s (50) and 300 s (0); n2
+  // GPU 0 at 100 s (0). So n1's line is 80, 50, 0 (mean 43.33) and n2's 0 (mean 0); across nodes at 100 s the band is
+  // 0-80 with mean 40 over 2 nodes, at 200 and 300 s n1 alone; 0, 400 and 500 s have no sample (null).
+  const DashboardApi api(dir_, dir_ / "no-assets");
+  auto body = nlohmann::json::parse(api.handle(get("/api/series/nodes", {{"from", "0"}, {"to", "500"}})).body);
+  using nlohmann::json;
+  EXPECT_EQ(body.at("time"), json({0, 100, 200, 300, 400, 500}));
+  EXPECT_EQ(body.at("min"), json({nullptr, 0.0, 50.0, 0.0, nullptr, nullptr}));
+  EXPECT_EQ(body.at("max"), json({nullptr, 80.0, 50.0, 0.0, nullptr, nullptr}));
+  EXPECT_EQ(body.at("mean"), json({nullptr, 40.0, 50.0, 0.0, nullptr, nullptr}));
+  EXPECT_EQ(body.at("sampled"), json({0, 2, 1, 1, 0, 0}));
+  EXPECT_EQ(body.at("nodes_sampled"), 2);
+  EXPECT_EQ(body.at("all_nodes"), true);
+  ASSERT_EQ(body.at("lines").size(), 2u);
+  EXPECT_EQ(body.at("lines")[0].at("node"), "n1");
+  EXPECT_EQ(body.at("lines")[0].at("util"), json({nullptr, 80.0, 50.0, 0.0, nullptr, nullptr}));
+  EXPECT_EQ(body.at("lines")[0].at("mean"), 43.33);
+  EXPECT_EQ(body.at("lines")[1].at("node"), "n2");
+  EXPECT_EQ(body.at("lines")[1].at("util"), json({nullptr, 0.0, nullptr, nullptr, nullptr, nullptr}));
+
+  // The same numbers straight from the database: each node's mean over its GPUs at each time.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2((dir_ / "results.sqlite").c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* q = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db,
+                               "SELECT n.name, m.time, avg(m.util_pct) FROM gpu_metrics m JOIN nodes n ON "
+                               "n.node_index = m.node_index GROUP BY m.node_index, m.time",
+                               -1, &q, nullptr),
+            SQLITE_OK);
+  int rows = 0;
+  while (sqlite3_step(q) == SQLITE_ROW) {
+    const std::string name = reinterpret_cast<const char*>(sqlite3_column_text(q, 0));
+    const json& line = body.at("lines")[name == "n1" ? 0 : 1];
+    const auto i = static_cast<std::size_t>(sqlite3_column_int64(q, 1) / 100);
+    EXPECT_DOUBLE_EQ(line.at("util")[i].get<double>(), sqlite3_column_double(q, 2)) << name << " " << i;
+    ++rows;
+  }
+  sqlite3_finalize(q);
+  sqlite3_close(db);
+  EXPECT_EQ(rows, 4);
+
+  // Bounded: one line asked for, the busiest (n1) only; a band still over both nodes.
+  body = nlohmann::json::parse(api.handle(get("/api/series/nodes", {{"lines", "1"}})).body);
+  EXPECT_EQ(body.at("all_nodes"), false);
+  ASSERT_EQ(body.at("lines").size(), 1u);
+  EXPECT_EQ(body.at("lines")[0].at("node"), "n1");
+  EXPECT_EQ(body.at("sampled")[1], 2);
+  // Thinned to 3 points (every other sample: 0, 200, 400 s), and a window (200 and 300 s).
+  body = nlohmann::json::parse(api.handle(get("/api/series/nodes", {{"points", "3"}})).body);
+  EXPECT_EQ(body.at("time"), json({0, 200, 400}));
+  EXPECT_EQ(body.at("lines")[0].at("util"), json({nullptr, 50.0, nullptr}));
+  EXPECT_EQ(body.at("lines")[0].at("mean"), 50.0);
+  EXPECT_EQ(body.at("nodes_sampled"), 1);  // n2 has no sample at those times
+  body = nlohmann::json::parse(api.handle(get("/api/series/nodes", {{"from", "150"}, {"to", "350"}})).body);
+  EXPECT_EQ(body.at("time"), json({200, 300}));
+  EXPECT_EQ(body.at("mean"), json({50.0, 0.0}));
+  EXPECT_THROW((void)api.handle(get("/api/series/nodes", {{"lines", "65"}})), HttpError);
+  EXPECT_THROW((void)api.handle(get("/api/series/nodes", {{"points", "0"}})), HttpError);
+}
+
 TEST(RunViewErrors, AFolderWithoutResultsNamesTheFile) {
   try {
     RunView view("/nonexistent/folder");

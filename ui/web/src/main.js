@@ -135,7 +135,8 @@ async function renderMonitoring() {
       { label: 'GPUs allocated %', stroke: '#c0392b', scale: '%' }],
     axes: [{}, {}, { side: 1, scale: '%' }], scales: { x: { time: false }, '%': { range: [0, 100] } },
   }, [s.time, s.pending, s.running, s.gpu_util_pct]);
-  const nodes = (await api('nodes', { t: state.t })).nodes;
+  await renderOverlay(from);
+  const nodes = (await api('nodes', { t: state.t, gpu: false })).nodes;
   if (state.node === null && nodes.length) state.node = nodes[0].name;
   const select = $('node-select');
   if (select.options.length !== nodes.length) {
@@ -143,6 +144,31 @@ async function renderMonitoring() {
   }
   select.value = state.node;
   await renderGpuChart($('gpu-chart'), state.node, from, 'util', 'GPU util %');
+}
+
+// Every node's GPU utilisation (mean over its GPUs): the band from the least to the most busy node and the mean
+// across nodes, with each node's own line when there are few, else the busiest (GET /api/series/nodes).
+async function renderOverlay(from) {
+  const o = await api('series/nodes', { from, to: state.t, points: 400, lines: 16 });
+  const target = $('overlay-chart');
+  target.dataset.points = String(o.time.length);
+  target.dataset.lines = String(o.lines.length);
+  $('overlay-info').textContent = o.nodes_sampled === 0 ? ''
+    : `(${o.nodes_sampled} nodes: min-max band, mean, and ${o.all_nodes ? 'every node' : `the ${o.lines.length} busiest`})`;
+  if (!o.time.length || o.nodes_sampled === 0) {
+    if (state.charts.overlay) { state.charts.overlay.destroy(); delete state.charts.overlay; }
+    target.textContent = 'No GPU metrics stored for this window.';
+    return;
+  }
+  target.textContent = '';
+  const palette = ['#2a7ab9', '#c0392b', '#27ae60', '#8e44ad', '#d35400', '#16a085', '#7f8c8d', '#2c3e50'];
+  chart('overlay', target, {
+    series: [{}, { label: 'min', stroke: 'rgba(42,122,185,0.35)' }, { label: 'max', stroke: 'rgba(42,122,185,0.35)' },
+      { label: 'mean', stroke: '#1b2631', width: 2 },
+      ...o.lines.map((l, i) => ({ label: l.node, stroke: palette[i % palette.length], width: 1, show: true }))],
+    bands: [{ series: [2, 1], fill: 'rgba(42,122,185,0.12)' }],
+    scales: { x: { time: false }, y: { range: [0, 100] } },
+  }, [o.time, o.min, o.max, o.mean, ...o.lines.map((l) => l.util)]);
 }
 
 async function renderGpuChart(target, node, from, field, label) {
