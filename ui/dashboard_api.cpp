@@ -335,13 +335,17 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
     const std::string gpu = request.param("gpu").value_or("true");
     if (gpu != "true" && gpu != "false") throw HttpError(400, "parameter 'gpu': expected true or false");
     json rows = json::array();
-    std::size_t failed = 0, xid = 0, healthy = 0;
+    std::size_t failed = 0, xid = 0, healthy = 0, drain = 0, down = 0, gpus = 0, healthy_gpus = 0;
     const auto nodes = view.nodes(t, gpu == "true");
     for (const NodeRow& n : nodes) {
       const bool is_failed = n.group == "DRAIN" || n.group == "DOWN" || n.group == "UNKNOWN";
       failed += is_failed ? 1 : 0;
+      drain += n.group == "DRAIN" ? 1 : 0;
+      down += n.group == "DOWN" ? 1 : 0;
       xid += n.xid != 0 ? 1 : 0;
       healthy += !is_failed && n.xid == 0 ? 1 : 0;
+      gpus += static_cast<std::size_t>(n.gpus);
+      healthy_gpus += !is_failed && n.xid == 0 ? static_cast<std::size_t>(n.gpus) : 0;
       if ((filter == "failed" && !is_failed) || (filter == "xid" && n.xid == 0) ||
           (filter == "healthy" && (is_failed || n.xid != 0))) {
         continue;
@@ -351,6 +355,17 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
     return HttpResponse::json(json{
         {"t", t},
         {"counts", {{"all", nodes.size()}, {"failed", failed}, {"xid", xid}, {"healthy", healthy}}},
+        // The Nodes tab's cards: failed = DRAIN (draining, drained, failing, fail) + DOWN (down, rebooting) +
+        // UNKNOWN; XID errors need gpu=true (the GPU sample at t).
+        {"summary",
+         {{"nodes", nodes.size()},
+          {"healthy", healthy},
+          {"failed", failed},
+          {"drain", drain},
+          {"down", down},
+          {"xid", xid},
+          {"gpus", gpus},
+          {"healthy_gpus", healthy_gpus}}},
         {"nodes", rows}}.dump(-1, ' ', false, kReplaceInvalidUtf8));
   }
   if (path.rfind("/api/nodes/", 0) == 0 && path.size() > 16 && path.compare(path.size() - 5, 5, "/gpus") == 0) {

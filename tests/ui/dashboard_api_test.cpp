@@ -365,6 +365,20 @@ TEST_F(HandMadeRun, AllNodesOverlayIsEachNodesMeanOverItsGpus) {
   EXPECT_THROW((void)api.handle(get("/api/series/nodes", {{"points", "0"}})), HttpError);
 }
 
+TEST_F(HandMadeRun, NodesSummaryCountsHealthyFailedXidAndGpus) {
+  // At 150 s n2 is DRAINED (120-180) and n1 shows XID 79 on GPU 1 in its sample at 100 s: no healthy node, one
+  // failed (drained), one with XID errors, 16 GPUs none of them on a healthy node. At 250 s n2 runs job 4 and n1's
+  // sample at 200 s has no XID: both healthy.
+  const DashboardApi api(dir_, dir_ / "no-assets");
+  auto body = nlohmann::json::parse(api.handle(get("/api/nodes", {{"t", "150"}})).body);
+  EXPECT_EQ(body.at("summary"), nlohmann::json::parse(R"({"nodes": 2, "healthy": 0, "failed": 1, "drain": 1,
+      "down": 0, "xid": 1, "gpus": 16, "healthy_gpus": 0})"));
+  body = nlohmann::json::parse(api.handle(get("/api/nodes", {{"t", "250"}, {"filter", "failed"}})).body);
+  EXPECT_EQ(body.at("summary"), nlohmann::json::parse(R"({"nodes": 2, "healthy": 2, "failed": 0, "drain": 0,
+      "down": 0, "xid": 0, "gpus": 16, "healthy_gpus": 16})"));  // the whole cluster whatever the filter
+  EXPECT_TRUE(body.at("nodes").empty());
+}
+
 TEST(RunViewErrors, AFolderWithoutResultsNamesTheFile) {
   try {
     RunView view("/nonexistent/folder");

@@ -141,6 +141,32 @@ try {
     await page.screenshot({ path: path.join(artifacts, 'monitoring-overlay.png'), fullPage: true });
   });
 
+  await check('nodes: the summary cards equal the database', async () => {
+    await open('nodes');
+    const card = async (id) => (await page.locator(`[data-testid="node-card-${id}"] .value`).innerText()).trim();
+    // Each node's state at t: its last node_events row at or before t (a row covers node_count nodes from node_index).
+    const stateAt = `(SELECT e.state FROM node_events e WHERE e.node_index <= n.node_index AND
+        n.node_index < e.node_index + e.node_count AND e.time <= ${t} ORDER BY e.time DESC, e.rowid DESC LIMIT 1)`;
+    const drained = num(`SELECT count(*) FROM nodes n WHERE ${stateAt} IN ('DRAINING', 'DRAINED', 'DRAIN', 'FAILING', 'FAIL')`);
+    const down = num(`SELECT count(*) FROM nodes n WHERE ${stateAt} IN ('DOWN', 'REBOOTING')`);
+    const unknown = num(`SELECT count(*) FROM nodes n WHERE ${stateAt} IS NOT NULL AND ${stateAt} NOT IN ('IDLE', 'MIXED',
+        'ALLOCATED', 'COMPLETING', 'POWERED_DOWN', 'POWERING_UP', 'POWERING_DOWN', 'DRAINING', 'DRAINED', 'DRAIN',
+        'FAILING', 'FAIL', 'DOWN', 'REBOOTING')`);
+    const step = num('SELECT CAST(value AS INTEGER) FROM metrics_info WHERE key = \'gpu_step_s\'');
+    const sample = Math.floor(t / step) * step;
+    const xidNodes = `SELECT DISTINCT node_index FROM gpu_metrics WHERE time = ${sample} AND gpu >= 0 AND xid != 0`;
+    const failedOrXid = num(`SELECT count(*) FROM nodes n WHERE ${stateAt} IN ('DRAINING', 'DRAINED', 'DRAIN', 'FAILING',
+        'FAIL', 'DOWN', 'REBOOTING') OR n.node_index IN (${xidNodes})`) + unknown;
+    const total = num('SELECT count(*) FROM nodes');
+    assert.equal(await card('total'), String(total));
+    assert.equal(await card('failed'), String(drained + down + unknown));
+    assert.match(await text('node-card-failed'), new RegExp(`${drained} drained, ${down} down`));
+    assert.equal(await card('xid-errors'), String(num(`SELECT count(*) FROM (${xidNodes})`)));
+    assert.equal(await card('healthy'), String(total - failedOrXid));
+    assert.equal(await card('gpus'), sql('SELECT sum(gpus) FROM nodes'));
+    await page.screenshot({ path: path.join(artifacts, 'nodes-cards.png'), fullPage: true });
+  });
+
   await check('nodes: the table lists every node and a node opens its GPU charts', async () => {
     await open('nodes');
     assert.equal(await page.locator('#node-table tbody tr').count(), num('SELECT count(*) FROM nodes'));

@@ -187,6 +187,17 @@ async function renderGpuChart(target, node, from, field, label) {
 
 async function renderNodes() {
   const r = await api('nodes', { t: state.t, filter: state.nodeFilter });
+  const m = r.summary;
+  const cards = [
+    ['Total', m.nodes, 'nodes'],
+    ['Healthy', m.healthy, 'in service, no XID'],
+    ['Failed', m.failed, `${m.drain} drained, ${m.down} down`],
+    ['XID Errors', m.xid, 'nodes with an XID in the sample'],
+    ['GPUs', m.gpus, `${m.healthy_gpus} on healthy nodes`],
+  ];
+  $('node-cards').replaceChildren(...cards.map(([label, value, sub]) =>
+    el('div', { class: 'card', 'data-testid': `node-card-${label.toLowerCase().replace(/ /g, '-')}` },
+      el('div', { class: 'label' }, label), el('div', { class: 'value' }, String(value)), el('div', { class: 'sub' }, sub))));
   $('node-filters').replaceChildren(...[['all', 'All'], ['failed', 'Failed'], ['xid', 'XID Errors'], ['healthy', 'Healthy']].map(([key, label]) =>
     el('button', { class: state.nodeFilter === key ? 'active' : '', 'data-testid': `node-filter-${key}`,
       onclick: () => { state.nodeFilter = key; renderNodes(); } }, `${label} `, el('b', {}, String(r.counts[key])))));
