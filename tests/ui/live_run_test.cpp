@@ -13,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
@@ -852,6 +853,46 @@ TEST_F(LiveRunTest, ScaleUpAndDownAPool) {
   ASSERT_EQ(status, 200) << body.dump();
   EXPECT_EQ(body.at("nodes"), json::array());
   live.stop();
+}
+
+TEST_F(LiveRunTest, ControllerRecordsStreamAsTheEventLogHasThem) {
+  // An autoscaled cloud cluster with a spend quota and an operation, run live at full speed: the stream's scaling,
+  // quota and operation events are, line for line (time, subject, text), the results' event log of those kinds.
+  std::ofstream(dir_ / "cloud.json") << R"({
+    "name": "cloud-records", "seed": 1,
+    "cluster": {"nodes": [{"prefix": "gpu", "count": 8, "cpus": 112, "memory_gb": 2048, "gpus": 8, "gpu_type": "h100"}],
+                "partitions": [{"name": "gpu", "nodes": "ALL", "default": true, "max_time": "14-00:00:00"}]},
+    "workload": {"synthetic": {"profile": "acme-seren", "jobs": 200, "load": 0.3, "users": 5, "accounts": 2}},
+    "scheduler": {"policy": "slurm"},
+    "metrics": {"enabled": false},
+    "autoscaler": {"poll_s": 20, "idle_window_s": 300, "scale_down_s": 30,
+                   "cold_start": {"provision_s": 90, "gpu_advertise_s": 60, "driver_s": 120, "image": "shared",
+                                  "register_s": 20, "health_check_s": 0}},
+    "cost": {"prices": [{"usd_per_gpu_hour": 3, "model": "on_demand"}], "sample_s": 3600,
+             "quotas": [{"user": "user001", "limit_usd": 50, "warn_pct": 80, "buffer_pct": 10,
+                         "action": "block_and_kill"}]},
+    "operations": [{"time": 3600, "action": "update_image", "image": "img2"}]})";
+  LiveOptions options;
+  options.out_dir = dir_ / "out";
+  options.event_buffer = 1'000'000;
+  LiveRun live(load_scenario((dir_ / "cloud.json").string()), RunOptions{}, options);
+  ASSERT_TRUE(live.wait_finished(60s));
+  std::map<std::string, std::string> streamed, logged;
+  for (const LiveEvent& e : live.events_after(0, 1'000'000, 0ms)) {
+    if (e.kind == "scaling" || e.kind == "quota" || e.kind == "operation")
+      streamed[e.kind] += std::to_string(e.time) + "|" + e.subject + "|" + e.text + "\n";
+  }
+  const RunView results(dir_ / "out");
+  for (const char* kind : {"scaling", "quota", "operation"}) {
+    for (const EventLine& e : results.events(results.info().end_s + 1, 100000, kind))
+      logged[kind] += std::to_string(e.time) + "|" + e.subject + "|" + e.text + "\n";
+    EXPECT_FALSE(logged[kind].empty()) << kind;
+    EXPECT_EQ(streamed[kind], logged[kind]) << kind;
+  }
+  EXPECT_NE(logged["scaling"].find("|create (demand "), std::string::npos);
+  EXPECT_NE(logged["scaling"].find("|ready\n"), std::string::npos);
+  EXPECT_NE(logged["quota"].find("|user001|warn: spend "), std::string::npos);
+  EXPECT_EQ(logged["operation"], "3600|cluster|update_image img2: start\n");
 }
 
 TEST_F(LiveRunTest, ARunThatFailsMidwayIsReportedNotServedFromFreedMemory) {
