@@ -74,6 +74,7 @@ void HealthController::on_health_event(const HealthEvent& event) {
   if (care.phase != Phase::kHealthy) {
     // A further fault before the recovery: the node recovers by the worse action.
     care.needs = worse(care.needs, event.needs);
+    care.fault_reported = true;
     return;
   }
   care.needs = escalate_recurring_xid(event);
@@ -127,9 +128,14 @@ void HealthController::start_recovery(NodeIndex n) {
     }
   }
   switch (care.needs) {
-    case FaultEffect::kRebootNode:
-      world_.reboot_node(n, care.reason, RebootOptions{});
+    case FaultEffect::kRebootNode: {
+      // A fault's reboot takes the time the fault mechanics give it; an operator's of a node no fault was reported
+      // on, the scenario's reboot time (the world's own default would ignore /faults/repair).
+      RebootOptions options;
+      if (care.by_operator && !care.fault_reported) options.duration_s = config_.repair.reboot_s;
+      world_.reboot_node(n, care.reason, options);
       break;
+    }
     case FaultEffect::kRepairNode: {
       // Out for repair: FAIL (taken out as such already, unless it needed less then) or DOWN.
       const NodeCondition now = world_.state().node_condition(n);

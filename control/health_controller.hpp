@@ -14,7 +14,8 @@
 // - A node powered down or deleted while it waits takes its fault with it and is forgotten.
 // - An operator's reboot (operator_reboot: a live run's restart action) goes the same way as a fault that needs a
 //   reboot, as `scontrol reboot ASAP nextstate=RESUME reason=R` does on a real cluster: drained now (running jobs
-//   finish, none start), rebooted once idle (REBOOTING), resumed when it is back. It counts against the limit of
+//   finish, none start), rebooted once idle (REBOOTING for `repair.reboot_s`, or as the fault mechanics say when a
+//   fault was reported on it meanwhile), resumed when it is back. It counts against the limit of
 //   nodes out but is never deferred by it, and is no strike towards `reboots_before_repair`.
 //
 // Limits and escalation (`faults.health`, all off by default): at most `max_nodes_out` (or `max_nodes_out_pct`) nodes
@@ -75,6 +76,7 @@ class HealthController final : public Controller {
     bool not_responding = false;             // it went DOWN for not responding
     bool found_by_people = false;            // no check saw it (its jobs are requeued when it is taken out)
     bool by_operator = false;                // an operator's reboot (no strike towards reboots_before_repair)
+    bool fault_reported = false;             // a fault was reported while in care (its recovery times apply)
     std::string reason;                      // Slurm reason of its drain
   };
   void take_out(NodeIndex n, bool from_epilog);

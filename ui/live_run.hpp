@@ -185,10 +185,10 @@ class LiveRun final : public RunGate, public RunObserver {
   /// Returns node `name` to service now (Slurm's RESUME); as drain_node.
   std::int64_t resume_node(const std::string& name);
   /// Restarts node `name` now as `scontrol reboot ASAP nextstate=RESUME reason=R` does, through the health
-  /// controller's node lifecycle (HealthController::operator_reboot): drained now, rebooted (REBOOTING, the world's
-  /// reboot time) once its jobs have ended, then resumed. Throws LiveError 404 for an unknown node, 409 for a node
-  /// out of service already (DOWN, FAIL, REBOOTING, powered down, in the health controller's care) or once the run
-  /// has ended.
+  /// controller's node lifecycle (HealthController::operator_reboot): drained now, rebooted (REBOOTING for the
+  /// scenario's faults.repair.reboot_s) once its jobs have ended, then resumed. Throws LiveError 404 for an unknown
+  /// node, 409 for a node out of service already (DOWN, FAIL, REBOOTING, powered down, in the health controller's care)
+  /// or once the run has ended.
   LiveRestarted restart_node(const std::string& name, const std::string& reason);
   /// Cancels job `job_id` now (pending: it leaves the queue; running: it ends CANCELLED). Throws LiveError 404 for
   /// a job slurmctld would not know (none, or not submitted yet), 409 for one already ended or once the run ended.

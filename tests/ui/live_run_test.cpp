@@ -241,10 +241,10 @@ TEST_F(LiveRunTest, DrainShowsInBothApisAndTheStreamAndTheSimulationHonoursIt) {
 TEST_F(LiveRunTest, RestartRebootsANodeOnceIdleAndResumesIt) {
   // POST /api/control/node/restart is `scontrol reboot ASAP nextstate=RESUME` through the health controller: an idle
   // node reboots at once, a busy one drains and reboots when its jobs end, and each is back in service after the
-  // reboot time (600 s: the world's reboot of a node with no fault). Paused at 0 s: n01 is idle, so it reboots
-  // 0-600 s; job 1 (submitted at 0 s) starts on n02 at 3 s (batch_sched_delay) and job 2 (10 s) waits for a node
-  // until n01 is back at 600 s. Restarted while job 1 runs, n02 drains, reboots when job 1 ends at 1,003 s and is
-  // back at 1,603 s.
+  // reboot time (faults.repair.reboot_s: the default 600 s here; RestartTakesTheScenariosRebootTime below). Paused at 0
+  // s: n01 is idle, so it reboots 0-600 s; job 1 (submitted at 0 s) starts on n02 at 3 s (batch_sched_delay) and job 2
+  // (10 s) waits for a node until n01 is back at 600 s. Restarted while job 1 runs, n02 drains, reboots when job 1 ends
+  // at 1,003 s and is back at 1,603 s.
   auto live = start(0, true);
   const DashboardApi api(*live, dir_ / "no-assets", kToken);
   auto [status, body] = call(api, "POST", "/api/control/node/restart", R"({"node": "n01"})");
@@ -312,6 +312,26 @@ TEST_F(LiveRunTest, RestartRebootsANodeOnceIdleAndResumesIt) {
   EXPECT_EQ(n02, "3 now ALLOCATED\n" + std::to_string(asked) +
                      " now DRAINING\n1003 now DRAINED\n1003 now REBOOTING\n1603 now IDLE\n")
       << n02;
+}
+
+TEST_F(LiveRunTest, RestartTakesTheScenariosRebootTime) {
+  // The scenario's /faults/repair/reboot_s (300 s, no random faults): n01 restarted idle at 0 s is back at 300 s,
+  // so job 2 (submitted at 10 s, both nodes taken otherwise: job 1 on n02) starts there then.
+  std::string text = kScenario;
+  text.replace(text.rfind('}'), 1, R"(, "faults": {"rate_scale": 0, "repair": {"reboot_s": 300}}})");
+  std::ofstream(dir_ / "reboot300.json") << text;
+  LiveOptions options;
+  options.start_paused = true;
+  options.out_dir = dir_ / "out";
+  LiveRun live(load_scenario((dir_ / "reboot300.json").string()), RunOptions{}, options);
+  EXPECT_TRUE(live.restart_node("n01", "kernel").rebooting);
+  live.resume();
+  ASSERT_TRUE(live.wait_finished(20s));
+  const RunView results(dir_ / "out");
+  const auto job2 = results.job(2, 5000);
+  ASSERT_TRUE(job2.has_value());
+  EXPECT_EQ(job2->node_list, "n01");
+  EXPECT_EQ(job2->start_s, 300);
 }
 
 TEST_F(LiveRunTest, ControlsCheckTokenAndBody) {
