@@ -576,6 +576,10 @@ TEST_F(LiveRunTest, SlurmrestdNodeUpdateAndJobCancelInV0044Shape) {
   EXPECT_EQ(status, 500);
   EXPECT_NE(body.at("errors").at(0).at("description").get<std::string>().find("DRAIN, RESUME or UNDRAIN"),
             std::string::npos);
+  // No reboot through it either: slurmctld's update_node takes no REBOOT_REQUESTED (the README's "Restart a node").
+  std::tie(status, body) = send("POST", "/slurm/v0.0.44/node/n01", R"({"state": ["REBOOT_REQUESTED"]})");
+  EXPECT_EQ(status, 500);
+  EXPECT_EQ(node_state("n01"), "IDLE");
   std::tie(status, body) = send("POST", "/slurm/v0.0.43/node/n02", R"({"state": ["DRAIN"]})");
   EXPECT_EQ(status, 403);  // writes only in v0.0.44's shape
   EXPECT_EQ(node_state("n02"), "IDLE");
