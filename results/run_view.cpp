@@ -707,23 +707,90 @@ std::string RunView::node_state_at(std::size_t node, std::int64_t at_s) const {
   return std::string(text(node_event_state_[static_cast<std::size_t>(it - node_event_time_.begin()) - 1]));
 }
 
+namespace {
+
+/// A prepared statement of `db`, finalized when it goes.
+struct Prepared {
+  Prepared(ResultsDb& db, const char* sql) : db_(db) {
+    if (sqlite3_prepare_v2(db.handle(), sql, -1, &stmt, nullptr) != SQLITE_OK) db.fail("query");
+  }
+  ~Prepared() { sqlite3_finalize(stmt); }
+  Prepared(const Prepared&) = delete;
+  Prepared& operator=(const Prepared&) = delete;
+  /// Steps once: true for a row, false when done; fails (throws) on an error.
+  bool step() {
+    const int rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW) return true;
+    if (rc != SQLITE_DONE) db_.fail("query");
+    return false;
+  }
+  ResultsDb& db_;
+  sqlite3_stmt* stmt = nullptr;
+};
+
+/// One read transaction over `db` while it lives: the statements inside take the file's shared lock once, not
+/// once each (a lock and an fstat per statement).
+struct ReadTransaction {
+  explicit ReadTransaction(ResultsDb& db) : db_(db) {
+    if (sqlite3_exec(db.handle(), "BEGIN", nullptr, nullptr, nullptr) != SQLITE_OK) db.fail("BEGIN");
+  }
+  ~ReadTransaction() { sqlite3_exec(db_.handle(), "COMMIT", nullptr, nullptr, nullptr); }
+  ReadTransaction(const ReadTransaction&) = delete;
+  ReadTransaction& operator=(const ReadTransaction&) = delete;
+  ResultsDb& db_;
+};
+
+}  // namespace
+
 std::vector<RunView::GpuSample> RunView::gpu_samples(std::int64_t at_s) const {
-  std::vector<GpuSample> samples;
-  if (info_.gpu_step_s <= 0) return samples;
-  samples.resize(nodes_.size());
+  if (info_.gpu_step_s <= 0) return {};
   const std::int64_t t = std::max<std::int64_t>(0, at_s / info_.gpu_step_s * info_.gpu_step_s);
+  // The Overview asks for the same sample twice (its cards, then the node grid), and every reader of a live run
+  // asks for the same second: the last sample read is kept, and a second reader of it waits for the first.
+  std::lock_guard samples_lock(samples_mutex_);
+  if (samples_time_ == t) return samples_;
+  std::vector<GpuSample> samples(nodes_.size());
   std::lock_guard lock(db_mutex_);
-  // Read per node (no index on time; the primary key serves node, then time).
+  ReadTransaction transaction(*db_);
+  // One seek per GPU on the primary key (node_index, gpu, time). `gpu >= 0 AND time = ?` would walk every row of
+  // the node (SQLite seeks on a range of gpu, then filters time): 0.4-0.6 s at 4,096 nodes against 0.0x s.
+  Prepared point(*db_,
+                 "SELECT util_pct, fb_used_mib, xid FROM gpu_metrics WHERE node_index = ?1 AND gpu = ?2 AND time = ?3");
+  // The writer samples GPUs 0 .. min(gpus, 64) - 1 (gpu_metrics.cpp); a node with rows beyond its count (a file
+  // written otherwise) is read whole as before.
+  Prepared beyond(*db_, "SELECT 1 FROM gpu_metrics WHERE node_index = ?1 AND gpu >= ?2 LIMIT 1");
+  Prepared whole(*db_,
+                 "SELECT util_pct, fb_used_mib, xid FROM gpu_metrics WHERE node_index = ?1 AND gpu >= 0 AND time = ?2");
+  const auto add = [](GpuSample& sample, sqlite3_stmt* q) {
+    sample.util += sqlite3_column_double(q, 0);
+    sample.fb_used_mib += sqlite3_column_double(q, 1);
+    if (const auto x = static_cast<std::int32_t>(sqlite3_column_int64(q, 2)); x != 0) sample.xid = x;
+    ++sample.gpus;
+  };
   for (std::size_t node = 0; node < nodes_.size(); ++node) {
     GpuSample& sample = samples[node];
-    db_->query("SELECT util_pct, fb_used_mib, xid FROM gpu_metrics WHERE node_index = ? AND gpu >= 0 AND time = ?",
-               {static_cast<std::int64_t>(node), t}, [&](sqlite3_stmt* q) {
-                 sample.util += sqlite3_column_double(q, 0);
-                 sample.fb_used_mib += sqlite3_column_double(q, 1);
-                 if (const auto x = static_cast<std::int32_t>(sqlite3_column_int64(q, 2)); x != 0) sample.xid = x;
-                 ++sample.gpus;
-               });
+    const auto index = static_cast<sqlite3_int64>(node);
+    const std::int32_t gpus = std::clamp(nodes_[node].gpus, 0, 64);
+    sqlite3_reset(beyond.stmt);
+    sqlite3_bind_int64(beyond.stmt, 1, index);
+    sqlite3_bind_int64(beyond.stmt, 2, gpus);
+    if (beyond.step()) {
+      sqlite3_reset(whole.stmt);
+      sqlite3_bind_int64(whole.stmt, 1, index);
+      sqlite3_bind_int64(whole.stmt, 2, t);
+      while (whole.step()) add(sample, whole.stmt);
+      continue;
+    }
+    for (std::int32_t gpu = 0; gpu < gpus; ++gpu) {
+      sqlite3_reset(point.stmt);
+      sqlite3_bind_int64(point.stmt, 1, index);
+      sqlite3_bind_int64(point.stmt, 2, gpu);
+      sqlite3_bind_int64(point.stmt, 3, t);
+      while (point.step()) add(sample, point.stmt);
+    }
   }
+  samples_ = samples;
+  samples_time_ = t;
   return samples;
 }
 

@@ -362,6 +362,9 @@ class RunView {
   std::vector<std::uint32_t> node_event_begin_;  // per node, its first event; size nodes + 1
   std::uint32_t pending_id_ = 0, running_id_ = 0, rejected_id_ = 0;
   mutable std::mutex cache_mutex_;
+  mutable std::mutex samples_mutex_;        // gpu_samples' cache: one reader at a time
+  mutable std::int64_t samples_time_ = -1;  // the GPU sample time samples_ holds; -1: none
+  mutable std::vector<GpuSample> samples_;
   mutable std::unordered_map<int, std::vector<std::uint32_t>> orders_;
   mutable std::vector<std::uint32_t> jobs_by_submit_, jobs_by_start_, jobs_by_end_;
   void load_costs() const;
