@@ -268,6 +268,7 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
     for (const PartitionRow& p : view.partitions(t)) parts.push_back(to_json(p));
     return HttpResponse::json(json{
         {"t", t},
+        {"snapshot_s", snap->now_s},  // the state read: a live run's snapshot (the page shows when it changes)
         {"total_gpus", o.total_gpus},
         {"allocated_gpus", o.allocated_gpus},
         {"gpu_util_pct", o.gpu_util_pct >= 0 ? json(o.gpu_util_pct) : json(nullptr)},

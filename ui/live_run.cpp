@@ -292,6 +292,7 @@ bool LiveRun::before_instant(SimWorld& world, SimTime next) {
 struct LiveRun::SnapshotInput {
   std::uint64_t request = 0;     // the newest reader request it answers
   std::uint64_t generation = 0;  // operator actions applied when it was copied
+  std::chrono::steady_clock::time_point copied{};  // when the simulation's state was copied (the data's age)
   SimTime now = 0;
   RunInfo info;
   std::shared_ptr<const ClusterConfig> config;  // what `state` refers to
@@ -308,6 +309,7 @@ void LiveRun::copy_for_snapshot(SimWorld& world, std::uint64_t request, std::uin
   auto input = std::make_unique<SnapshotInput>();
   input->request = request;
   input->generation = generation;
+  input->copied = started;
   input->now = world.now();
   input->info = run_info(o);
   input->config = snapshot_config_;
@@ -386,6 +388,7 @@ void LiveRun::write_snapshots() {
     const double wall_s = std::chrono::duration<double>(WallClock::now() - started).count();
     const std::uint64_t request = input->request;
     const std::uint64_t generation = input->generation;
+    const WallClock::time_point copied = input->copied;
     input.reset();  // the copy, before anyone may free what it refers to
     lock.lock();
     snapshot_wall_s_ += wall_s;
@@ -397,7 +400,7 @@ void LiveRun::write_snapshots() {
       ++snapshots_;
       current_ = std::move(snap);
       current_generation_ = generation;
-      current_taken_ = WallClock::now();
+      current_taken_ = copied;
     }
     // Readers asked meanwhile: the simulation copies again at its next instant.
     if (snapshot_requests_ > snapshot_copied_) attention_.store(true, std::memory_order_release);

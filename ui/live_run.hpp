@@ -310,7 +310,7 @@ class LiveRun final : public RunGate, public RunObserver {
   std::exception_ptr failure_;  // what ended the run, if it failed
   std::shared_ptr<const RunSnapshot> current_;
   std::uint64_t current_generation_ = 0;
-  WallClock::time_point current_taken_{};
+  WallClock::time_point current_taken_{};  // when current_'s state was copied: its age is the data's
   std::uint64_t snapshots_ = 0;
   double snapshot_wall_s_ = 0;
   double snapshot_copy_wall_s_ = 0;

@@ -61,6 +61,7 @@ async function renderOverview() {
   $('overview-cards').replaceChildren(...cards.map(([label, value, sub]) =>
     el('div', { class: 'card', 'data-testid': `card-${label.toLowerCase().replace(/ /g, '-')}` },
       el('div', { class: 'label' }, label), el('div', { class: 'value' }, String(value)), el('div', { class: 'sub' }, sub))));
+  $('overview-cards').dataset.snapshot = String(o.snapshot_s);  // the simulated second the run was read at
   $('grid-legend').replaceChildren(...GROUPS.map((g) =>
     el('span', { 'data-testid': `group-${g}` }, el('i', { class: `cell g-${g}` }), ` ${g} ${o.node_groups[g]}`)));
   const nodes = await api('nodes', { t: state.t });
