@@ -290,8 +290,8 @@ bool LiveRun::before_instant(SimWorld& world, SimTime next) {
 }
 
 struct LiveRun::SnapshotInput {
-  std::uint64_t request = 0;     // the newest reader request it answers
-  std::uint64_t generation = 0;  // operator actions applied when it was copied
+  std::uint64_t request = 0;                       // the newest reader request it answers
+  std::uint64_t generation = 0;                    // operator actions applied when it was copied
   std::chrono::steady_clock::time_point copied{};  // when the simulation's state was copied (the data's age)
   SimTime now = 0;
   RunInfo info;
