@@ -74,6 +74,7 @@ void HealthController::on_health_event(const HealthEvent& event) {
   if (care.phase != Phase::kHealthy) {
     // A further fault before the recovery: the node recovers by the worse action.
     care.needs = worse(care.needs, event.needs);
+    care.fault_reported = true;
     return;
   }
   care.needs = escalate_recurring_xid(event);
@@ -111,7 +112,7 @@ void HealthController::start_recovery(NodeIndex n) {
   NodeCare& care = nodes_[n];
   care.phase = Phase::kRecovering;
   const HealthPolicy& policy = config_.health;
-  if (policy.reboots_before_repair > 0 &&
+  if (policy.reboots_before_repair > 0 && !care.by_operator &&
       (care.needs == FaultEffect::kResetGpu || care.needs == FaultEffect::kRebootNode)) {
     // A lemon: its N-th reset or reboot within the window sends it to repair instead.
     std::vector<SimTime>& past = recoveries_[n];
@@ -127,9 +128,14 @@ void HealthController::start_recovery(NodeIndex n) {
     }
   }
   switch (care.needs) {
-    case FaultEffect::kRebootNode:
-      world_.reboot_node(n, care.reason, RebootOptions{});
+    case FaultEffect::kRebootNode: {
+      // A fault's reboot takes the time the fault mechanics give it; an operator's of a node no fault was reported
+      // on, the scenario's reboot time (the world's own default would ignore /faults/repair).
+      RebootOptions options;
+      if (care.by_operator && !care.fault_reported) options.duration_s = config_.repair.reboot_s;
+      world_.reboot_node(n, care.reason, options);
       break;
+    }
     case FaultEffect::kRepairNode: {
       // Out for repair: FAIL (taken out as such already, unless it needed less then) or DOWN.
       const NodeCondition now = world_.state().node_condition(n);
@@ -145,6 +151,25 @@ void HealthController::start_recovery(NodeIndex n) {
       world_.reset_gpus(n, care.reason);
       break;
   }
+}
+
+bool HealthController::may_reboot(NodeIndex n) const {
+  const NodeCondition c = world_.state().node_condition(n);
+  return nodes_[n].phase == Phase::kHealthy && (c == NodeCondition::kNone || c == NodeCondition::kDrain);
+}
+
+bool HealthController::operator_reboot(NodeIndex n, std::string reason) {
+  if (!may_reboot(n)) return false;
+  NodeCare& care = nodes_[n];
+  care = NodeCare{};
+  care.needs = FaultEffect::kRebootNode;
+  care.by_operator = true;
+  care.reason = std::move(reason);
+  care.phase = Phase::kOut;
+  ++out_;
+  world_.drain_node(n, care.reason);
+  if (world_.state().node_jobs()[n] == 0) start_recovery(n);
+  return true;
 }
 
 void HealthController::release(NodeIndex n) {

@@ -12,6 +12,11 @@
 //   responding: it stays DOWN until an admin resumes it, `repair.admin_resume_s` later. A repair includes the
 //   admin's resume.
 // - A node powered down or deleted while it waits takes its fault with it and is forgotten.
+// - An operator's reboot (operator_reboot: a live run's restart action) goes the same way as a fault that needs a
+//   reboot, as `scontrol reboot ASAP nextstate=RESUME reason=R` does on a real cluster: drained now (running jobs
+//   finish, none start), rebooted once idle (REBOOTING for `repair.reboot_s`, or as the fault mechanics say when a
+//   fault was reported on it meanwhile), resumed when it is back. It counts against the limit of
+//   nodes out but is never deferred by it, and is no strike towards `reboots_before_repair`.
 //
 // Limits and escalation (`faults.health`, all off by default): at most `max_nodes_out` (or `max_nodes_out_pct`) nodes
 // held out at once: a node found faulty beyond that stays in service, recorded as deferred, and is taken out when
@@ -42,6 +47,13 @@ class HealthController final : public Controller {
   void on_node_changed(NodeIndex n, NodeCondition before, NodeCondition after) override;
   void on_timer(TimerId timer) override;
 
+  /// Whether operator_reboot(n) would take node `n`: it is in service or drained (an operator's DRAIN), and not in
+  /// this controller's care already.
+  [[nodiscard]] bool may_reboot(NodeIndex n) const;
+  /// An operator's reboot of node `n` with Slurm reason `reason` (`scontrol reboot ASAP nextstate=RESUME`): drained
+  /// now, rebooted when idle (at once if it is), resumed once back. Returns false, doing nothing, unless may_reboot.
+  bool operator_reboot(NodeIndex n, std::string reason);
+
   /// Nodes held out of service now (drained, failed, DOWN, recovering, awaiting an admin).
   [[nodiscard]] std::uint32_t nodes_out() const { return out_; }
   /// Most nodes held out at once (0: no limit).
@@ -63,6 +75,8 @@ class HealthController final : public Controller {
     FaultEffect needs = FaultEffect::kNone;  // the recovery it needs (the worst reported)
     bool not_responding = false;             // it went DOWN for not responding
     bool found_by_people = false;            // no check saw it (its jobs are requeued when it is taken out)
+    bool by_operator = false;                // an operator's reboot (no strike towards reboots_before_repair)
+    bool fault_reported = false;             // a fault was reported while in care (its recovery times apply)
     std::string reason;                      // Slurm reason of its drain
   };
   void take_out(NodeIndex n, bool from_epilog);

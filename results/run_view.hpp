@@ -154,13 +154,45 @@ struct GpuPoint {
   std::int64_t job_id = -1;
 };
 
+/// GPU utilisation of every node over a window, in a bounded size (the Monitoring tab's all-nodes overlay): each
+/// node's value at a sample time is the mean over its GPUs' stored samples then (as NodeRow::gpu_util_pct).
+struct NodeUtilSeries {
+  std::vector<std::int64_t> time;      ///< Sample times.
+  std::vector<double> min, mean, max;  ///< Across the nodes sampled at each time, in percent (-1: none sampled).
+  std::vector<std::int32_t> sampled;   ///< Nodes sampled at each time.
+  /// One node's line: its mean over the window and its value at each time (-1: not sampled then).
+  struct Line {
+    std::int32_t node = 0;
+    double mean_pct = 0;
+    std::vector<double> util_pct;
+  };
+  /// Every sampled node's line when there are at most `max_lines` of them (by node), else the `max_lines` with the
+  /// highest mean over the window (busiest first, ties by node).
+  std::vector<Line> lines;
+  std::size_t nodes_sampled = 0;  ///< Nodes with a sample in the window.
+  bool all_nodes = true;          ///< `lines` holds every sampled node.
+};
+
 /// One line of the event log.
 struct EventLine {
   std::int64_t time = 0;
-  std::string kind;     ///< "node", "job", "fault" or "action".
+  /// "job", "node", "fault", "action" (a twin's), "preemption", "scaling" (the autoscaler's and an operator's
+  /// power ups and downs), "quota" (spend quota warnings and refusals) or "operation" (a cluster operation's steps).
+  std::string kind;
   std::string subject;  ///< Node name, job id, ...
   std::string text;     ///< What happened.
 };
+
+/// The event log's text of an autoscaler's record ("create (demand 3 node(s))"; `demand` < 0: none), the same in
+/// the results' event log and a live run's stream (as the three below).
+std::string scaling_event_text(std::string_view action, std::int64_t demand);
+/// A quota event's text ("cancel job 12: spend 10.00 USD, projected 12.50 USD"; `job_id` 0: none).
+std::string quota_event_text(std::string_view action, std::int64_t job_id, double spend_usd, double projected_usd);
+/// A cluster operation step's text ("restart_workers data: node_restarted, 2 job run(s) ended").
+std::string operation_event_text(std::string_view action, std::string_view name, std::string_view step,
+                                 std::int64_t jobs_killed);
+/// A preemption's text ("preempted by 5 (REQUEUE), ends at 130").
+std::string preemption_event_text(std::int64_t preemptor_id, std::string_view mode, std::int64_t end_s);
 
 /// Wait times (start minus submit) of the jobs started by a time.
 struct WaitDistribution {
@@ -244,6 +276,11 @@ class RunView {
   /// Node `node`'s GPU series from `from_s` to `to_s`, at most `max_points` samples per GPU.
   [[nodiscard]] std::vector<GpuPoint> gpu_series(std::int32_t node, std::int64_t from_s, std::int64_t to_s,
                                                  std::size_t max_points) const;
+  /// Every node's GPU utilisation from `from_s` to `to_s` at most `max_points` times (thinned as gpu_series), as a
+  /// min/mean/max band across nodes and at most `max_lines` nodes' own lines (NodeUtilSeries). Answers in
+  /// O(points x (3 + max_lines)) whatever the node count; reads each node's rows in the window once.
+  [[nodiscard]] NodeUtilSeries node_util_series(std::int64_t from_s, std::int64_t to_s, std::size_t max_points,
+                                                std::size_t max_lines) const;
   /// The last `limit` events at or before `at_s`, oldest first; `kind` "" for all, else one kind.
   [[nodiscard]] std::vector<EventLine> events(std::int64_t at_s, std::size_t limit, std::string_view kind) const;
   /// Jobs slurmctld would still hold at `at_s`, in job id order: pending, running, and ended at most
@@ -325,6 +362,9 @@ class RunView {
   std::vector<std::uint32_t> node_event_begin_;  // per node, its first event; size nodes + 1
   std::uint32_t pending_id_ = 0, running_id_ = 0, rejected_id_ = 0;
   mutable std::mutex cache_mutex_;
+  mutable std::mutex samples_mutex_;        // gpu_samples' cache: one reader at a time
+  mutable std::int64_t samples_time_ = -1;  // the GPU sample time samples_ holds; -1: none
+  mutable std::vector<GpuSample> samples_;
   mutable std::unordered_map<int, std::vector<std::uint32_t>> orders_;
   mutable std::vector<std::uint32_t> jobs_by_submit_, jobs_by_start_, jobs_by_end_;
   void load_costs() const;

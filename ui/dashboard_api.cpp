@@ -1,7 +1,9 @@
 #include "ui/dashboard_api.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -266,6 +268,7 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
     for (const PartitionRow& p : view.partitions(t)) parts.push_back(to_json(p));
     return HttpResponse::json(json{
         {"t", t},
+        {"snapshot_s", snap->now_s},  // the state read: a live run's snapshot (the page shows when it changes)
         {"total_gpus", o.total_gpus},
         {"allocated_gpus", o.allocated_gpus},
         {"gpu_util_pct", o.gpu_util_pct >= 0 ? json(o.gpu_util_pct) : json(nullptr)},
@@ -333,13 +336,17 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
     const std::string gpu = request.param("gpu").value_or("true");
     if (gpu != "true" && gpu != "false") throw HttpError(400, "parameter 'gpu': expected true or false");
     json rows = json::array();
-    std::size_t failed = 0, xid = 0, healthy = 0;
+    std::size_t failed = 0, xid = 0, healthy = 0, drain = 0, down = 0, gpus = 0, healthy_gpus = 0;
     const auto nodes = view.nodes(t, gpu == "true");
     for (const NodeRow& n : nodes) {
       const bool is_failed = n.group == "DRAIN" || n.group == "DOWN" || n.group == "UNKNOWN";
       failed += is_failed ? 1 : 0;
+      drain += n.group == "DRAIN" ? 1 : 0;
+      down += n.group == "DOWN" ? 1 : 0;
       xid += n.xid != 0 ? 1 : 0;
       healthy += !is_failed && n.xid == 0 ? 1 : 0;
+      gpus += static_cast<std::size_t>(n.gpus);
+      healthy_gpus += !is_failed && n.xid == 0 ? static_cast<std::size_t>(n.gpus) : 0;
       if ((filter == "failed" && !is_failed) || (filter == "xid" && n.xid == 0) ||
           (filter == "healthy" && (is_failed || n.xid != 0))) {
         continue;
@@ -349,6 +356,17 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
     return HttpResponse::json(json{
         {"t", t},
         {"counts", {{"all", nodes.size()}, {"failed", failed}, {"xid", xid}, {"healthy", healthy}}},
+        // The Nodes tab's cards: failed = DRAIN (draining, drained, failing, fail) + DOWN (down, rebooting) +
+        // UNKNOWN; XID errors need gpu=true (the GPU sample at t).
+        {"summary",
+         {{"nodes", nodes.size()},
+          {"healthy", healthy},
+          {"failed", failed},
+          {"drain", drain},
+          {"down", down},
+          {"xid", xid},
+          {"gpus", gpus},
+          {"healthy_gpus", healthy_gpus}}},
         {"nodes", rows}}.dump(-1, ' ', false, kReplaceInvalidUtf8));
   }
   if (path.rfind("/api/nodes/", 0) == 0 && path.size() > 16 && path.compare(path.size() - 5, 5, "/gpus") == 0) {
@@ -431,6 +449,39 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
     }
     return HttpResponse::json(out.dump(-1, ' ', false, kReplaceInvalidUtf8));
   }
+  if (path == "/api/series/nodes") {
+    // The all-nodes overlay: a min/mean/max band across nodes and at most `lines` nodes' own lines, so that the
+    // answer stays at points x (3 + lines) numbers for 4,096 nodes.
+    const std::int64_t to = int_param(request, "to", info.end_s, -kTimeBound, kTimeBound);
+    const std::int64_t from = int_param(request, "from", info.begin_s, -kTimeBound, kTimeBound);
+    const auto points = static_cast<std::size_t>(int_param(request, "points", 400, 1, 2000));
+    const auto lines = static_cast<std::size_t>(int_param(request, "lines", 16, 0, 64));
+    const NodeUtilSeries series = view.node_util_series(from, to, points, lines);
+    // -1 (not sampled) becomes null, which uPlot draws as a gap.
+    const auto values = [](const std::vector<double>& v) {
+      json a = json::array();
+      for (const double x : v) a.push_back(x < 0 ? json(nullptr) : json(std::round(x * 100) / 100));
+      return a;
+    };
+    const std::vector<NodeRow> rows = view.nodes(to, false);
+    json out{{"from", from},
+             {"to", to},
+             {"time", series.time},
+             {"min", values(series.min)},
+             {"mean", values(series.mean)},
+             {"max", values(series.max)},
+             {"sampled", series.sampled},
+             {"nodes", info.nodes},
+             {"nodes_sampled", series.nodes_sampled},
+             {"all_nodes", series.all_nodes},
+             {"lines", json::array()}};
+    for (const NodeUtilSeries::Line& l : series.lines) {
+      out["lines"].push_back(json{{"node", rows[static_cast<std::size_t>(l.node)].name},
+                                  {"mean", std::round(l.mean_pct * 100) / 100},
+                                  {"util", values(l.util_pct)}});
+    }
+    return HttpResponse::json(out.dump(-1, ' ', false, kReplaceInvalidUtf8));
+  }
   if (path == "/api/series/cluster") {
     const std::int64_t to = int_param(request, "to", info.end_s, -kTimeBound, kTimeBound);
     const std::int64_t from = int_param(request, "from", info.begin_s, -kTimeBound, kTimeBound);
@@ -457,8 +508,11 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
     const std::int64_t t = at();
     const auto limit = static_cast<std::size_t>(int_param(request, "limit", 200, 1, 100000));
     const std::string kind = request.param("kind").value_or("");
-    if (!kind.empty() && kind != "job" && kind != "node" && kind != "fault" && kind != "action") {
-      throw HttpError(400, "parameter 'kind': expected job, node, fault or action");
+    static constexpr std::array<std::string_view, 8> kKinds = {"job",        "node",    "fault", "action",
+                                                               "preemption", "scaling", "quota", "operation"};
+    if (!kind.empty() && std::find(kKinds.begin(), kKinds.end(), kind) == kKinds.end()) {
+      throw HttpError(400,
+                      "parameter 'kind': expected job, node, fault, action, preemption, scaling, quota or operation");
     }
     const std::string format = request.param("format").value_or("json");
     if (format != "json" && format != "text") throw HttpError(400, "parameter 'format': expected json or text");
@@ -612,6 +666,13 @@ HttpResponse DashboardApi::control(const HttpRequest& request) const {
               : live_->resume_node(node);
       return HttpResponse::json(json{{"ok", true}, {"node", node}, {"action", action.substr(5)}, {"time", at}}.dump(
           -1, ' ', false, kReplaceInvalidUtf8));
+    } else if (action == "node/restart") {
+      // scontrol reboot ASAP sets the reason "Reboot ASAP" when none is given.
+      const std::string node = string_field(body, "node", 128);
+      const LiveRestarted done = live_->restart_node(node, string_field(body, "reason", 200, "Reboot ASAP"));
+      return HttpResponse::json(
+          json{{"ok", true}, {"node", node}, {"action", "restart"}, {"time", done.time}, {"rebooting", done.rebooting}}
+              .dump(-1, ' ', false, kReplaceInvalidUtf8));
     } else if (action == "node/inject") {
       const std::string node = string_field(body, "node", 128);
       const auto xid = static_cast<std::uint32_t>(integer_field(body, "xid", 1, 65535));
@@ -645,7 +706,7 @@ HttpResponse DashboardApi::control(const HttpRequest& request) const {
           {"time", done.time}}.dump(-1, ' ', false, kReplaceInvalidUtf8));
     } else {
       throw HttpError(404, "no control '" + action.substr(0, 40) +
-                               "' (pause, resume, speed, node/drain, node/resume, node/inject, scale)");
+                               "' (pause, resume, speed, node/drain, node/resume, node/restart, node/inject, scale)");
     }
   } catch (const LiveError& e) {
     throw HttpError(e.status(), e.what());

@@ -8,6 +8,9 @@
 //   GET /api/nodes?t=&filter=all|failed|xid|healthy every node with state, group, GPU use
 //   GET /api/nodes/{name}/gpus?from=&to=&points=    one node's GPU series (DCGM-style fields)
 //   GET /api/series/cluster?from=&to=&points=       queue length, running jobs, GPU allocation over time
+//   GET /api/series/nodes?from=&to=&points=&lines=  every node's GPU utilisation (mean over its GPUs): a
+//                                                   min/mean/max band across nodes and at most `lines` (16) nodes'
+//                                                   lines, all of them or the busiest
 //   GET /api/events?t=&limit=&kind=&format=json|text the event log up to t (last N lines)
 //   GET /metrics?t=                                 Prometheus text 0.0.4 at t (Slurm's and DCGM's names)
 //   GET /, /assets/...                              the pages (built by npm into the assets folder)
@@ -20,6 +23,8 @@
 //   POST /api/control/pause | resume                hold or release the clock
 //   POST /api/control/speed {"factor": x | "max"}   simulated seconds per wall second
 //   POST /api/control/node/drain {"node", "reason"} drain a node now; node/resume {"node"} returns it to service
+//   POST /api/control/node/restart {"node", "reason"}  reboot a node as `scontrol reboot ASAP nextstate=RESUME`
+//                                                   (drained now, rebooted once idle, then resumed)
 //   POST /api/control/node/inject {"node", "xid", "gpu"}  a fault with that XID on the node now (fault mechanics)
 //   POST /api/control/scale {"action": "up"|"down", "count"}  power cloud pool nodes up, or idle ones down
 // The controls need `Authorization: Bearer TOKEN` (401 without it or with another token) and are refused (403)

@@ -6,6 +6,10 @@
 #include <algorithm>
 #include <utility>
 
+#include "control/health_controller.hpp"
+#include "control/operations_controller.hpp"
+#include "control/quota_controller.hpp"
+#include "control/scaling_controller.hpp"
 #include "faults/xid_catalogue.hpp"
 #include "model/errors.hpp"
 #include "model/input_limits.hpp"
@@ -32,6 +36,29 @@ std::filesystem::path make_snapshot_root() {
   std::string pattern = (std::filesystem::temp_directory_path() / "gputwin-live-XXXXXX").string();
   if (mkdtemp(pattern.data()) == nullptr) throw ResultsError(pattern + ": cannot create the live snapshot folder");
   return pattern;
+}
+
+// sinfo's word for a node condition, for a refusal's message.
+std::string condition_name(NodeCondition c) {
+  switch (c) {
+    case NodeCondition::kNone:
+      return "waiting for the health controller (a fault found)";
+    case NodeCondition::kDrain:
+      return "DRAIN, in the health controller's care";
+    case NodeCondition::kDown:
+      return "DOWN";
+    case NodeCondition::kRebooting:
+      return "REBOOTING";
+    case NodeCondition::kPoweredDown:
+      return "POWERED_DOWN";
+    case NodeCondition::kPoweringUp:
+      return "POWERING_UP";
+    case NodeCondition::kPoweringDown:
+      return "POWERING_DOWN";
+    case NodeCondition::kFail:
+      return "FAIL";
+  }
+  return "out of service";
 }
 
 }  // namespace
@@ -118,6 +145,7 @@ void LiveRun::simulate(Scenario scenario, RunOptions options) {
     // meanwhile, also for a run that ended before anyone asked.
     outcome_ = outcome.get();
     copy_for_snapshot(*outcome->world, request, generation);
+    collect_controller_records();  // those of the last instant
     outcome_ = nullptr;
     sim_now_ = outcome->world->now();
     submitted_ = outcome->world->submitted();
@@ -262,8 +290,9 @@ bool LiveRun::before_instant(SimWorld& world, SimTime next) {
 }
 
 struct LiveRun::SnapshotInput {
-  std::uint64_t request = 0;     // the newest reader request it answers
-  std::uint64_t generation = 0;  // operator actions applied when it was copied
+  std::uint64_t request = 0;                       // the newest reader request it answers
+  std::uint64_t generation = 0;                    // operator actions applied when it was copied
+  std::chrono::steady_clock::time_point copied{};  // when the simulation's state was copied (the data's age)
   SimTime now = 0;
   RunInfo info;
   std::shared_ptr<const ClusterConfig> config;  // what `state` refers to
@@ -280,6 +309,7 @@ void LiveRun::copy_for_snapshot(SimWorld& world, std::uint64_t request, std::uin
   auto input = std::make_unique<SnapshotInput>();
   input->request = request;
   input->generation = generation;
+  input->copied = started;
   input->now = world.now();
   input->info = run_info(o);
   input->config = snapshot_config_;
@@ -358,6 +388,7 @@ void LiveRun::write_snapshots() {
     const double wall_s = std::chrono::duration<double>(WallClock::now() - started).count();
     const std::uint64_t request = input->request;
     const std::uint64_t generation = input->generation;
+    const WallClock::time_point copied = input->copied;
     input.reset();  // the copy, before anyone may free what it refers to
     lock.lock();
     snapshot_wall_s_ += wall_s;
@@ -369,7 +400,7 @@ void LiveRun::write_snapshots() {
       ++snapshots_;
       current_ = std::move(snap);
       current_generation_ = generation;
-      current_taken_ = WallClock::now();
+      current_taken_ = copied;
     }
     // Readers asked meanwhile: the simulation copies again at its next instant.
     if (snapshot_requests_ > snapshot_copied_) attention_.store(true, std::memory_order_release);
@@ -504,6 +535,23 @@ std::int64_t LiveRun::resume_node(const std::string& name) {
     add_sim_event(world.now(), "action", name, "resume");
     world.resume_node(n);
   });
+}
+
+LiveRestarted LiveRun::restart_node(const std::string& name, const std::string& reason) {
+  const NodeIndex n = node_named(name);
+  auto result = std::make_shared<LiveRestarted>();
+  result->time = run_command([this, n, name, reason, result](SimWorld& world) {
+    HealthController* health = outcome_ != nullptr ? outcome_->health.get() : nullptr;
+    if (health == nullptr) throw LiveError(409, "this run has no node lifecycle (health controller)");
+    if (!health->may_reboot(n)) {
+      throw LiveError(409,
+                      "node '" + name + "' is " + condition_name(world.state().node_condition(n)) + ": not restarted");
+    }
+    add_sim_event(world.now(), "action", name, "restart (" + reason + ")");
+    health->operator_reboot(n, reason);
+    result->rebooting = world.state().node_condition(n) == NodeCondition::kRebooting;
+  });
+  return *result;
 }
 
 std::int64_t LiveRun::cancel_job(std::int64_t job_id) {
@@ -760,15 +808,49 @@ LiveEvent LiveRun::format(const RawEvent& raw) {
     case kRawNodeState:
       return LiveEvent{0, time, "node", node_names_[raw.index],
                        std::string(node_state_name(static_cast<NodeState>(raw.other)))};
-    case kRawPreempted:
-      return LiveEvent{0, time, "job", std::to_string(state.spec(raw.index).id),
-                       fmt::format("preempted by {}", state.spec(raw.other).id)};
     default:
       return std::move(sim_texts_[raw.index]);
   }
 }
 
+void LiveRun::collect_controller_records() {
+  if (outcome_ == nullptr) return;
+  const std::size_t before = raw_events_.size();
+  if (outcome_->scaling != nullptr) {
+    const std::vector<ScalingRecord>& records = outcome_->scaling->records();
+    for (; scaling_seen_ < records.size(); ++scaling_seen_) {
+      const ScalingRecord& r = records[scaling_seen_];
+      const bool decision = r.action == ScalingRecord::Action::kCreate || r.action == ScalingRecord::Action::kRemove;
+      add_sim_event(r.time, "scaling", node_names_[r.node],
+                    scaling_event_text(to_string(r.action), decision ? static_cast<std::int64_t>(r.demand) : -1));
+    }
+  }
+  if (outcome_->quota != nullptr) {
+    const std::vector<QuotaEvent>& events = outcome_->quota->events();
+    for (; quota_seen_ < events.size(); ++quota_seen_) {
+      const QuotaEvent& e = events[quota_seen_];
+      add_sim_event(e.time, "quota", e.user,
+                    quota_event_text(e.action, static_cast<std::int64_t>(e.job_id), e.spend_usd, e.projected_usd));
+    }
+  }
+  if (outcome_->operations != nullptr) {
+    const std::vector<OperationRecord>& records = outcome_->operations->records();
+    for (; operations_seen_ < records.size(); ++operations_seen_) {
+      const OperationRecord& r = records[operations_seen_];
+      add_sim_event(r.time, "operation", r.node < node_names_.size() ? node_names_[r.node] : "cluster",
+                    operation_event_text(r.action, r.name, r.step, r.jobs_killed));
+    }
+  }
+  if (raw_events_.size() == before) return;
+  // Each controller's records are in time order, and all are at or before now: merged into the observer's events.
+  const auto by_time = [](const RawEvent& a, const RawEvent& b) { return a.time < b.time; };
+  const auto mid = raw_events_.begin() + static_cast<std::ptrdiff_t>(before);
+  std::stable_sort(mid, raw_events_.end(), by_time);
+  std::inplace_merge(raw_events_.begin(), mid, raw_events_.end(), by_time);
+}
+
 void LiveRun::publish_events() {
+  collect_controller_records();
   // Formatted here, on the simulation's thread, between instants: only the newest event_buffer of a batch (at full
   // speed a batch of 50 ms can hold more than the buffer keeps).
   std::vector<LiveEvent> formatted;
@@ -852,8 +934,11 @@ void LiveRun::on_node_state(NodeIndex node, NodeState state, SimTime now) {
   raw_events_.push_back(RawEvent{now, kRawNodeState, node, static_cast<std::uint32_t>(state)});
 }
 
-void LiveRun::on_job_preempted(JobIndex job, JobIndex preemptor, SimTime, bool, SimTime now) {
-  raw_events_.push_back(RawEvent{now, kRawPreempted, job, preemptor});
+void LiveRun::on_job_preempted(JobIndex job, JobIndex preemptor, SimTime at, bool requeue, SimTime now) {
+  // Rare: told with its text at once (as the results' event log tells it).
+  add_sim_event(now, "preemption", std::to_string(state_->spec(job).id),
+                preemption_event_text(static_cast<std::int64_t>(state_->spec(preemptor).id),
+                                      requeue ? "REQUEUE" : "CANCEL", to_seconds(at)));
 }
 
 }  // namespace gputwin

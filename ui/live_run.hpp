@@ -13,7 +13,8 @@
 // newer one), and it waits only when there is none yet or an operator acted since (so an action shows in the
 // answer that follows it). So a snapshot costs the simulation a copy of its state (about 0.3 us per job: see
 // BENCHMARKS.md), at most every `refresh_ms` and only while someone reads; the writing runs beside it. Events (job
-// starts and ends, node state changes, operator actions) are pushed to a bounded buffer the SSE stream reads,
+// starts and ends, node state changes, operator actions, preemptions, and the scaling, quota and operations
+// controllers' records) are pushed to a bounded buffer the SSE stream reads,
 // without a snapshot.
 //
 //   LiveRun live(scenario, {}, {.speed = 60, .out_dir = "out/q"});
@@ -76,9 +77,11 @@ std::shared_ptr<const RunSnapshot> finished_snapshot(const std::filesystem::path
 struct LiveEvent {
   std::uint64_t seq = 0;  ///< 1, 2, ... in the order things happened.
   std::int64_t time = 0;  ///< Simulated second.
-  std::string kind;       ///< "job", "node" or "action".
-  std::string subject;    ///< Job id or node name.
-  std::string text;       ///< What happened ("RUNNING on gpu[001-002]", "DRAINED", "drain (maintenance)").
+  /// "job", "node", "action" (an operator's), "preemption", "scaling", "quota" or "operation" (the controllers'
+  /// records, as the results' event log has them).
+  std::string kind;
+  std::string subject;  ///< Job id or node name.
+  std::string text;     ///< What happened ("RUNNING on gpu[001-002]", "DRAINED", "drain (maintenance)").
 };
 
 /// The clock and progress of a live run.
@@ -141,6 +144,12 @@ struct LiveInjected {
   std::string symptom;    ///< How it shows itself (gpu_error, gpu_lost, hang, ...).
 };
 
+/// What an operator's restart of a node did.
+struct LiveRestarted {
+  std::int64_t time = 0;   ///< Simulated second it took effect (the node drained, or rebooting if it was idle).
+  bool rebooting = false;  ///< The node was idle and reboots now; else it drains and reboots once its jobs end.
+};
+
 /// What an operator's scaling did.
 struct LiveScaled {
   std::int64_t time = 0;           ///< Simulated second.
@@ -175,6 +184,12 @@ class LiveRun final : public RunGate, public RunObserver {
   std::int64_t drain_node(const std::string& name, const std::string& reason);
   /// Returns node `name` to service now (Slurm's RESUME); as drain_node.
   std::int64_t resume_node(const std::string& name);
+  /// Restarts node `name` now as `scontrol reboot ASAP nextstate=RESUME reason=R` does, through the health
+  /// controller's node lifecycle (HealthController::operator_reboot): drained now, rebooted (REBOOTING for the
+  /// scenario's faults.repair.reboot_s) once its jobs have ended, then resumed. Throws LiveError 404 for an unknown
+  /// node, 409 for a node out of service already (DOWN, FAIL, REBOOTING, powered down, in the health controller's care)
+  /// or once the run has ended.
+  LiveRestarted restart_node(const std::string& name, const std::string& reason);
   /// Cancels job `job_id` now (pending: it leaves the queue; running: it ends CANCELLED). Throws LiveError 404 for
   /// a job slurmctld would not know (none, or not submitted yet), 409 for one already ended or once the run ended.
   std::int64_t cancel_job(std::int64_t job_id);
@@ -249,8 +264,10 @@ class LiveRun final : public RunGate, public RunObserver {
     std::uint32_t index = 0;  // job or node index; for kRawText, index into sim_texts_
     std::uint32_t other = 0;  // JobState, NodeState or the preemptor
   };
-  static constexpr std::uint32_t kRawJobStarted = 0, kRawJobEnded = 1, kRawNodeState = 2, kRawPreempted = 3,
-                                 kRawText = 4;
+  static constexpr std::uint32_t kRawJobStarted = 0, kRawJobEnded = 1, kRawNodeState = 2, kRawText = 4;
+  /// Notes the scaling, quota and operations controllers' records made since the last call as events, in time
+  /// order with the observer's (simulation's thread).
+  void collect_controller_records();
   /// Publishes the simulation's events and the operators' (simulation's thread only).
   void publish_events();
   /// Publishes the operators' clock events (any thread).
@@ -293,7 +310,7 @@ class LiveRun final : public RunGate, public RunObserver {
   std::exception_ptr failure_;  // what ended the run, if it failed
   std::shared_ptr<const RunSnapshot> current_;
   std::uint64_t current_generation_ = 0;
-  WallClock::time_point current_taken_{};
+  WallClock::time_point current_taken_{};  // when current_'s state was copied: its age is the data's
   std::uint64_t snapshots_ = 0;
   double snapshot_wall_s_ = 0;
   double snapshot_copy_wall_s_ = 0;
@@ -309,8 +326,9 @@ class LiveRun final : public RunGate, public RunObserver {
   // Simulation's thread only.
   const RunOutcome* outcome_ = nullptr;
   const ClusterState* state_ = nullptr;
-  std::vector<RawEvent> raw_events_;  // not yet published
-  std::vector<LiveEvent> sim_texts_;  // the texts of raw_events_'s kRawText events
+  std::vector<RawEvent> raw_events_;                                     // not yet published
+  std::vector<LiveEvent> sim_texts_;                                     // the texts of raw_events_'s kRawText events
+  std::size_t scaling_seen_ = 0, quota_seen_ = 0, operations_seen_ = 0;  // controller records already noted
   SimTime sim_anchor_ = 0;
   WallClock::time_point wall_anchor_{};
   double pace_ = 0;  // speed_ as the simulation's thread last saw it

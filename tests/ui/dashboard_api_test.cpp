@@ -3,9 +3,9 @@
 #include "ui/dashboard_api.hpp"
 
 #include <curl/curl.h>
-#include <sys/resource.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/resource.h>
 
 #include <cerrno>
 #include <filesystem>
@@ -241,6 +241,142 @@ TEST_F(HandMadeRun, EventsAreTheLastLinesUpToTheTime) {
   for (std::size_t i = 1; i < events.size(); ++i) EXPECT_LE(events[i - 1].time, events[i].time);
   const auto jobs_only = view.events(500, 100, "job");
   EXPECT_EQ(jobs_only.size(), 5u + 3u + 3u);  // 5 submits, 3 starts, 3 ends
+}
+
+TEST_F(HandMadeRun, ControllerRecordsAreEventKindsInTimeOrder) {
+  // The hand-made run with a preemption, the autoscaler's records, quota events and an operation's steps added (a
+  // cloud run's tables, as write_results writes them: REAL times, shown as whole seconds at or before the time).
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir_ / "results.sqlite").c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, R"sql(
+    CREATE TABLE preemptions (time INTEGER NOT NULL, job_id INTEGER NOT NULL, preemptor_id INTEGER NOT NULL,
+      end_time INTEGER NOT NULL, mode TEXT NOT NULL);
+    INSERT INTO preemptions VALUES (150, 2, 4, 160, 'REQUEUE');
+    CREATE TABLE scaling (time REAL NOT NULL, node TEXT NOT NULL, action TEXT NOT NULL, demand INTEGER);
+    INSERT INTO scaling VALUES (40, 'n2', 'create', 1), (130, 'n2', 'ready', NULL), (450.5, 'n2', 'remove', 0);
+    CREATE TABLE quota_events (time REAL NOT NULL, user TEXT NOT NULL, action TEXT NOT NULL, job_id INTEGER,
+      spend_usd REAL NOT NULL, projected_usd REAL NOT NULL);
+    INSERT INTO quota_events VALUES (60, 'bob', 'warn', NULL, 12.5, 20), (70, 'bob', 'refuse', 5, 13, 21.25);
+    CREATE TABLE operations (time REAL NOT NULL, action TEXT NOT NULL, step TEXT NOT NULL, node TEXT, name TEXT,
+      jobs_killed INTEGER NOT NULL);
+    INSERT INTO operations VALUES (90, 'restart_workers', 'start', NULL, 'nightly', 2),
+      (95, 'restart_workers', 'node_restarted', 'n1', 'nightly', 0);)sql",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  const RunView view(dir_);
+  const auto lines = [&](std::int64_t t, std::string_view kind) {
+    std::string out;
+    for (const EventLine& e : view.events(t, 100, kind))
+      out += std::to_string(e.time) + "|" + e.kind + "|" + e.subject + "|" + e.text + "\n";
+    return out;
+  };
+  EXPECT_EQ(
+      lines(500, "scaling"),
+      "40|scaling|n2|create (demand 1 node(s))\n130|scaling|n2|ready\n450|scaling|n2|remove (demand 0 node(s))\n");
+  EXPECT_EQ(lines(450, "scaling"), "40|scaling|n2|create (demand 1 node(s))\n130|scaling|n2|ready\n");  // 450.5 > 450
+  EXPECT_EQ(lines(500, "quota"),
+            "60|quota|bob|warn: spend 12.50 USD, projected 20.00 USD\n"
+            "70|quota|bob|refuse job 5: spend 13.00 USD, projected 21.25 USD\n");
+  EXPECT_EQ(lines(500, "operation"),
+            "90|operation|cluster|restart_workers nightly: start, 2 job run(s) ended\n"
+            "95|operation|n1|restart_workers nightly: node_restarted\n");
+  EXPECT_EQ(lines(149, "preemption"), "");
+  EXPECT_EQ(lines(150, "preemption"), "150|preemption|2|preempted by 4 (REQUEUE), ends at 160\n");
+  // Every kind together, in time order: up to 160 the last four are n2's drain (120), its ready (130), the
+  // preemption (150), and before them the three lines at 110 (job 2's start, job 1's end, n1 MIXED).
+  const auto all = view.events(160, 4, "");
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all[0].time, 110);
+  EXPECT_EQ(all[1].kind + " " + all[1].subject, "node n2");
+  EXPECT_EQ(all[2].kind + " " + std::to_string(all[2].time), "scaling 130");
+  EXPECT_EQ(all[3].kind + " " + std::to_string(all[3].time), "preemption 150");
+  const auto everything = view.events(500, 1000, "");
+  for (std::size_t i = 1; i < everything.size(); ++i) EXPECT_LE(everything[i - 1].time, everything[i].time);
+  // 11 job lines, 6 node events, then 3 scaling, 2 quota, 2 operation and 1 preemption lines.
+  EXPECT_EQ(everything.size(), 11u + 6u + 3u + 2u + 2u + 1u);
+  // The API takes the new kinds (and still refuses others).
+  const DashboardApi api(dir_, dir_ / "no-assets");
+  const auto body = nlohmann::json::parse(api.handle(get("/api/events", {{"t", "500"}, {"kind", "quota"}})).body);
+  ASSERT_EQ(body.at("events").size(), 2u);
+  EXPECT_EQ(body.at("events")[1].at("subject"), "bob");
+  EXPECT_THROW((void)api.handle(get("/api/events", {{"kind", "scaler"}})), HttpError);
+}
+
+TEST_F(HandMadeRun, AllNodesOverlayIsEachNodesMeanOverItsGpus) {
+  // gpu_metrics every 100 s: n1 has GPUs 0 and 1 at 100 s (90 and 70: 80), GPU 0 at 200 s (50) and 300 s (0); n2
+  // GPU 0 at 100 s (0). So n1's line is 80, 50, 0 (mean 43.33) and n2's 0 (mean 0); across nodes at 100 s the band is
+  // 0-80 with mean 40 over 2 nodes, at 200 and 300 s n1 alone; 0, 400 and 500 s have no sample (null).
+  const DashboardApi api(dir_, dir_ / "no-assets");
+  auto body = nlohmann::json::parse(api.handle(get("/api/series/nodes", {{"from", "0"}, {"to", "500"}})).body);
+  using nlohmann::json;
+  EXPECT_EQ(body.at("time"), json({0, 100, 200, 300, 400, 500}));
+  EXPECT_EQ(body.at("min"), json({nullptr, 0.0, 50.0, 0.0, nullptr, nullptr}));
+  EXPECT_EQ(body.at("max"), json({nullptr, 80.0, 50.0, 0.0, nullptr, nullptr}));
+  EXPECT_EQ(body.at("mean"), json({nullptr, 40.0, 50.0, 0.0, nullptr, nullptr}));
+  EXPECT_EQ(body.at("sampled"), json({0, 2, 1, 1, 0, 0}));
+  EXPECT_EQ(body.at("nodes_sampled"), 2);
+  EXPECT_EQ(body.at("all_nodes"), true);
+  ASSERT_EQ(body.at("lines").size(), 2u);
+  EXPECT_EQ(body.at("lines")[0].at("node"), "n1");
+  EXPECT_EQ(body.at("lines")[0].at("util"), json({nullptr, 80.0, 50.0, 0.0, nullptr, nullptr}));
+  EXPECT_EQ(body.at("lines")[0].at("mean"), 43.33);
+  EXPECT_EQ(body.at("lines")[1].at("node"), "n2");
+  EXPECT_EQ(body.at("lines")[1].at("util"), json({nullptr, 0.0, nullptr, nullptr, nullptr, nullptr}));
+
+  // The same numbers straight from the database: each node's mean over its GPUs at each time.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2((dir_ / "results.sqlite").c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* q = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db,
+                               "SELECT n.name, m.time, avg(m.util_pct) FROM gpu_metrics m JOIN nodes n ON "
+                               "n.node_index = m.node_index GROUP BY m.node_index, m.time",
+                               -1, &q, nullptr),
+            SQLITE_OK);
+  int rows = 0;
+  while (sqlite3_step(q) == SQLITE_ROW) {
+    const std::string name = reinterpret_cast<const char*>(sqlite3_column_text(q, 0));
+    const json& line = body.at("lines")[name == "n1" ? 0 : 1];
+    const auto i = static_cast<std::size_t>(sqlite3_column_int64(q, 1) / 100);
+    EXPECT_DOUBLE_EQ(line.at("util")[i].get<double>(), sqlite3_column_double(q, 2)) << name << " " << i;
+    ++rows;
+  }
+  sqlite3_finalize(q);
+  sqlite3_close(db);
+  EXPECT_EQ(rows, 4);
+
+  // Bounded: one line asked for, the busiest (n1) only; a band still over both nodes.
+  body = nlohmann::json::parse(api.handle(get("/api/series/nodes", {{"lines", "1"}})).body);
+  EXPECT_EQ(body.at("all_nodes"), false);
+  ASSERT_EQ(body.at("lines").size(), 1u);
+  EXPECT_EQ(body.at("lines")[0].at("node"), "n1");
+  EXPECT_EQ(body.at("sampled")[1], 2);
+  // Thinned to 3 points (every other sample: 0, 200, 400 s), and a window (200 and 300 s).
+  body = nlohmann::json::parse(api.handle(get("/api/series/nodes", {{"points", "3"}})).body);
+  EXPECT_EQ(body.at("time"), json({0, 200, 400}));
+  EXPECT_EQ(body.at("lines")[0].at("util"), json({nullptr, 50.0, nullptr}));
+  EXPECT_EQ(body.at("lines")[0].at("mean"), 50.0);
+  EXPECT_EQ(body.at("nodes_sampled"), 1);  // n2 has no sample at those times
+  body = nlohmann::json::parse(api.handle(get("/api/series/nodes", {{"from", "150"}, {"to", "350"}})).body);
+  EXPECT_EQ(body.at("time"), json({200, 300}));
+  EXPECT_EQ(body.at("mean"), json({50.0, 0.0}));
+  EXPECT_THROW((void)api.handle(get("/api/series/nodes", {{"lines", "65"}})), HttpError);
+  EXPECT_THROW((void)api.handle(get("/api/series/nodes", {{"points", "0"}})), HttpError);
+}
+
+TEST_F(HandMadeRun, NodesSummaryCountsHealthyFailedXidAndGpus) {
+  // At 150 s n2 is DRAINED (120-180) and n1 shows XID 79 on GPU 1 in its sample at 100 s: no healthy node, one
+  // failed (drained), one with XID errors, 16 GPUs none of them on a healthy node. At 250 s n2 runs job 4 and n1's
+  // sample at 200 s has no XID: both healthy.
+  const DashboardApi api(dir_, dir_ / "no-assets");
+  auto body = nlohmann::json::parse(api.handle(get("/api/nodes", {{"t", "150"}})).body);
+  EXPECT_EQ(body.at("summary"), nlohmann::json::parse(R"({"nodes": 2, "healthy": 0, "failed": 1, "drain": 1,
+      "down": 0, "xid": 1, "gpus": 16, "healthy_gpus": 0})"));
+  body = nlohmann::json::parse(api.handle(get("/api/nodes", {{"t", "250"}, {"filter", "failed"}})).body);
+  EXPECT_EQ(body.at("summary"), nlohmann::json::parse(R"({"nodes": 2, "healthy": 2, "failed": 0, "drain": 0,
+      "down": 0, "xid": 0, "gpus": 16, "healthy_gpus": 16})"));  // the whole cluster whatever the filter
+  EXPECT_TRUE(body.at("nodes").empty());
 }
 
 TEST(RunViewErrors, AFolderWithoutResultsNamesTheFile) {

@@ -1,7 +1,8 @@
 // End-to-end test of the dashboard in Debian's headless Chromium, driven by playwright-core: `gputwin serve` on a
-// fresh run of scenarios/quickstart.json; every tab loads, and the numbers on the pages equal what the results
-// database says (asked with the sqlite3 command line, independently of the server's code). Screenshots go to
-// $ARTIFACTS (default build/test-artifacts/dashboard).
+// fresh run of scenarios/quickstart.json; every tab loads, and the numbers on the pages (cards, tables, the
+// Monitoring tab's all-nodes overlay, the Nodes tab's summary) equal what the results database says (asked with the
+// sqlite3 command line, independently of the server's code). Screenshots go to $ARTIFACTS (default
+// build/test-artifacts/dashboard).
 //
 //   node tests/ui/dashboard_e2e.mjs GPUTWIN RESULTS_DIR      (NODE_PATH must reach playwright-core)
 import { spawn, execFileSync } from 'node:child_process';
@@ -108,6 +109,62 @@ try {
     assert.equal(await page.locator('#cluster-chart canvas').count(), 1);
     assert.equal(await page.locator('#gpu-chart canvas').count(), 1);
     assert.equal(await page.locator('#node-select option').count(), num('SELECT count(*) FROM nodes'));
+  });
+
+  await check('monitoring: the all-nodes overlay draws the database\'s per-node GPU utilisation', async () => {
+    // The page asks for the last hour before t (the 1h window); the answer is checked against the database: each
+    // node's value at a time is the mean of its GPUs' util_pct then.
+    const chart = page.locator('#overlay-chart');
+    assert.equal(await chart.locator('canvas').count(), 1, 'the overlay is drawn');
+    const info = await (await fetch(`${url}/api/info`)).json();
+    const from = Math.max(info.begin, t - 3600);
+    const step = num('SELECT CAST(value AS INTEGER) FROM metrics_info WHERE key = \'gpu_step_s\'');
+    const o = await (await fetch(`${url}/api/series/nodes?from=${from}&to=${t}&points=400&lines=16`)).json();
+    assert.equal(Number(await chart.getAttribute('data-points')), o.time.length);
+    assert.equal(Number(await chart.getAttribute('data-lines')), o.lines.length);
+    const last = Math.floor(t / step) * step;
+    assert.equal(o.time.at(-1), last);
+    const perNode = `SELECT node_index, avg(util_pct) AS u FROM gpu_metrics WHERE time = ${last} AND gpu >= 0 GROUP BY node_index`;
+    const [mn, mean, mx, count] = sql(`SELECT min(u), avg(u), max(u), count(*) FROM (${perNode})`).split('|').map(Number);
+    assert.ok(count > 0, `GPU samples at ${last}`);
+    const near = (a, b, what) => assert.ok(Math.abs(a - b) <= 0.01, `${what}: page ${a}, database ${b}`);
+    near(o.min.at(-1), mn, 'min');
+    near(o.mean.at(-1), mean, 'mean');
+    near(o.max.at(-1), mx, 'max');
+    assert.equal(o.sampled.at(-1), count);
+    // The 16 busiest nodes over the window (32 nodes: more than 16 lines), busiest first.
+    const busiest = sql(`SELECT n.name FROM (SELECT node_index, avg(u) AS m FROM (SELECT node_index, time,
+        avg(util_pct) AS u FROM gpu_metrics WHERE gpu >= 0 AND time >= ${from} AND time <= ${t} GROUP BY node_index, time)
+        GROUP BY node_index ORDER BY m DESC, node_index LIMIT 16) b JOIN nodes n ON n.node_index = b.node_index`).split('\n');
+    assert.equal(o.all_nodes, false);
+    assert.deepEqual(o.lines.map((l) => l.node), busiest);
+    await page.screenshot({ path: path.join(artifacts, 'monitoring-overlay.png'), fullPage: true });
+  });
+
+  await check('nodes: the summary cards equal the database', async () => {
+    await open('nodes');
+    const card = async (id) => (await page.locator(`[data-testid="node-card-${id}"] .value`).innerText()).trim();
+    // Each node's state at t: its last node_events row at or before t (a row covers node_count nodes from node_index).
+    const stateAt = `(SELECT e.state FROM node_events e WHERE e.node_index <= n.node_index AND
+        n.node_index < e.node_index + e.node_count AND e.time <= ${t} ORDER BY e.time DESC, e.rowid DESC LIMIT 1)`;
+    const drained = num(`SELECT count(*) FROM nodes n WHERE ${stateAt} IN ('DRAINING', 'DRAINED', 'DRAIN', 'FAILING', 'FAIL')`);
+    const down = num(`SELECT count(*) FROM nodes n WHERE ${stateAt} IN ('DOWN', 'REBOOTING')`);
+    const unknown = num(`SELECT count(*) FROM nodes n WHERE ${stateAt} IS NOT NULL AND ${stateAt} NOT IN ('IDLE', 'MIXED',
+        'ALLOCATED', 'COMPLETING', 'POWERED_DOWN', 'POWERING_UP', 'POWERING_DOWN', 'DRAINING', 'DRAINED', 'DRAIN',
+        'FAILING', 'FAIL', 'DOWN', 'REBOOTING')`);
+    const step = num('SELECT CAST(value AS INTEGER) FROM metrics_info WHERE key = \'gpu_step_s\'');
+    const sample = Math.floor(t / step) * step;
+    const xidNodes = `SELECT DISTINCT node_index FROM gpu_metrics WHERE time = ${sample} AND gpu >= 0 AND xid != 0`;
+    const failedOrXid = num(`SELECT count(*) FROM nodes n WHERE ${stateAt} IN ('DRAINING', 'DRAINED', 'DRAIN', 'FAILING',
+        'FAIL', 'DOWN', 'REBOOTING') OR n.node_index IN (${xidNodes})`) + unknown;
+    const total = num('SELECT count(*) FROM nodes');
+    assert.equal(await card('total'), String(total));
+    assert.equal(await card('failed'), String(drained + down + unknown));
+    assert.match(await text('node-card-failed'), new RegExp(`${drained} drained, ${down} down`));
+    assert.equal(await card('xid-errors'), String(num(`SELECT count(*) FROM (${xidNodes})`)));
+    assert.equal(await card('healthy'), String(total - failedOrXid));
+    assert.equal(await card('gpus'), sql('SELECT sum(gpus) FROM nodes'));
+    await page.screenshot({ path: path.join(artifacts, 'nodes-cards.png'), fullPage: true });
   });
 
   await check('nodes: the table lists every node and a node opens its GPU charts', async () => {

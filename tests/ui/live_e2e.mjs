@@ -2,8 +2,8 @@
 // `gputwin run scenarios/quickstart.json --serve` at 600 simulated seconds per wall second. The page follows the
 // simulation (the live badge's clock and the Overview move on by themselves), a drain clicked on the Nodes tab shows
 // up in the live event feed (from the SSE stream) and in /api/nodes, an XID injected there reaches the feed, a scale
-// without a cloud pool is refused on the page, pause holds the clock, and Ctrl-C (SIGINT)
-// stops the run and writes its results. Screenshots go to $ARTIFACTS.
+// without a cloud pool is refused on the page, pause holds the clock, a restart clicked then shows in the feed and
+// /api/nodes (REBOOTING or DRAINING), and Ctrl-C (SIGINT) stops the run and writes its results. Screenshots go to $ARTIFACTS.
 //
 //   node tests/ui/live_e2e.mjs GPUTWIN SCENARIO OUT_DIR      (NODE_PATH must reach playwright-core)
 import { spawn } from 'node:child_process';
@@ -125,6 +125,27 @@ try {
     assert.equal(b, a);
     assert.equal(await badge.innerText(), 'PAUSED');
     await page.screenshot({ path: path.join(artifacts, 'live-paused.png'), fullPage: true });
+  });
+
+  await check('a restart clicked on the Nodes tab (paused) shows in the event feed and in /api/nodes', async () => {
+    // Paused, the node stays as the restart left it: REBOOTING if it was idle, else DRAINING until its jobs end.
+    await page.click('#tabs button[data-tab="nodes"]');
+    await page.locator('[data-testid="restart-gpu012"]').click({ timeout: 15000 });
+    await page.waitForFunction(() => /node\/restart: gpu012 /.test(document.querySelector('[data-testid="live-message"]').innerText),
+      null, { timeout: 10000 });
+    const message = await page.locator('[data-testid="live-message"]').innerText();
+    const action = page.locator('[data-testid="live-feed"] li[data-kind="action"]', { hasText: 'gpu012 restart' });
+    await action.first().waitFor({ timeout: 10000 });
+    assert.match(await action.first().innerText(), /action gpu012 restart \(Reboot ASAP\)/);
+    const want = /reboots now/.test(message) ? 'REBOOTING' : 'DRAINING';
+    assert.match(message, want === 'REBOOTING' ? /reboots now/ : /drains, then reboots once its jobs end/);
+    const change = page.locator('[data-testid="live-feed"] li[data-kind="node"]', { hasText: `gpu012 ${want}` });
+    await change.first().waitFor({ timeout: 10000 });
+    const gpu012 = (await get('/api/nodes?gpu=false')).nodes.find((n) => n.name === 'gpu012');
+    assert.equal(gpu012.state, want);
+    await page.waitForFunction((w) => (document.querySelector('#node-table tr[data-node="gpu012"]')?.innerText ?? '').includes(w),
+      want, { timeout: 10000 });
+    await page.screenshot({ path: path.join(artifacts, 'live-nodes-restarted.png'), fullPage: true });
   });
 
   assert.deepEqual(errors, [], `page errors: ${errors.join('; ')}`);

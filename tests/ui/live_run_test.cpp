@@ -13,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
@@ -235,6 +236,102 @@ TEST_F(LiveRunTest, DrainShowsInBothApisAndTheStreamAndTheSimulationHonoursIt) {
   // Once ended, the controls say so.
   std::tie(status, body) = call(api, "POST", "/api/control/node/resume", R"({"node": "n01"})");
   EXPECT_EQ(status, 409);
+}
+
+TEST_F(LiveRunTest, RestartRebootsANodeOnceIdleAndResumesIt) {
+  // POST /api/control/node/restart is `scontrol reboot ASAP nextstate=RESUME` through the health controller: an idle
+  // node reboots at once, a busy one drains and reboots when its jobs end, and each is back in service after the
+  // reboot time (faults.repair.reboot_s: the default 600 s here; RestartTakesTheScenariosRebootTime below). Paused at 0
+  // s: n01 is idle, so it reboots 0-600 s; job 1 (submitted at 0 s) starts on n02 at 3 s (batch_sched_delay) and job 2
+  // (10 s) waits for a node until n01 is back at 600 s. Restarted while job 1 runs, n02 drains, reboots when job 1 ends
+  // at 1,003 s and is back at 1,603 s.
+  auto live = start(0, true);
+  const DashboardApi api(*live, dir_ / "no-assets", kToken);
+  auto [status, body] = call(api, "POST", "/api/control/node/restart", R"({"node": "n01"})");
+  ASSERT_EQ(status, 200) << body.dump();
+  EXPECT_EQ(body.at("time"), 0);
+  EXPECT_EQ(body.at("rebooting"), true);
+  EXPECT_EQ(body.at("action"), "restart");
+  std::tie(status, body) = call(api, "GET", "/api/nodes?gpu=false");
+  ASSERT_EQ(status, 200);
+  EXPECT_EQ(node_named(body.at("nodes"), "n01")->at("state"), "REBOOTING");
+  EXPECT_EQ(node_named(body.at("nodes"), "n01")->at("group"), "DOWN");
+  // Refused: a node rebooting already (409), an unknown node (404), bad fields (400); nothing reaches the run.
+  std::tie(status, body) = call(api, "POST", "/api/control/node/restart", R"({"node": "n01"})");
+  EXPECT_EQ(status, 409) << body.dump();
+  EXPECT_NE(body.at("error").get<std::string>().find("REBOOTING"), std::string::npos) << body.dump();
+  std::tie(status, body) = call(api, "POST", "/api/control/node/restart", R"({"node": "n99"})");
+  EXPECT_EQ(status, 404);
+  std::tie(status, body) = call(api, "POST", "/api/control/node/restart", R"({"reason": "x"})");
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(body.at("error").get<std::string>().rfind("field 'node'", 0), 0u) << body.dump();
+  std::tie(status, body) = call(api, "POST", "/api/control/node/restart", R"({"node": "n02", "reason": 7})");
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(body.at("error").get<std::string>().rfind("field 'reason'", 0), 0u) << body.dump();
+  std::tie(status, body) = call(api, "POST", "/api/control/node/restart", R"({"node": "n02"})", "Bearer nope");
+  EXPECT_EQ(status, 401);
+
+  run_past_the_second_submit(*live);
+  std::tie(status, body) = call(api, "POST", "/api/control/node/restart", R"({"node": "n02", "reason": "kernel"})");
+  ASSERT_EQ(status, 200) << body.dump();
+  const std::int64_t asked = body.at("time").get<std::int64_t>();
+  EXPECT_GE(asked, 10);
+  EXPECT_LT(asked, 600);
+  EXPECT_EQ(body.at("rebooting"), false);  // job 1 runs there: it drains first
+  std::tie(status, body) = call(api, "GET", "/api/nodes?gpu=false");
+  EXPECT_EQ(node_named(body.at("nodes"), "n02")->at("state"), "DRAINING");
+
+  // The stream has both operator actions, with the node changes they made.
+  std::string actions;
+  for (const LiveEvent& e : live->events_after(0, 1000, 0ms)) {
+    if (e.kind == "action" && e.text.rfind("restart", 0) == 0)
+      actions += std::to_string(e.time) + " " + e.subject + " " + e.text + "\n";
+  }
+  EXPECT_EQ(actions, "0 n01 restart (Reboot ASAP)\n" + std::to_string(asked) + " n02 restart (kernel)\n");
+
+  ASSERT_EQ(call(api, "POST", "/api/control/speed", R"({"factor": "max"})").first, 200);
+  ASSERT_EQ(call(api, "POST", "/api/control/resume").first, 200);
+  ASSERT_TRUE(live->wait_finished(20s));
+  std::tie(status, body) = call(api, "POST", "/api/control/node/restart", R"({"node": "n01"})");
+  EXPECT_EQ(status, 409);
+  const RunView results(dir_ / "out");
+  const auto job1 = results.job(1, 5000);
+  const auto job2 = results.job(2, 5000);
+  ASSERT_TRUE(job1 && job2);
+  EXPECT_EQ(job1->node_list, "n02");
+  EXPECT_EQ(job1->start_s, 3);
+  EXPECT_EQ(job1->end_s, 1003);
+  EXPECT_EQ(job2->node_list, "n01");
+  EXPECT_EQ(job2->start_s, 600);
+  std::string n01, n02;
+  for (const EventLine& e : results.events(5000, 1000, "node")) {
+    (e.subject == "n01" ? n01 : n02) += std::to_string(e.time) + " " + e.text + "\n";
+  }
+  // Drained, then rebooting in the same second once idle (the drain, then the reboot, as slurmctld records them).
+  EXPECT_EQ(n01, "0 now DRAINED\n0 now REBOOTING\n600 now IDLE\n600 now ALLOCATED\n1600 now IDLE\n") << n01;
+  EXPECT_EQ(n02, "3 now ALLOCATED\n" + std::to_string(asked) +
+                     " now DRAINING\n1003 now DRAINED\n1003 now REBOOTING\n1603 now IDLE\n")
+      << n02;
+}
+
+TEST_F(LiveRunTest, RestartTakesTheScenariosRebootTime) {
+  // The scenario's /faults/repair/reboot_s (300 s, no random faults): n01 restarted idle at 0 s is back at 300 s,
+  // so job 2 (submitted at 10 s, both nodes taken otherwise: job 1 on n02) starts there then.
+  std::string text = kScenario;
+  text.replace(text.rfind('}'), 1, R"(, "faults": {"rate_scale": 0, "repair": {"reboot_s": 300}}})");
+  std::ofstream(dir_ / "reboot300.json") << text;
+  LiveOptions options;
+  options.start_paused = true;
+  options.out_dir = dir_ / "out";
+  LiveRun live(load_scenario((dir_ / "reboot300.json").string()), RunOptions{}, options);
+  EXPECT_TRUE(live.restart_node("n01", "kernel").rebooting);
+  live.resume();
+  ASSERT_TRUE(live.wait_finished(20s));
+  const RunView results(dir_ / "out");
+  const auto job2 = results.job(2, 5000);
+  ASSERT_TRUE(job2.has_value());
+  EXPECT_EQ(job2->node_list, "n01");
+  EXPECT_EQ(job2->start_s, 300);
 }
 
 TEST_F(LiveRunTest, ControlsCheckTokenAndBody) {
@@ -479,6 +576,10 @@ TEST_F(LiveRunTest, SlurmrestdNodeUpdateAndJobCancelInV0044Shape) {
   EXPECT_EQ(status, 500);
   EXPECT_NE(body.at("errors").at(0).at("description").get<std::string>().find("DRAIN, RESUME or UNDRAIN"),
             std::string::npos);
+  // No reboot through it either: slurmctld's update_node takes no REBOOT_REQUESTED (the README's "Restart a node").
+  std::tie(status, body) = send("POST", "/slurm/v0.0.44/node/n01", R"({"state": ["REBOOT_REQUESTED"]})");
+  EXPECT_EQ(status, 500);
+  EXPECT_EQ(node_state("n01"), "IDLE");
   std::tie(status, body) = send("POST", "/slurm/v0.0.43/node/n02", R"({"state": ["DRAIN"]})");
   EXPECT_EQ(status, 403);  // writes only in v0.0.44's shape
   EXPECT_EQ(node_state("n02"), "IDLE");
@@ -758,6 +859,16 @@ TEST_F(LiveRunTest, ScaleUpAndDownAPool) {
   auto [status, body] = call(api, "POST", "/api/control/scale", R"({"action": "up", "count": 2})");
   ASSERT_EQ(status, 200) << body.dump();
   EXPECT_EQ(body.at("nodes"), json::array({"c1", "c2"}));
+  // The scaling controller's records reach the stream as they are made (kind "scaling", as in the event log), after
+  // the operator's action; paused at the start, the clock is at the first submit (100,000 s).
+  std::string stream;
+  for (const LiveEvent& e : live.events_after(0, 100, 0ms)) {
+    if (e.kind != "node") stream += std::to_string(e.time) + " " + e.kind + " " + e.subject + " " + e.text + "\n";
+  }
+  EXPECT_EQ(stream,
+            "100000 action cluster scale up 2: 2 node(s)\n"
+            "100000 scaling c1 create (demand 0 node(s))\n"
+            "100000 scaling c2 create (demand 0 node(s))\n");
   std::tie(status, body) = call(api, "GET", "/api/nodes?gpu=false");
   EXPECT_EQ(node_named(body.at("nodes"), "c1")->at("state"), "POWERING_UP");
   EXPECT_EQ(node_named(body.at("nodes"), "c3")->at("state"), "POWERED_DOWN");
@@ -766,6 +877,46 @@ TEST_F(LiveRunTest, ScaleUpAndDownAPool) {
   ASSERT_EQ(status, 200) << body.dump();
   EXPECT_EQ(body.at("nodes"), json::array());
   live.stop();
+}
+
+TEST_F(LiveRunTest, ControllerRecordsStreamAsTheEventLogHasThem) {
+  // An autoscaled cloud cluster with a spend quota and an operation, run live at full speed: the stream's scaling,
+  // quota and operation events are, line for line (time, subject, text), the results' event log of those kinds.
+  std::ofstream(dir_ / "cloud.json") << R"({
+    "name": "cloud-records", "seed": 1,
+    "cluster": {"nodes": [{"prefix": "gpu", "count": 8, "cpus": 112, "memory_gb": 2048, "gpus": 8, "gpu_type": "h100"}],
+                "partitions": [{"name": "gpu", "nodes": "ALL", "default": true, "max_time": "14-00:00:00"}]},
+    "workload": {"synthetic": {"profile": "acme-seren", "jobs": 200, "load": 0.3, "users": 5, "accounts": 2}},
+    "scheduler": {"policy": "slurm"},
+    "metrics": {"enabled": false},
+    "autoscaler": {"poll_s": 20, "idle_window_s": 300, "scale_down_s": 30,
+                   "cold_start": {"provision_s": 90, "gpu_advertise_s": 60, "driver_s": 120, "image": "shared",
+                                  "register_s": 20, "health_check_s": 0}},
+    "cost": {"prices": [{"usd_per_gpu_hour": 3, "model": "on_demand"}], "sample_s": 3600,
+             "quotas": [{"user": "user001", "limit_usd": 50, "warn_pct": 80, "buffer_pct": 10,
+                         "action": "block_and_kill"}]},
+    "operations": [{"time": 3600, "action": "update_image", "image": "img2"}]})";
+  LiveOptions options;
+  options.out_dir = dir_ / "out";
+  options.event_buffer = 1'000'000;
+  LiveRun live(load_scenario((dir_ / "cloud.json").string()), RunOptions{}, options);
+  ASSERT_TRUE(live.wait_finished(60s));
+  std::map<std::string, std::string> streamed, logged;
+  for (const LiveEvent& e : live.events_after(0, 1'000'000, 0ms)) {
+    if (e.kind == "scaling" || e.kind == "quota" || e.kind == "operation")
+      streamed[e.kind] += std::to_string(e.time) + "|" + e.subject + "|" + e.text + "\n";
+  }
+  const RunView results(dir_ / "out");
+  for (const char* kind : {"scaling", "quota", "operation"}) {
+    for (const EventLine& e : results.events(results.info().end_s + 1, 100000, kind))
+      logged[kind] += std::to_string(e.time) + "|" + e.subject + "|" + e.text + "\n";
+    EXPECT_FALSE(logged[kind].empty()) << kind;
+    EXPECT_EQ(streamed[kind], logged[kind]) << kind;
+  }
+  EXPECT_NE(logged["scaling"].find("|create (demand "), std::string::npos);
+  EXPECT_NE(logged["scaling"].find("|ready\n"), std::string::npos);
+  EXPECT_NE(logged["quota"].find("|user001|warn: spend "), std::string::npos);
+  EXPECT_EQ(logged["operation"], "3600|cluster|update_image img2: start\n");
 }
 
 TEST_F(LiveRunTest, ARunThatFailsMidwayIsReportedNotServedFromFreedMemory) {

@@ -61,6 +61,7 @@ async function renderOverview() {
   $('overview-cards').replaceChildren(...cards.map(([label, value, sub]) =>
     el('div', { class: 'card', 'data-testid': `card-${label.toLowerCase().replace(/ /g, '-')}` },
       el('div', { class: 'label' }, label), el('div', { class: 'value' }, String(value)), el('div', { class: 'sub' }, sub))));
+  $('overview-cards').dataset.snapshot = String(o.snapshot_s);  // the simulated second the run was read at
   $('grid-legend').replaceChildren(...GROUPS.map((g) =>
     el('span', { 'data-testid': `group-${g}` }, el('i', { class: `cell g-${g}` }), ` ${g} ${o.node_groups[g]}`)));
   const nodes = await api('nodes', { t: state.t });
@@ -135,7 +136,8 @@ async function renderMonitoring() {
       { label: 'GPUs allocated %', stroke: '#c0392b', scale: '%' }],
     axes: [{}, {}, { side: 1, scale: '%' }], scales: { x: { time: false }, '%': { range: [0, 100] } },
   }, [s.time, s.pending, s.running, s.gpu_util_pct]);
-  const nodes = (await api('nodes', { t: state.t })).nodes;
+  await renderOverlay(from);
+  const nodes = (await api('nodes', { t: state.t, gpu: false })).nodes;
   if (state.node === null && nodes.length) state.node = nodes[0].name;
   const select = $('node-select');
   if (select.options.length !== nodes.length) {
@@ -143,6 +145,31 @@ async function renderMonitoring() {
   }
   select.value = state.node;
   await renderGpuChart($('gpu-chart'), state.node, from, 'util', 'GPU util %');
+}
+
+// Every node's GPU utilisation (mean over its GPUs): the band from the least to the most busy node and the mean
+// across nodes, with each node's own line when there are few, else the busiest (GET /api/series/nodes).
+async function renderOverlay(from) {
+  const o = await api('series/nodes', { from, to: state.t, points: 400, lines: 16 });
+  const target = $('overlay-chart');
+  target.dataset.points = String(o.time.length);
+  target.dataset.lines = String(o.lines.length);
+  $('overlay-info').textContent = o.nodes_sampled === 0 ? ''
+    : `(${o.nodes_sampled} nodes: min-max band, mean, and ${o.all_nodes ? 'every node' : `the ${o.lines.length} busiest`})`;
+  if (!o.time.length || o.nodes_sampled === 0) {
+    if (state.charts.overlay) { state.charts.overlay.destroy(); delete state.charts.overlay; }
+    target.textContent = 'No GPU metrics stored for this window.';
+    return;
+  }
+  target.textContent = '';
+  const palette = ['#2a7ab9', '#c0392b', '#27ae60', '#8e44ad', '#d35400', '#16a085', '#7f8c8d', '#2c3e50'];
+  chart('overlay', target, {
+    series: [{}, { label: 'min', stroke: 'rgba(42,122,185,0.35)' }, { label: 'max', stroke: 'rgba(42,122,185,0.35)' },
+      { label: 'mean', stroke: '#1b2631', width: 2 },
+      ...o.lines.map((l, i) => ({ label: l.node, stroke: palette[i % palette.length], width: 1, show: true }))],
+    bands: [{ series: [2, 1], fill: 'rgba(42,122,185,0.12)' }],
+    scales: { x: { time: false }, y: { range: [0, 100] } },
+  }, [o.time, o.min, o.max, o.mean, ...o.lines.map((l) => l.util)]);
 }
 
 async function renderGpuChart(target, node, from, field, label) {
@@ -161,6 +188,17 @@ async function renderGpuChart(target, node, from, field, label) {
 
 async function renderNodes() {
   const r = await api('nodes', { t: state.t, filter: state.nodeFilter });
+  const m = r.summary;
+  const cards = [
+    ['Total', m.nodes, 'nodes'],
+    ['Healthy', m.healthy, 'in service, no XID'],
+    ['Failed', m.failed, `${m.drain} drained, ${m.down} down`],
+    ['XID Errors', m.xid, 'nodes with an XID in the sample'],
+    ['GPUs', m.gpus, `${m.healthy_gpus} on healthy nodes`],
+  ];
+  $('node-cards').replaceChildren(...cards.map(([label, value, sub]) =>
+    el('div', { class: 'card', 'data-testid': `node-card-${label.toLowerCase().replace(/ /g, '-')}` },
+      el('div', { class: 'label' }, label), el('div', { class: 'value' }, String(value)), el('div', { class: 'sub' }, sub))));
   $('node-filters').replaceChildren(...[['all', 'All'], ['failed', 'Failed'], ['xid', 'XID Errors'], ['healthy', 'Healthy']].map(([key, label]) =>
     el('button', { class: state.nodeFilter === key ? 'active' : '', 'data-testid': `node-filter-${key}`,
       onclick: () => { state.nodeFilter = key; renderNodes(); } }, `${label} `, el('b', {}, String(r.counts[key])))));
@@ -171,6 +209,8 @@ async function renderNodes() {
     ...(liveControls() ? [el('td', {},
       el('button', { 'data-testid': `drain-${n.name}`, onclick: (e) => { e.stopPropagation(); nodeAction('drain', n.name); } }, 'Drain'),
       el('button', { 'data-testid': `resume-${n.name}`, onclick: (e) => { e.stopPropagation(); nodeAction('resume', n.name); } }, 'Resume'),
+      el('button', { 'data-testid': `restart-${n.name}`, title: 'Reboot when idle (scontrol reboot ASAP nextstate=RESUME)',
+        onclick: (e) => { e.stopPropagation(); nodeAction('restart', n.name); } }, 'Restart'),
       ...liveTools.rowButtons(n.name))] : []))));
   $('node-actions-head').hidden = !liveControls();
   liveTools.toolbar($('node-table'), liveControls());
@@ -192,7 +232,7 @@ async function renderNodeDetail(name) {
 async function renderEvents() {
   const params = { t: state.t, limit: $('event-limit').value, kind: $('event-kind').value };
   const r = await api('events', params);
-  $('event-log').textContent = r.events.map((e) => `${duration(e.time).padStart(11)}  ${e.kind.padEnd(6)} ${e.subject.padEnd(10)} ${e.text}`).join('\n');
+  $('event-log').textContent = r.events.map((e) => `${duration(e.time).padStart(11)}  ${e.kind.padEnd(10)} ${e.subject.padEnd(10)} ${e.text}`).join('\n');
   $('event-download').href = `/api/events?${new URLSearchParams({ ...params, format: 'text' })}`;
 }
 
@@ -388,6 +428,9 @@ async function control(action, body = {}) {
 async function nodeAction(action, node) {
   if (!node) { $('live-message').textContent = 'name a node first'; return; }
   const r = await control(`node/${action}`, action === 'drain' ? { node, reason: $('live-reason').value || 'drained from the dashboard' } : { node });
+  if (r && action === 'restart') {
+    $('live-message').textContent = `node/restart: ${node} ${r.rebooting ? 'reboots now' : 'drains, then reboots once its jobs end'}`;
+  }
   if (r) {
     // Show the cluster as of the action (the clock may have moved on since the last status event).
     if (state.follow && r.time > state.t) state.t = r.time;
@@ -415,7 +458,7 @@ function updateLive(s) {
   $('live-pause').textContent = s.state === 'paused' ? 'Resume' : 'Pause';
   const speed = String(s.speed);
   if ([...$('live-speed').options].some((o) => o.value === speed)) $('live-speed').value = speed;
-  for (const id of ['live-pause', 'live-speed', 'live-drain', 'live-resume-node']) $(id).disabled = !liveControls();
+  for (const id of ['live-pause', 'live-speed', 'live-drain', 'live-resume-node', 'live-restart-node']) $(id).disabled = !liveControls();
   const slider = $('time-slider');
   const following = state.follow;
   slider.max = Math.max(s.now, Number(slider.min));
@@ -437,6 +480,7 @@ function startLive() {
   $('live-speed').addEventListener('change', (e) => control('speed', { factor: e.target.value === 'max' ? 'max' : Number(e.target.value) }));
   $('live-drain').addEventListener('click', () => nodeAction('drain', $('live-node').value.trim()));
   $('live-resume-node').addEventListener('click', () => nodeAction('resume', $('live-node').value.trim()));
+  $('live-restart-node').addEventListener('click', () => nodeAction('restart', $('live-node').value.trim()));
   const stream = new EventSource('/api/stream');
   stream.addEventListener('status', (e) => updateLive(JSON.parse(e.data)));
   stream.onmessage = (e) => addFeed(JSON.parse(e.data));
