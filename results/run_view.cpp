@@ -973,7 +973,10 @@ NodeUtilSeries RunView::node_util_series(std::int64_t from_s, std::int64_t to_s,
   to_s = std::min(to_s, info_.end_s);
   if (info_.gpu_step_s <= 0 || to_s < from_s || max_points == 0) return out;
   const std::int64_t step = info_.gpu_step_s;
-  const auto [first, stride] = thinning(from_s, to_s, step, max_points);
+  // Plain names, not a structured binding: the lambda below uses them, which clang 14 (the sanitizer build) refuses.
+  const auto thinned = thinning(from_s, to_s, step, max_points);
+  const std::int64_t first = thinned.first;
+  const std::int64_t stride = thinned.stride;
   for (std::int64_t k = first; k * step <= to_s; k += stride) out.time.push_back(k * step);
   const std::size_t n = out.time.size();
   if (n == 0) return out;
