@@ -224,10 +224,10 @@ class ClassicScheduler final : public Scheduler {
   }
 
   // Which queued jobs may start in a backfill walk now (QueueKey's least needs): none needing more CPUs than are
-  // free in one partition, or more GPUs than are free on all nodes; for textbook EASY (`by_count`), none of the
-  // head's partition ending after the shadow time and needing more than the extra resources. Taken again after a
-  // start.
-  FitFilter fit_filter(bool by_count) const {
+  // free in one partition, or more GPUs than are free on all nodes; and of those not ending by the shadow time,
+  // for easy-textbook none of the head's partition needing more than the extra resources, for easy none needing
+  // more than is free off the head's nodes. Taken again after a start.
+  FitFilter fit_filter() const {
     FitFilter filter;
     if (!shortcuts_) return filter;
     std::uint64_t free_cpus = 0, free_gpus = 0;
@@ -239,12 +239,23 @@ class ClassicScheduler final : public Scheduler {
     };
     filter.free_cpus = clamp32(static_cast<std::int64_t>(std::min<std::uint64_t>(free_cpus, UINT32_MAX)));
     filter.free_gpus = clamp32(static_cast<std::int64_t>(std::min<std::uint64_t>(free_gpus, UINT32_MAX)));
-    if (by_count && head_partition_ < UINT16_MAX) {
-      // ends_by_shadow: now + limit <= shadow, i.e. limit <= (shadow - now) in whole seconds.
+    // ends_by_shadow: now + limit <= shadow, i.e. limit <= (shadow - now) in whole seconds.
+    filter.limit_s = clamp32((shadow_ - world_.now()) / kMicrosPerSecond);
+    if (policy_ == SchedulerPolicy::kEasyTextbook && head_partition_ < UINT16_MAX) {
       filter.partition = head_partition_;
-      filter.limit_s = clamp32((shadow_ - world_.now()) / kMicrosPerSecond);
       filter.spare_cpus = clamp32(spare_.cpus);
       filter.spare_gpus = clamp32(spare_.gpus);
+    } else if (policy_ == SchedulerPolicy::kEasy) {
+      // A job not ending by the shadow time selects among the nodes off the head's (allowed_): what is free there.
+      std::uint64_t spare_cpus = 0, spare_gpus = 0;
+      for (NodeIndex n = 0; n < state_.node_count(); ++n) {
+        if (!allowed_.test(n)) continue;
+        spare_cpus += state_.free_cpus()[n];
+        spare_gpus += state_.free_gpus()[n];
+      }
+      filter.partition = FitFilter::kAllPartitions;
+      filter.spare_cpus = clamp32(static_cast<std::int64_t>(std::min<std::uint64_t>(spare_cpus, UINT32_MAX)));
+      filter.spare_gpus = clamp32(static_cast<std::int64_t>(std::min<std::uint64_t>(spare_gpus, UINT32_MAX)));
     }
     return filter;
   }
@@ -349,7 +360,7 @@ class ClassicScheduler final : public Scheduler {
   void backfill_behind_head(std::size_t from) {
     const auto& entries = queue_.entries();
     const SimTime shadow = shadow_;
-    FitFilter filter = fit_filter(false);
+    FitFilter filter = fit_filter();
     for (std::size_t pos = next_fit_candidate(from, filter); pos < entries.size();
          pos = next_fit_candidate(pos + 1, filter)) {
       const JobIndex j = entries[pos].job;
@@ -359,7 +370,7 @@ class ClassicScheduler final : public Scheduler {
         queue_.remove_at(pos);
         ++stats_.backfill_starts;
         --stats_.main_starts;
-        filter = fit_filter(false);
+        filter = fit_filter();
       }
     }
   }
@@ -427,7 +438,7 @@ class ClassicScheduler final : public Scheduler {
   void backfill_by_count(std::size_t from) {
     const auto& entries = queue_.entries();
     const std::uint64_t* in_partition = state_.partition_bits(head_partition_);
-    FitFilter filter = fit_filter(true);
+    FitFilter filter = fit_filter();
     for (std::size_t pos = next_fit_candidate(from, filter); pos < entries.size();
          pos = next_fit_candidate(pos + 1, filter)) {
       const JobIndex j = entries[pos].job;
@@ -445,7 +456,7 @@ class ClassicScheduler final : public Scheduler {
       queue_.remove_at(pos);
       ++stats_.backfill_starts;
       --stats_.main_starts;
-      filter = fit_filter(true);
+      filter = fit_filter();
     }
   }
 

@@ -33,20 +33,24 @@ struct QueueKey {
 };
 
 /// Which queued jobs a backfill walk wants (JobQueue::next_candidate): those needing at most `free_cpus` and
-/// `free_gpus`; of partition `partition`, those among them with a limit over `limit_s` only if they also need at
-/// most `spare_cpus` and `spare_gpus` (textbook EASY's extra resources). The defaults let every job through.
+/// `free_gpus`; of partition `partition` (or of any, kAllPartitions), those among them with a limit over `limit_s`
+/// only if they also need at most `spare_cpus` and `spare_gpus` (textbook EASY's extra resources; for node-aware
+/// EASY, what is free off the head's nodes). The defaults let every job through.
 struct FitFilter {
+  static constexpr std::uint32_t kNoPartition = UINT32_MAX;        ///< No job is held to the spare resources.
+  static constexpr std::uint32_t kAllPartitions = UINT32_MAX - 1;  ///< Every job is.
   std::uint32_t free_cpus = UINT32_MAX;
   std::uint32_t free_gpus = UINT32_MAX;
-  std::uint32_t partition = UINT32_MAX;  ///< UINT32_MAX: no partition's jobs are held to the spare resources.
+  std::uint32_t partition = kNoPartition;  ///< Whose jobs are held to the spare resources past limit_s.
   std::uint32_t limit_s = UINT32_MAX;
   std::uint32_t spare_cpus = UINT32_MAX;
   std::uint32_t spare_gpus = UINT32_MAX;
 
   /// Whether a job with these least needs, limit and partition passes.
   [[nodiscard]] bool admits(std::uint32_t cpus, std::uint32_t gpus, std::uint32_t limit, std::uint32_t part) const {
+    const bool held = partition == kAllPartitions || part == partition;
     return cpus <= free_cpus && gpus <= free_gpus &&
-           (part != partition || limit <= limit_s || (cpus <= spare_cpus && gpus <= spare_gpus));
+           (!held || limit <= limit_s || (cpus <= spare_cpus && gpus <= spare_gpus));
   }
 };
 
@@ -133,7 +137,8 @@ class JobQueue {
     // False only if `filter` admits none of the entries whose least needs this block holds.
     [[nodiscard]] bool may_admit(const FitFilter& filter) const {
       if (cpus > filter.free_cpus || gpus > filter.free_gpus) return false;
-      const bool all_held = partition_min == partition_max && partition_min == filter.partition;
+      const bool all_held = filter.partition == FitFilter::kAllPartitions ||
+                            (partition_min == partition_max && partition_min == filter.partition);
       return !all_held || limit_s <= filter.limit_s || (cpus <= filter.spare_cpus && gpus <= filter.spare_gpus);
     }
   };

@@ -152,3 +152,51 @@ TEST(EasyVariants, ShortcutsGiveThePlainSchedulesOnRandomSmallClusters) {
 
 }  // namespace
 }  // namespace gputwin
+
+namespace gputwin {
+namespace {
+
+// The walk behind the head passes over queued jobs that cannot start (JobQueue::next_candidate: least CPUs, GPUs
+// and limit against what is free, off the head's nodes for easy, the extra resources for easy-textbook): on random
+// overloaded workloads (two partitions, one on half the nodes; CPU-count and node-count jobs, some with GPUs), the
+// schedule is the one of the walk that looks at every job (shortcuts off), start, end and nodes of every job.
+TEST(EasyVariants, PassingOverJobsThatCannotStartGivesThePlainSchedule) {
+  for (const SchedulerPolicy policy : {SchedulerPolicy::kEasy, SchedulerPolicy::kEasyTextbook}) {
+    for (std::uint32_t seed = 1; seed <= 40; ++seed) {
+      std::mt19937 rng(seed);
+      const auto pick = [&](std::uint32_t lo, std::uint32_t hi) { return lo + rng() % (hi - lo + 1); };
+      const std::uint32_t count = pick(8, 40);
+      Scenario s = make_scenario(count, pick(1, 4), seed % 3 == 0 ? 4 : 0, SchedulerPolicy::kFcfs);
+      if (seed % 2 == 0) {
+        PartitionConfig half;
+        half.name = "half";
+        for (NodeIndex n = 0; n < count / 2; ++n) half.nodes.push_back(n);
+        s.cluster.partitions.push_back(half);
+      }
+      std::vector<JobSpec> jobs;
+      const std::uint32_t n_jobs = pick(150, 400);
+      std::int64_t t = 0;
+      for (std::uint64_t id = 1; id <= n_jobs; ++id) {
+        t += pick(0, 20);
+        const bool by_nodes = pick(0, 3) == 0;
+        const std::uint32_t gpus = s.cluster.nodes[0].gpus > 0 && pick(0, 1) == 0 ? pick(1, 4) : 0;
+        const std::int64_t limit = pick(1, 60) * 30;
+        JobSpec j = by_nodes ? make_job(id, t, pick(1, 4), pick(1, 8), gpus, limit, pick(1, limit))
+                             : make_job(id, t, 0, pick(1, 3 * count), gpus, limit, pick(1, limit));
+        if (s.cluster.partitions.size() > 1 && pick(0, 2) == 0) j.partition = "half";
+        jobs.push_back(j);
+      }
+      Scenario plain = s;
+      plain.scheduler.slurm.shortcuts = false;
+      const RunOutcome a = run(plain, policy, jobs);
+      const RunOutcome b = run(s, policy, jobs);
+      ASSERT_EQ(start_times(a), start_times(b)) << policy_name(policy) << " seed " << seed;
+      ASSERT_EQ(node_lists(a), node_lists(b)) << policy_name(policy) << " seed " << seed;
+      for (JobIndex j = 0; j < a.state->job_count(); ++j)
+        ASSERT_EQ(a.state->job(j).end, b.state->job(j).end) << policy_name(policy) << " seed " << seed;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gputwin

@@ -81,14 +81,15 @@ TEST(JobQueue, MatchesASortedVectorUnderRandomOperations) {
         filter.free_cpus = rng() % 4 == 0 ? rng() % 400 : rng() % 6;
         filter.free_gpus = rng() % 20;
         if (rng() % 2 == 0) {  // textbook EASY's hold on the head's partition
-          filter.partition = rng() % 2;
+          filter.partition = rng() % 3 == 0 ? FitFilter::kAllPartitions : rng() % 2;  // easy: every job held
           filter.limit_s = rng() % 1200;
           filter.spare_cpus = rng() % 4;
           filter.spare_gpus = rng() % 4;
         }
         const auto admitted = [&](const QueueKey& k) {
           const bool fits = k.least_cpus <= filter.free_cpus && k.least_gpus <= filter.free_gpus;
-          const bool held = k.partition == filter.partition && k.limit_s > filter.limit_s;
+          const bool held = (filter.partition == FitFilter::kAllPartitions || k.partition == filter.partition) &&
+                            k.limit_s > filter.limit_s;
           return fits && (!held || (k.least_cpus <= filter.spare_cpus && k.least_gpus <= filter.spare_gpus));
         };
         std::size_t expected = from;
