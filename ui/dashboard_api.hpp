@@ -2,7 +2,7 @@
 // /metrics. Every read takes a simulated time `t` (the time slider; default: the end of the run).
 //
 //   GET /api/info                                   what the run is, the slider's range
-//   GET /api/overview?t=                            cards, node health grid counts, partitions
+//   GET /api/overview?t=                            cards, node health grid counts, partitions, snapshot_s
 //   GET /api/jobs?t=&filter=&search=&user=&sort=&order=&offset=&limit=   one page of the Jobs table
 //   GET /api/jobs/{id}?t=                           one job
 //   GET /api/nodes?t=&filter=all|failed|xid|healthy every node with state, group, GPU use
