@@ -168,6 +168,8 @@ void LiveRun::simulate(Scenario scenario, RunOptions options) {
   } catch (const std::exception& e) {
     error = e.what();
     failure = std::current_exception();
+    // A run that threw took its outcome (and the controllers whose records publish_events reads) with it.
+    outcome_ = nullptr;
     wait_snapshot_idle();
   }
   if (outcome) {
