@@ -68,6 +68,8 @@ struct SlurmParameters {
                                             ///< when nothing they are computed from changed.
   bool shortcut_cpu_count = true;           ///< Tests only (with shortcuts): a CPU-count request is not sent to
                                             ///< will-run when the window's nodes cannot hold its CPUs at all.
+  bool shortcut_queue_skip = true;          ///< Tests only (with shortcuts): easy's and easy-textbook's walk behind
+                                            ///< the head passes over jobs that cannot start (JobQueue).
 };
 
 /// Which scheduler runs and with what parameters (/scheduler).

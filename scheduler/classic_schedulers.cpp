@@ -47,6 +47,7 @@ class ClassicScheduler final : public Scheduler {
   ClassicScheduler(const SchedulerConfig& config, const AccountingConfig& accounting, World& world)
       : policy_(config.policy),
         shortcuts_(config.slurm.shortcuts && !config.priority.multifactor),
+        queue_skip_(config.slurm.shortcut_queue_skip),
         world_(world),
         state_(world.state()),
         jobs_(state_, accounting, config.priority),
@@ -264,7 +265,7 @@ class ClassicScheduler final : public Scheduler {
   // shadow time nor fit in the extra resources; and runnable() has no side effect without eligibility
   // conditions (which turn shortcuts off).
   std::size_t next_fit_candidate(std::size_t pos, const FitFilter& filter) const {
-    return shortcuts_ ? queue_.next_candidate(pos, filter) : pos;
+    return shortcuts_ && queue_skip_ ? queue_.next_candidate(pos, filter) : pos;
   }
 
   void wake_at(std::int64_t t_s) {
@@ -812,6 +813,7 @@ class ClassicScheduler final : public Scheduler {
 
   SchedulerPolicy policy_;
   bool shortcuts_;
+  bool queue_skip_;  // shortcut_queue_skip (tests only)
   World& world_;
   const ClusterState& state_;
   JobPolicy jobs_;
