@@ -102,7 +102,8 @@ void HealthController::take_out(NodeIndex n, bool from_epilog) {
     } else {
       world_.drain_node(n, care.reason);
     }
-    if (config_.requeue_on_detection || care.found_by_people)
+    // An operator's reboot lets the running jobs finish (reboot ASAP), whatever detection would do.
+    if (!care.by_operator && (config_.requeue_on_detection || care.found_by_people))
       world_.requeue_jobs_on(n, InterruptionCause::kFault, care.reason);
   }
   if (!from_epilog && care.phase == Phase::kOut && world_.state().node_jobs()[n] == 0) start_recovery(n);
@@ -165,10 +166,7 @@ bool HealthController::operator_reboot(NodeIndex n, std::string reason) {
   care.needs = FaultEffect::kRebootNode;
   care.by_operator = true;
   care.reason = std::move(reason);
-  care.phase = Phase::kOut;
-  ++out_;
-  world_.drain_node(n, care.reason);
-  if (world_.state().node_jobs()[n] == 0) start_recovery(n);
+  take_out(n, false);
   return true;
 }
 
