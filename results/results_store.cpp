@@ -131,8 +131,8 @@ class BatchInsert {
     std::string text;
   };
   Value& value(int col) { return values_[static_cast<std::size_t>(row_ * columns_ + col - 1)]; }
-  // Binds rows [first, first + count) of the buffer to `stmt`'s parameters from 1; each value is then unset, so a
-  // column left unset in a later row is caught.
+  // Binds rows [first, first + count) of the buffer to `stmt`'s parameters from 1; each value is then unset (a text's
+  // bytes stay until it is assigned again, after the step), so a column left unset in a later row is caught.
   void bind_rows(sqlite3_stmt* stmt, int first, int count) {
     for (int r = 0; r < count; ++r) {
       for (int c = 0; c < columns_; ++c) {
@@ -154,13 +154,7 @@ class BatchInsert {
           case Value::kUnset:
             db_.fail("a column left unset in a batch insert");
         }
-        if (v.type != Value::kText) v.type = Value::kUnset;
-      }
-    }
-    for (int r = first; r < first + count; ++r) {
-      for (int c = 0; c < columns_; ++c) {
-        Value& v = values_[static_cast<std::size_t>(r * columns_ + c)];
-        if (v.type == Value::kText) v.type = Value::kUnset;  // its bytes stay until the next assign
+        v.type = Value::kUnset;
       }
     }
   }
@@ -721,7 +715,7 @@ std::optional<MetricsTotals> write_sqlite(const std::filesystem::path& path, con
         ins.int64(9, to_seconds(rt.end));
       else
         ins.null(9);
-      ins.text(10, std::string(recorded_state_name(rt)));
+      ins.text(10, recorded_state_name(rt));
       ins.int64(11, static_cast<sqlite3_int64>(tres.nodes));
       ins.int64(12, static_cast<sqlite3_int64>(tres.cpus));
       ins.int64(13, static_cast<sqlite3_int64>(tres.gpus));
@@ -732,7 +726,7 @@ std::optional<MetricsTotals> write_sqlite(const std::filesystem::path& path, con
         ins.null(15);
       ins.int64(16, rt.priority);
       if (rt.state == JobState::kPending || rt.rejected)
-        ins.text(17, std::string(pending_reason_name(rt.reason)));
+        ins.text(17, pending_reason_name(rt.reason));
       else
         ins.null(17);
       if (rt.start >= 0)

@@ -238,8 +238,11 @@ class ClassicScheduler final : public Scheduler {
     const auto clamp32 = [](std::int64_t v) {
       return static_cast<std::uint32_t>(std::clamp<std::int64_t>(v, 0, UINT32_MAX));
     };
-    filter.free_cpus = clamp32(static_cast<std::int64_t>(std::min<std::uint64_t>(free_cpus, UINT32_MAX)));
-    filter.free_gpus = clamp32(static_cast<std::int64_t>(std::min<std::uint64_t>(free_gpus, UINT32_MAX)));
+    const auto saturate32 = [](std::uint64_t v) {
+      return static_cast<std::uint32_t>(std::min<std::uint64_t>(v, UINT32_MAX));
+    };
+    filter.free_cpus = saturate32(free_cpus);
+    filter.free_gpus = saturate32(free_gpus);
     // ends_by_shadow: now + limit <= shadow, i.e. limit <= (shadow - now) in whole seconds.
     filter.limit_s = clamp32((shadow_ - world_.now()) / kMicrosPerSecond);
     if (policy_ == SchedulerPolicy::kEasyTextbook && head_partition_ < UINT16_MAX) {
@@ -255,15 +258,15 @@ class ClassicScheduler final : public Scheduler {
         spare_gpus += state_.free_gpus()[n];
       }
       filter.partition = FitFilter::kAllPartitions;
-      filter.spare_cpus = clamp32(static_cast<std::int64_t>(std::min<std::uint64_t>(spare_cpus, UINT32_MAX)));
-      filter.spare_gpus = clamp32(static_cast<std::int64_t>(std::min<std::uint64_t>(spare_gpus, UINT32_MAX)));
+      filter.spare_cpus = saturate32(spare_cpus);
+      filter.spare_gpus = saturate32(spare_gpus);
     }
     return filter;
   }
   // The next queued position at or after `pos` that `filter` admits. With shortcuts, the positions passed over
-  // are jobs the walk would look at and leave: may_fit_now fails for them, or (textbook) they neither end by the
-  // shadow time nor fit in the extra resources; and runnable() has no side effect without eligibility
-  // conditions (which turn shortcuts off).
+  // are jobs the walk would look at and leave: may_fit_now fails for them, or they neither end by the shadow time
+  // nor fit in what the policy leaves them (easy-textbook: the extra resources; easy: what is free off the head's
+  // nodes); and runnable() has no side effect without eligibility conditions (which turn shortcuts off).
   std::size_t next_fit_candidate(std::size_t pos, const FitFilter& filter) const {
     return shortcuts_ && queue_skip_ ? queue_.next_candidate(pos, filter) : pos;
   }
