@@ -1,5 +1,6 @@
 // JobQueue against a plain sorted vector: random inserts (at the back, before the head, in the middle), removals
-// marked anywhere and compacted from either side, rekeying and cancellations give the same entries in the same order.
+// marked anywhere, rekeying and cancellations give the same entries in the same order, and next_candidate what a
+// linear scan finds.
 #include "scheduler/job_queue.hpp"
 
 #include <gtest/gtest.h>
@@ -21,10 +22,13 @@ bool same(const std::vector<QueueKey>& a, const std::vector<QueueKey>& b) {
   return true;
 }
 
-TEST(JobQueue, MatchesASortedVectorUnderRandomOperations) {
+// Chunks of 128 entries (the default), and of 2 and 5 so that splits, merges and emptied chunks happen all the time.
+class JobQueueChunks : public ::testing::TestWithParam<std::size_t> {};
+
+TEST_P(JobQueueChunks, MatchesASortedVectorUnderRandomOperations) {
   for (std::uint32_t seed = 1; seed <= 200; ++seed) {
     std::mt19937 rng(seed);
-    JobQueue queue;
+    JobQueue queue(GetParam());
     std::vector<QueueKey> model;
     JobIndex next = 0;
     std::int64_t clock = 0;
@@ -99,6 +103,8 @@ TEST(JobQueue, MatchesASortedVectorUnderRandomOperations) {
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(JobQueue, JobQueueChunks, ::testing::Values(128, 5, 2));
 
 TEST(JobQueue, RemovingTheHeadOfALongQueueKeepsItsOrderAndGivesBackTheFreedSlots) {
   JobQueue queue;
