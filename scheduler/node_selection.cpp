@@ -160,33 +160,13 @@ bool NodeSelector::select(const SelectRequest& r, const NodeSet& candidates, con
     return true;
   }
 
-  while (!done()) {
-    // Pick the best remaining run: lowest weight; then first sufficient with fewest CPUs; else most CPUs.
-    Run* best = nullptr;
-    bool best_sufficient = false;
-    std::uint32_t lowest_weight = UINT32_MAX;
-    for (Run& run : runs_) {
-      if (!run.used) lowest_weight = std::min(lowest_weight, run.weight);
-    }
-    if (lowest_weight == UINT32_MAX) break;
-    for (Run& run : runs_) {
-      if (run.used || run.weight != lowest_weight) continue;
-      const bool sufficient = static_cast<std::int64_t>(run.count) >= (fixed ? rem_nodes : 1) &&
-                              static_cast<std::int64_t>(run.cpus) >= (fixed ? 0 : rem_cpus);
-      if (sufficient) {
-        if (!best_sufficient || run.cpus < best->cpus) {
-          best = &run;
-          best_sufficient = true;
-        }
-      } else if (!best_sufficient && (best == nullptr || run.cpus > best->cpus)) {
-        best = &run;
-      }
-    }
+  // Takes run `best` (marked used): when it is sufficient and a single node can finish the job, the node with the
+  // fewest available CPUs that can; else its nodes in order until the job is done.
+  auto take_run = [&](Run* best, bool best_sufficient) {
     best->used = true;
     const bool one_node_left = fixed ? rem_nodes == 1 : false;
     const std::int64_t need = fixed ? static_cast<std::int64_t>(cpn) : rem_cpus;
     if (best_sufficient && (one_node_left || !fixed) && static_cast<std::int64_t>(best->max_cpus) >= need) {
-      // Best fit: when a single node can finish the job, take the one with the fewest available CPUs.
       std::int64_t best_node = -1;
       std::uint32_t best_cpus = UINT32_MAX;
       for (NodeIndex n = best->first; n < best->first + best->count; ++n) {
@@ -199,10 +179,97 @@ bool NodeSelector::select(const SelectRequest& r, const NodeSet& candidates, con
       }
       if (best_node >= 0) {
         take(static_cast<NodeIndex>(best_node));
-        continue;
+        return;
       }
     }
     for (NodeIndex n = best->first; n < best->first + best->count && !done(); ++n) take(n);
+  };
+  auto sufficient = [&](const Run& run) {
+    return static_cast<std::int64_t>(run.count) >= (fixed ? rem_nodes : 1) &&
+           static_cast<std::int64_t>(run.cpus) >= (fixed ? 0 : rem_cpus);
+  };
+  // The picks after the first (see below): per weight, lowest first, the unused runs by most CPUs, then visit order;
+  // while no unused run of the weight is sufficient (a CPU count: the next has fewer CPUs than remain; a node
+  // count: none has as many nodes as remain) the next is taken whole; then the sufficient one with the fewest CPUs
+  // (first in visit order among equals) finishes the job.
+  auto pick_sorted = [&] {
+    order_.clear();
+    for (std::uint32_t i = 0; i < runs_.size(); ++i) {
+      if (!runs_[i].used) order_.push_back(i);
+    }
+    std::sort(order_.begin(), order_.end(), [&](std::uint32_t a, std::uint32_t b) {
+      const Run& x = runs_[a];
+      const Run& y = runs_[b];
+      if (x.weight != y.weight) return x.weight < y.weight;
+      if (x.cpus != y.cpus) return x.cpus > y.cpus;
+      return a < b;
+    });
+    for (std::size_t cls = 0; cls < order_.size() && !done();) {
+      std::size_t end = cls;
+      while (end < order_.size() && runs_[order_[end]].weight == runs_[order_[cls]].weight) ++end;
+      if (fixed) {
+        by_count_.assign(order_.begin() + static_cast<std::ptrdiff_t>(cls),
+                         order_.begin() + static_cast<std::ptrdiff_t>(end));
+        std::sort(by_count_.begin(), by_count_.end(),
+                  [&](std::uint32_t a, std::uint32_t b) { return runs_[a].count > runs_[b].count; });
+      }
+      std::size_t next = cls, most_nodes = 0;
+      while (!done()) {
+        while (next < end && runs_[order_[next]].used) ++next;
+        if (next == end) break;
+        bool any_sufficient = false;
+        if (fixed) {
+          while (most_nodes < by_count_.size() && runs_[by_count_[most_nodes]].used) ++most_nodes;
+          any_sufficient = most_nodes < by_count_.size() && sufficient(runs_[by_count_[most_nodes]]);
+        } else {
+          any_sufficient = sufficient(runs_[order_[next]]);
+        }
+        if (!any_sufficient) {
+          take_run(&runs_[order_[next]], false);
+          continue;
+        }
+        std::uint32_t best = UINT32_MAX;
+        for (std::size_t k = next; k < end; ++k) {
+          const std::uint32_t i = order_[k];
+          if (runs_[i].used || !sufficient(runs_[i])) continue;
+          if (best == UINT32_MAX || runs_[i].cpus < runs_[best].cpus || (runs_[i].cpus == runs_[best].cpus && i < best))
+            best = i;
+        }
+        take_run(&runs_[best], true);
+      }
+      cls = end;
+    }
+  };
+  // Slurm's pick (_eval_nodes_consec), one run at a time: the lowest weight; in it the first sufficient run with the
+  // fewest CPUs, else the first with the most CPUs. A sufficient run finishes the job, so every pick but the last
+  // takes the unused run with the most CPUs: after the first such pick the rest go by one sort (pick_sorted) rather
+  // than a walk over all runs per pick, unless `reference_picks_` (tests).
+  bool first_pick = true;
+  while (!done()) {
+    if (!first_pick && !reference_picks_ && runs_.size() > kSortedPicksFrom) {
+      pick_sorted();
+      break;
+    }
+    first_pick = false;
+    Run* best = nullptr;
+    bool best_sufficient = false;
+    std::uint32_t lowest_weight = UINT32_MAX;
+    for (Run& run : runs_) {
+      if (!run.used) lowest_weight = std::min(lowest_weight, run.weight);
+    }
+    if (lowest_weight == UINT32_MAX) break;
+    for (Run& run : runs_) {
+      if (run.used || run.weight != lowest_weight) continue;
+      if (sufficient(run)) {
+        if (!best_sufficient || run.cpus < best->cpus) {
+          best = &run;
+          best_sufficient = true;
+        }
+      } else if (!best_sufficient && (best == nullptr || run.cpus > best->cpus)) {
+        best = &run;
+      }
+    }
+    take_run(best, best_sufficient);
   }
   if (!done()) {
     out.clear();

@@ -98,6 +98,9 @@ class NodeSelector {
   [[nodiscard]] bool feasibility_is_count_based() const { return topology_.feasibility_is_count_based(); }
   /// Turns the range-based topology choice on or off (tests compare both; they must agree).
   void set_fast_topology(bool on) { fast_topology_ = on; }
+  /// Picks runs of free nodes one walk over all runs per pick, as Slurm's loop does, instead of by one sort after
+  /// the first pick (tests compare both; they must agree).
+  void set_reference_picks(bool on) { reference_picks_ = on; }
   /// Leaf switches (tree) or base blocks (block) of the last successful topology selection; 0 without one.
   [[nodiscard]] std::uint32_t last_leaves_used() const { return last_leaves_; }
 
@@ -115,10 +118,14 @@ class NodeSelector {
   std::vector<std::uint32_t> weights_;                        // configured node weights, flat
   const std::vector<std::uint32_t>* live_weights_ = nullptr;  // current weights, when given
   std::vector<Run> runs_;
-  std::vector<UsableNode> usable_;     // usable nodes for the topology choice
-  std::vector<NodeIndex> topo_order_;  // the topology's choice, in taking order
-  std::vector<UsableRange> ranges_;    // the same as the runs, for the range-based choice
-  bool fast_topology_ = true;          // try the range-based choice first (tests turn it off)
+  std::vector<UsableNode> usable_;                    // usable nodes for the topology choice
+  std::vector<NodeIndex> topo_order_;                 // the topology's choice, in taking order
+  std::vector<UsableRange> ranges_;                   // the same as the runs, for the range-based choice
+  bool fast_topology_ = true;                         // try the range-based choice first (tests turn it off)
+  static constexpr std::size_t kSortedPicksFrom = 8;  // fewer runs: every pick walks them all
+  bool reference_picks_ = false;                      // tests: always walk all runs per pick
+  std::vector<std::uint32_t> order_;                  // pick_sorted: unused runs by weight, most CPUs, visit order
+  std::vector<std::uint32_t> by_count_;               // pick_sorted: one weight's runs by most nodes
   std::uint32_t last_leaves_ = 0;
 };
 

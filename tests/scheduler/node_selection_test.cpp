@@ -3,8 +3,8 @@
 
 #include <gtest/gtest.h>
 
-#include "scheduler/node_bitmap.hpp"
 #include "engine/rng.hpp"
+#include "scheduler/node_bitmap.hpp"
 #include "tests/support/test_cluster.hpp"
 
 namespace gputwin {
@@ -151,6 +151,56 @@ TEST(NodeSelectionProperty, BitmapFastPathChoosesExactlyWhatTheFullScanChooses) 
     ASSERT_EQ(ok_fast, ok_slow) << "request " << k;
     ASSERT_EQ(nodes_of(fast), nodes_of(slow)) << "request " << k;
   }
+}
+
+TEST(NodeSelectionProperty, SortedPicksChooseExactlyWhatSlurmsPickLoopChooses) {
+  // Fragmented clusters (many short runs of free nodes with different CPU counts, in two or three weight classes),
+  // requests by CPU count and by node count, some exclusive, some with GPUs: picking by one sort after the first
+  // pick gives the allocation of the loop that walks every run per pick.
+  std::size_t multi_pick = 0;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    Rng rng(seed);
+    const auto n_nodes = static_cast<std::uint32_t>(rng.uniform_int(60, 400));
+    Scenario sc = testing::make_scenario(n_nodes, 16, 8, SchedulerPolicy::kSlurm);
+    const int classes = static_cast<int>(rng.uniform_int(1, 3));
+    for (std::size_t i = 0; i < sc.cluster.nodes.size(); ++i) {
+      sc.cluster.nodes[i].cpus = static_cast<std::uint32_t>(rng.uniform_int(1, 16));
+      sc.cluster.nodes[i].weight = static_cast<std::uint32_t>(1 + (i / 37) % classes);
+    }
+    std::vector<JobSpec> jobs;
+    for (int k = 0; k < 800; ++k) jobs.push_back(testing::make_job(k + 1, 0, 1, 1, 1, 60, 60));
+    ClusterState state(sc.cluster, jobs);
+    JobIndex next = 0;
+    const double busy = rng.uniform();
+    for (NodeIndex n = 0; n < n_nodes && next < jobs.size(); ++n) {
+      if (rng.uniform() > busy) continue;
+      const auto cpus = static_cast<std::uint32_t>(rng.uniform_int(0, state.free_cpus()[n]));
+      const auto gpus = static_cast<std::uint32_t>(rng.uniform_int(0, state.free_gpus()[n]));
+      state.allocate(next++, std::vector<NodeAllocation>{{n, cpus, gpus, 0}}, 0);
+    }
+    NodeSelector sorted(sc.cluster), reference(sc.cluster);
+    reference.set_reference_picks(true);
+    std::vector<NodeAllocation> a, b;
+    for (int k = 0; k < 300; ++k) {
+      SelectRequest r{static_cast<std::uint32_t>(rng.uniform() < 0.5 ? 0 : rng.uniform_int(1, 40)),
+                      static_cast<std::uint32_t>(rng.uniform_int(1, 400)),
+                      static_cast<std::uint32_t>(rng.uniform() < 0.7 ? 0 : rng.uniform_int(1, 8)), 0,
+                      rng.uniform() < 0.1};
+      if (r.nodes > 0) r.cpus = std::max(r.nodes, r.cpus / 8);
+      const bool ok_a = sorted.select(r, partition_nodes(state, 0), nullptr, live_resources(state), a);
+      const bool ok_b = reference.select(r, partition_nodes(state, 0), nullptr, live_resources(state), b);
+      ASSERT_EQ(ok_a, ok_b) << "seed " << seed << " request " << k;
+      ASSERT_EQ(a.size(), b.size()) << "seed " << seed << " request " << k;
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        ASSERT_EQ(a[i].node, b[i].node) << "seed " << seed << " request " << k;
+        ASSERT_EQ(a[i].cpus, b[i].cpus) << "seed " << seed << " request " << k;
+        ASSERT_EQ(a[i].gpus, b[i].gpus) << "seed " << seed << " request " << k;
+      }
+      // Allocations spanning several runs are the ones the sorted picks decide.
+      if (ok_a && a.size() > 1 && a.back().node - a.front().node + 1 > a.size()) ++multi_pick;
+    }
+  }
+  EXPECT_GT(multi_pick, 1000u);  // the comparison reached the sorted picks often
 }
 
 }  // namespace
