@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <optional>
 #include <queue>
 #include <span>
 #include <vector>
@@ -380,9 +381,9 @@ class ClassicScheduler final : public Scheduler {
   }
 
   // EASY's reservation for the blocked head: the earliest time running jobs (ending at start + limit) free
-  // enough resources, and the nodes it would get then (left in allocation_). False if it can never fit. The jobs
-  // ended by then are by_end_[0, released_).
-  bool compute_shadow(JobIndex head, SimTime& shadow) {
+  // enough resources, and (if `choose_nodes`) the nodes it would get then (left in allocation_). False if it can
+  // never fit. The jobs ended by then are by_end_[0, released_).
+  bool compute_shadow(JobIndex head, SimTime& shadow, bool choose_nodes = true) {
     by_end_ = running_;
     auto limit_end = [&](JobIndex j) { return state_.job(j).start + from_seconds(state_.job(j).time_limit_s); };
     std::sort(by_end_.begin(), by_end_.end(), [&](JobIndex a, JobIndex b) {
@@ -401,7 +402,7 @@ class ClassicScheduler final : public Scheduler {
         found = true;
       }
     }
-    if (found) {
+    if (found && choose_nodes) {
       const bool ok = selector_.select(request, partition_nodes(state_, state_.job(head).partition), nullptr,
                                        scratch_.view_for(request), allocation_);
       assert(ok);
@@ -420,7 +421,8 @@ class ClassicScheduler final : public Scheduler {
     shadow_ = kNever;
     spare_ = {};
     head_partition_ = state_.job(head).partition;
-    if (!compute_shadow(head, shadow_)) return;  // never fits: nothing to protect
+    const std::optional<ResourceCount> head_count = count_without_nodes(select_request(state_.spec(head)));
+    if (!compute_shadow(head, shadow_, !head_count)) return;  // never fits: nothing to protect
     const std::uint64_t* in_partition = state_.partition_bits(head_partition_);
     for (NodeIndex n : partition_of(head).nodes) {
       if (!state_.node_schedulable(n)) continue;
@@ -434,7 +436,20 @@ class ClassicScheduler final : public Scheduler {
         spare_.gpus += a.gpus;
       }
     }
-    spare_ -= count_on(allocation_, in_partition);
+    spare_ -= head_count ? *head_count : count_on(allocation_, in_partition);
+  }
+
+  // With shortcuts, what a request takes when that does not depend on which nodes it gets (so the head's nodes at
+  // the shadow time need not be chosen): a shared request for a node count takes its CPUs per node and GPUs per
+  // node on each of its nodes (NodeSelector's take), a shared one for a CPU count without GPUs takes its CPUs.
+  std::optional<ResourceCount> count_without_nodes(const SelectRequest& r) const {
+    if (!shortcuts_ || r.exclusive) return std::nullopt;
+    if (r.nodes > 0) {
+      const std::int64_t cpus_per_node = (r.cpus + r.nodes - 1) / r.nodes;
+      return ResourceCount{cpus_per_node * r.nodes, std::int64_t{r.gpus_per_node} * r.nodes};
+    }
+    if (r.gpus_per_node == 0) return ResourceCount{r.cpus, 0};
+    return std::nullopt;
   }
 
   // Textbook EASY's backfilling: a job behind the head starts now if it fits now and either ends by the shadow
