@@ -153,6 +153,38 @@ void ClusterState::adjust_partition_counters(NodeIndex n, int sign) {
   }
 }
 
+void ClusterState::change_free(const NodeAllocation& a, int sign) {
+  const NodeIndex n = a.node;
+  const std::uint32_t gpus_before = free_gpus_[n];
+  const bool cpu_free_before = free_cpus_[n] > 0;
+  if (sign > 0) {
+    free_cpus_[n] += a.cpus;
+    free_gpus_[n] += a.gpus;
+    free_mem_mb_[n] += a.mem_mb;
+    --node_jobs_[n];
+  } else {
+    free_cpus_[n] -= a.cpus;
+    free_gpus_[n] -= a.gpus;
+    free_mem_mb_[n] -= a.mem_mb;
+    ++node_jobs_[n];
+  }
+  ++node_version_[n];
+  // As adjust_partition_counters(n, -1) before the change and (n, +1) after, in one walk.
+  if (schedulable_[n]) {
+    const std::size_t row = max_gpus_ + 1;
+    for (const std::uint32_t p : node_partitions_[n]) {
+      --part_gpu_hist_[p * row + gpus_before];
+      ++part_gpu_hist_[p * row + free_gpus_[n]];
+      if (sign > 0)
+        part_free_cpus_[p] += a.cpus;
+      else
+        part_free_cpus_[p] -= a.cpus;
+    }
+  }
+  // The free bits read only whether a CPU is free and how many GPUs are.
+  if (gpus_before != free_gpus_[n] || cpu_free_before != (free_cpus_[n] > 0)) update_free_bits(n);
+}
+
 void ClusterState::update_free_bits(NodeIndex n) {
   const std::uint64_t bit = 1ULL << (n & 63);
   for (std::uint32_t g = 0; g <= max_gpus_; ++g) {
@@ -180,15 +212,8 @@ void ClusterState::allocate(JobIndex j, std::span<const NodeAllocation> allocati
   job.alloc_offset = static_cast<std::uint32_t>(alloc_pool_.size());
   job.alloc_count = static_cast<std::uint32_t>(allocation.size());
   for (const NodeAllocation& a : allocation) {
-    adjust_partition_counters(a.node, -1);
     assert(free_cpus_[a.node] >= a.cpus && free_gpus_[a.node] >= a.gpus && free_mem_mb_[a.node] >= a.mem_mb);
-    free_cpus_[a.node] -= a.cpus;
-    free_gpus_[a.node] -= a.gpus;
-    free_mem_mb_[a.node] -= a.mem_mb;
-    ++node_jobs_[a.node];
-    ++node_version_[a.node];
-    adjust_partition_counters(a.node, +1);
-    update_free_bits(a.node);
+    change_free(a, -1);
     alloc_pool_.push_back(a);
   }
   ++job_updates_;
@@ -205,15 +230,7 @@ void ClusterState::finish(JobIndex j, JobState state, SimTime now) {
 void ClusterState::release(JobIndex j) {
   const JobRuntime& job = jobs_[j];
   for (std::uint32_t k = 0; k < job.alloc_count; ++k) {
-    const NodeAllocation& a = alloc_pool_[job.alloc_offset + k];
-    adjust_partition_counters(a.node, -1);
-    free_cpus_[a.node] += a.cpus;
-    free_gpus_[a.node] += a.gpus;
-    free_mem_mb_[a.node] += a.mem_mb;
-    --node_jobs_[a.node];
-    ++node_version_[a.node];
-    adjust_partition_counters(a.node, +1);
-    update_free_bits(a.node);
+    change_free(alloc_pool_[job.alloc_offset + k], +1);
   }
   ++job_updates_;
 }

@@ -266,6 +266,8 @@ class ClusterState {
  private:
   void adjust_partition_counters(NodeIndex n, int sign);
   void update_free_bits(NodeIndex n);
+  // Takes (sign -1) or gives back (+1) allocation `a` on its node, with the partition counters and free bits.
+  void change_free(const NodeAllocation& a, int sign);
 
   const ClusterConfig* config_;  // not owned
   std::vector<std::uint32_t> free_cpus_;
