@@ -46,6 +46,7 @@
 #include "model/run_observer.hpp"
 #include "model/scenario.hpp"
 #include "results/run_view.hpp"
+#include "results/state_overview.hpp"
 #include "sim/run_gate.hpp"
 #include "sim/runner.hpp"
 #include "ui/run_view_slurm_source.hpp"
@@ -68,6 +69,26 @@ struct RunSnapshot {
  private:
   mutable std::once_flag slurm_once_;
   mutable std::unique_ptr<RunViewSlurmSource> slurm_;
+};
+
+/// What the Overview and the Nodes tab show of a live run as of one copy of its state: computed from the copy in
+/// memory (results/state_overview) rather than from the snapshot written of it, by the first reader that asks (the
+/// others wait for it, then share it); the same figures, field by field, as that snapshot's RunView at now_s().
+class LivePresent {
+ public:
+  /// The simulated second of the copy.
+  [[nodiscard]] std::int64_t now_s() const { return now_s_; }
+  /// The figures at now_s() (computed by the first call; the copy is released then).
+  [[nodiscard]] const StateOverview& figures() const;
+
+ private:
+  friend class LiveRun;
+  LivePresent(std::int64_t now_s, std::function<StateOverview()> compute)
+      : now_s_(now_s), compute_(std::move(compute)) {}
+  std::int64_t now_s_;
+  mutable std::once_flag once_;
+  mutable std::function<StateOverview()> compute_;  // holds the copy until used
+  mutable StateOverview figures_;
 };
 
 /// A finished run's snapshot: `dir` read once, shown at `at_s` (-1: its end) by the slurmrestd-compatible source.
@@ -93,9 +114,10 @@ struct LiveStatus {
   std::uint64_t ended = 0;       ///< Jobs ended so far.
   std::uint64_t total_jobs = 0;  ///< Jobs in the workload.
   std::uint64_t events = 0;      ///< Simulator events processed.
-  std::uint64_t snapshots = 0;   ///< Snapshots taken so far.
+  std::uint64_t snapshots = 0;   ///< Snapshots written so far.
+  std::uint64_t copies = 0;      ///< Copies of the state made so far (for snapshots and for the in-memory answers).
   double snapshot_wall_s = 0;    ///< Wall seconds the snapshot thread spent writing and opening them.
-  double snapshot_copy_wall_s = 0;  ///< Wall seconds the simulation's thread spent copying its state for them.
+  double snapshot_copy_wall_s = 0;  ///< Wall seconds the simulation's thread spent copying its state (every copy).
   std::string error;                ///< Why the run failed (state "failed").
 };
 
@@ -171,6 +193,11 @@ class LiveRun final : public RunGate, public RunObserver {
   /// The newest snapshot, taken now if the one there is older than refresh_ms or an operator acted since. Throws
   /// LiveError 503 if there is none (the simulation did not come to an instant within 30 s, or writing failed).
   std::shared_ptr<const RunSnapshot> snapshot();
+  /// What the Overview and the Nodes tab show now, from the newest copy of the simulation's state in memory (not
+  /// waiting for it to be written): a copy is asked for as snapshot() asks for one (older than refresh_ms, or an
+  /// operator acted since), without a snapshot being written for it. Null once the run has finished (its results
+  /// answer then). Throws LiveError 503 if there is none (the simulation did not come to an instant within 30 s).
+  std::shared_ptr<const LivePresent> present();
   /// The clock and progress now.
   [[nodiscard]] LiveStatus status() const;
   /// Holds the clock (the simulation waits between two instants).
@@ -249,10 +276,16 @@ class LiveRun final : public RunGate, public RunObserver {
   [[nodiscard]] NodeIndex node_named(const std::string& name) const;
   /// The job slurmctld would know by `job_id` (submitted; ended ones too), or LiveError 404 (2017).
   [[nodiscard]] static JobIndex submitted_job(const ClusterState& state, std::int64_t job_id);
-  /// What a snapshot is written from (copied on the simulation's thread, written on the snapshot thread).
+  /// A copy of the simulation's state at an instant (made on the simulation's thread, then only read): what a
+  /// snapshot is written from and what the in-memory answers are computed from.
   struct SnapshotInput;
-  /// Copies the simulation's state for a snapshot and hands it to the snapshot thread (simulation's thread).
-  void copy_for_snapshot(SimWorld& world, std::uint64_t request, std::uint64_t generation);
+  /// Copies the simulation's state (simulation's thread), publishes it for the in-memory answers (answering present
+  /// requests up to `present_request`) and, when `write`, hands it to the snapshot thread (answering snapshot
+  /// requests up to `request`).
+  void copy_state(SimWorld& world, bool write, std::uint64_t request, std::uint64_t generation,
+                  std::uint64_t present_request);
+  /// How long a copy is reused: refresh_ms, and at least 9x what the last copy cost the simulation (under mutex_).
+  [[nodiscard]] WallClock::duration reuse_period() const;
   /// The snapshot thread: writes each copy handed to it and publishes the snapshot.
   void write_snapshots();
   /// Waits until the snapshot thread holds no copy (it may refer to the run's state); simulation's thread.
@@ -302,7 +335,7 @@ class LiveRun final : public RunGate, public RunObserver {
   std::uint64_t action_generation_ = 0;  // operator actions applied; a snapshot older than the last is stale
   // Snapshot requests: asked for by readers; the newest one a copy was made for; the newest one a snapshot answers.
   std::uint64_t snapshot_requests_ = 0, snapshot_copied_ = 0, snapshot_done_ = 0;
-  std::unique_ptr<SnapshotInput> snapshot_input_;  // a copy handed to the snapshot thread, not yet taken
+  std::shared_ptr<SnapshotInput> snapshot_input_;  // a copy handed to the snapshot thread, not yet taken
   bool snapshot_busy_ = false;                     // a copy is handed over or being written
   bool snapshot_thread_stop_ = false;
   std::condition_variable snapshot_cv_;  // the snapshot thread waits here
@@ -312,6 +345,13 @@ class LiveRun final : public RunGate, public RunObserver {
   std::uint64_t current_generation_ = 0;
   WallClock::time_point current_taken_{};  // when current_'s state was copied: its age is the data's
   std::uint64_t snapshots_ = 0;
+  // In-memory answers: requests for a copy, the newest one a copy was made for, the newest one answered; the newest
+  // copy's figures, the operator actions it shows and when it was copied.
+  std::uint64_t present_requests_ = 0, present_copied_ = 0, present_done_ = 0;
+  std::shared_ptr<const LivePresent> present_;
+  std::uint64_t present_generation_ = 0;
+  WallClock::time_point present_taken_{};
+  std::uint64_t copies_ = 0;
   double snapshot_wall_s_ = 0;
   double snapshot_copy_wall_s_ = 0;
   double last_copy_wall_s_ = 0;  // what the newest snapshot's copy cost the simulation
