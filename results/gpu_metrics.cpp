@@ -114,8 +114,11 @@ struct BusyInterval {
 /// relaxing its temperature.
 class GpuCursor {
  public:
-  GpuCursor(const std::vector<BusyInterval>& busy, const GpuModel& gpu, const TelemetryAssumptions& a)
-      : busy_(busy), gpu_(gpu), a_(a), temp_c_(steady_temp_c(gpu, a, gpu.idle_power_w)) {}
+  /// A cursor at `start_s` (0: the series' start; later, for one period's values only: the temperature is then not
+  /// the series').
+  GpuCursor(const std::vector<BusyInterval>& busy, const GpuModel& gpu, const TelemetryAssumptions& a,
+            double start_s = 0)
+      : busy_(busy), gpu_(gpu), a_(a), t_(start_s), temp_c_(steady_temp_c(gpu, a, gpu.idle_power_w)) {}
 
   /// Integrals since the last reset.
   struct Sums {
@@ -157,7 +160,7 @@ class GpuCursor {
   const std::vector<BusyInterval>& busy_;
   const GpuModel& gpu_;
   const TelemetryAssumptions& a_;
-  double t_ = 0;
+  double t_;
   std::size_t idx_ = 0;
   double temp_c_;
 };
@@ -177,9 +180,10 @@ std::vector<GpuLoad> run_loads(const ClusterState& state, SimTime horizon, const
   return loads;
 }
 
-/// The per-GPU series every `step` seconds from 0 to `horizon` (GPU by GPU, time ascending), or only the samples at
-/// `only_time_s` when it is >= 0 (every earlier sample is still computed, unsent, so that the temperature and energy
-/// carried from one sample to the next are the same); returns the samples sent.
+/// The per-GPU series every `step` seconds from 0 to `horizon` (GPU by GPU, time ascending); returns the samples
+/// sent. With `only_time_s` >= 0, only the samples at that time: each GPU's walk then starts at the period before it
+/// with the runs that overlap the period, which gives the same segments, so the same utilisation, power, NVLink rate,
+/// framebuffer, job and XID, but not the temperature and energy the series carries from t = 0 (sent as 0).
 std::uint64_t per_gpu_samples(const ClusterState& state, const GpuBinding& binding, SimTime horizon,
                               const MetricsConfig& config, std::span<const GpuLoad> loads,
                               std::span<const XidEvent> xids, std::span<const NodeConditionEvent> conditions,
@@ -208,28 +212,45 @@ std::uint64_t per_gpu_samples(const ClusterState& state, const GpuBinding& bindi
     if (e.node < node_conditions.size()) node_conditions[e.node].push_back(e);
   }
   const auto samples = static_cast<std::uint64_t>(std::floor(horizon_s / step)) + 1;
-  std::vector<BusyInterval> busy;
+  // The samples computed: all, or the one at only_time_s (if it is a sample time) walked from the period before it.
+  std::uint64_t first = 0, end = samples;
+  double window_s = 0;  // the walk's start: runs ending by then, or starting after the last sample, play no part
+  if (only_time_s >= 0) {
+    first = static_cast<std::uint64_t>(std::floor(static_cast<double>(only_time_s) / step));
+    while (first < samples && std::llround(static_cast<double>(first) * step) < only_time_s) ++first;
+    end = first < samples && std::llround(static_cast<double>(first) * step) == only_time_s ? first + 1 : first;
+    if (first > 0) window_s = static_cast<double>(first - 1) * step;
+  }
+  const double last_s = end > 0 ? static_cast<double>(end - 1) * step : 0;
+  std::vector<std::vector<BusyInterval>> busy(64);
   GpuSample s;
-  for (NodeIndex n = 0; n < cluster.nodes.size(); ++n) {
+  for (NodeIndex n = 0; n < cluster.nodes.size() && first < end; ++n) {
     const GpuModel& gpu = node_gpu_model(cluster, n, models);
-    for (std::uint32_t g = 0; g < std::min<std::uint32_t>(cluster.nodes[n].gpus, 64); ++g) {
-      busy.clear();
-      for (const auto& [id, k] : node_allocs[n]) {
-        const RunRef run = run_ref(state, id, horizon);
-        if ((binding.mask_at(run.alloc_offset + k) >> g & 1) == 0) continue;
-        busy.push_back(BusyInterval{to_seconds_f(run.start), to_seconds_f(run.end), state.spec(run.job).id,
-                                    gpu_power_w(gpu, a, &loads[id]), loads[id].nvlink_bytes_per_s});
+    const std::uint32_t gpus = std::min<std::uint32_t>(cluster.nodes[n].gpus, 64);
+    // Each GPU's runs, in the node's run order (sorted by start below).
+    for (std::uint32_t g = 0; g < gpus; ++g) busy[g].clear();
+    for (const auto& [id, k] : node_allocs[n]) {
+      const RunRef run = run_ref(state, id, horizon);
+      const double start_s = to_seconds_f(run.start), end_s = to_seconds_f(run.end);
+      if (only_time_s >= 0 && (end_s <= window_s || start_s > last_s)) continue;
+      const BusyInterval interval{start_s, end_s, state.spec(run.job).id, gpu_power_w(gpu, a, &loads[id]),
+                                  loads[id].nvlink_bytes_per_s};
+      for (std::uint64_t mask = binding.mask_at(run.alloc_offset + k); mask != 0; mask &= mask - 1) {
+        const auto g = static_cast<std::uint32_t>(std::countr_zero(mask));
+        if (g < gpus) busy[g].push_back(interval);
       }
-      std::sort(busy.begin(), busy.end(),
+    }
+    for (std::uint32_t g = 0; g < gpus; ++g) {
+      std::sort(busy[g].begin(), busy[g].end(),
                 [](const BusyInterval& x, const BusyInterval& y) { return x.start_s < y.start_s; });
-      GpuCursor cursor(busy, gpu, a);
+      GpuCursor cursor(busy[g], gpu, a, window_s);
       double energy_j = 0;
       std::size_t xi = 0, ci = 0;
       std::uint32_t last_xid = 0;
       NodeCondition condition = configured_condition(cluster.nodes[n]);
       s.node = n;
       s.gpu = g;
-      for (std::uint64_t k = 0; k < samples; ++k) {
+      for (std::uint64_t k = first; k < end; ++k) {
         const double t = static_cast<double>(k) * step;
         GpuCursor::Sums sums;
         cursor.advance(t, sums);
@@ -256,9 +277,9 @@ std::uint64_t per_gpu_samples(const ClusterState& state, const GpuBinding& bindi
         s.xid = last_xid;
         const auto& cs = node_conditions[n];
         for (; ci < cs.size() && to_seconds_f(cs[ci].time) <= t; ++ci) condition = cs[ci].condition;
-        if (only_time_s >= 0 && s.time_s != only_time_s) {
-          if (s.time_s > only_time_s) break;
-          continue;
+        if (only_time_s >= 0) {  // the history before the window was not walked
+          s.temp_c = 0;
+          s.energy_mj = 0;
         }
         if (!scrapeable(condition)) continue;  // a DOWN or rebooting node's exporter does not answer the scrape
         gpu_sink(s);

@@ -141,9 +141,10 @@ std::vector<ClusterSample> build_metrics(const ClusterState& state, const GpuBin
                                          ClusterRows rows = ClusterRows::kChanges);
 
 /// The per-GPU samples build_metrics sends to `gpu_sink` at sample time `time_s` (a multiple of the step
-/// gpu_sample_step_s gives for `horizon`), computed by the same code, so bit for bit the same: node by node, GPU by
-/// GPU. Nothing for a time that is not a sample (or past the horizon). Costs about what build_metrics' per-GPU series
-/// costs without its sink: O(runs + GPUs x samples per GPU).
+/// gpu_sample_step_s gives for `horizon`), node by node, GPU by GPU, computed by the same code from the period before
+/// `time_s` on: bit for bit the same utilisation, framebuffer, power, NVLink rate, job and XID, but temp_c and
+/// energy_mj, which carry the whole history, are 0. Nothing for a time that is not a sample (or past the horizon).
+/// Costs O(runs) for finding each node's runs, plus the runs overlapping the period for each GPU.
 void gpu_samples_at(const ClusterState& state, const GpuBinding& binding, SimTime horizon, const MetricsConfig& config,
                     const JobLoadFn& load, std::span<const XidEvent> xids,
                     std::span<const NodeConditionEvent> conditions, std::int64_t time_s,

@@ -109,8 +109,10 @@ StateOverview state_overview(const RunInfo& info, const ClusterState& state, con
     const std::int64_t end_s = rt.end >= 0 ? to_seconds(rt.end) : -1;
     const JobPhase phase = job_phase_at(state.spec(j).submit_s, start_s, end_s, at_s);
     if (phase == JobPhase::kNotSubmitted) continue;
-    // The row's GPU count as RunView reads it back (an INTEGER into 32 bits).
-    count_job(o, phase, recorded_state_name(rt), static_cast<std::int32_t>(job_tres(state, j).gpus));
+    // The row's GPU count as RunView reads it back (an INTEGER into 32 bits), needed only for a running job.
+    const std::string_view recorded = recorded_state_name(rt);
+    const bool running = phase == JobPhase::kRunning || (phase == JobPhase::kRecorded && recorded == "RUNNING");
+    count_job(o, phase, recorded, running ? static_cast<std::int32_t>(job_tres(state, j).gpus) : 0);
   }
   set_gpu_use(o, samples, fb_total);
 
