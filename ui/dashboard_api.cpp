@@ -327,23 +327,23 @@ HttpResponse DashboardApi::twin_pages(const HttpRequest& request) const {
 }
 
 std::optional<HttpResponse> DashboardApi::present_answer(const HttpRequest& request) const {
+  // At a second (a page following the clock asks for the simulation's, past the newest copy's): the newest copy at or
+  // before it, the newest state known then. An earlier second is the run's history: the written snapshot answers it.
+  std::optional<std::int64_t> t;
+  if (request.path != "/api/info" && request.param("t")) t = int_param(request, "t", 0, -kTimeBound, kTimeBound);
   std::shared_ptr<const LivePresent> present;
   try {
-    present = live_->present();
+    present = live_->present(t);
   } catch (const LiveError& e) {
     throw HttpError(e.status(), e.what());
   }
-  if (present == nullptr) return std::nullopt;  // the run has finished: its results answer
+  if (present == nullptr) return std::nullopt;  // the run has finished (its results answer), or an earlier second
   const std::int64_t now_s = present->now_s();
   if (request.path == "/api/info") {
     RunDescription info = present->figures().info;
     info.end_s = now_s;
     return HttpResponse::json(info_json(info, true, true, 0));
   }
-  // Now or later (a page following the clock asks for the simulation's second, which is past the copy's): the copy's
-  // second, the newest state known. An earlier second is the run's history: the written snapshot answers it.
-  const std::int64_t t = int_param(request, "t", now_s, -kTimeBound, kTimeBound);
-  if (t < now_s) return std::nullopt;
   if (request.path == "/api/overview") {
     const StateOverview& f = present->figures();
     return HttpResponse::json(overview_json(f.overview, f.partitions, now_s, now_s));

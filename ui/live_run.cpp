@@ -72,6 +72,7 @@ const StateOverview& LivePresent::figures() const {
   std::call_once(once_, [&] {
     figures_ = compute_();
     compute_ = nullptr;  // the copy goes with it (unless a snapshot of it is still being written)
+    computed_.store(true, std::memory_order_release);
   });
   return figures_;
 }
@@ -376,6 +377,8 @@ void LiveRun::copy_state(SimWorld& world, bool write, std::uint64_t request, std
   snapshot_copy_wall_s_ += wall_s;
   last_copy_wall_s_ = wall_s;
   ++copies_;
+  // The one before stays for requests at a second between the two, if it costs no copy (its figures are made).
+  previous_present_ = present_ != nullptr && present_->computed() ? std::move(present_) : nullptr;
   present_ = std::move(present);
   present_generation_ = generation;
   present_taken_ = started;
@@ -457,7 +460,7 @@ std::shared_ptr<const RunSnapshot> LiveRun::snapshot() {
       throw LiveError(503, "the run has nothing to show" + (error_.empty() ? "" : ": " + error_));
     return current_;
   }
-  const auto reuse = reuse_period();
+  const auto reuse = reuse_period(std::chrono::milliseconds(options_.refresh_ms));
   const bool after_actions = current_ != nullptr && current_generation_ == action_generation_;
   if (after_actions && WallClock::now() - current_taken_ < reuse) return current_;
   const std::uint64_t want = ++snapshot_requests_;
@@ -474,37 +477,45 @@ std::shared_ptr<const RunSnapshot> LiveRun::snapshot() {
   return current_;
 }
 
-LiveRun::WallClock::duration LiveRun::reuse_period() const {
-  // A copy is reused for refresh_ms, and at least for 9 times what it cost: readers cost the simulation at most a
+LiveRun::WallClock::duration LiveRun::reuse_period(std::chrono::milliseconds refresh) const {
+  // A copy is reused for `refresh`, and at least for 9 times what it cost: readers cost the simulation at most a
   // tenth of its time however large the run (an operator's action always gets a fresh one).
   return std::max<WallClock::duration>(
-      std::chrono::milliseconds(options_.refresh_ms),
-      std::chrono::duration_cast<WallClock::duration>(std::chrono::duration<double>(9 * last_copy_wall_s_)));
+      refresh, std::chrono::duration_cast<WallClock::duration>(std::chrono::duration<double>(9 * last_copy_wall_s_)));
 }
 
-std::shared_ptr<const LivePresent> LiveRun::present() {
+std::shared_ptr<const LivePresent> LiveRun::present(std::optional<std::int64_t> at_s) {
   std::unique_lock lock(mutex_);
+  // The newest copy at or before at_s (of the newest and the one before it).
+  const auto at_or_before = [&]() -> std::shared_ptr<const LivePresent> {
+    if (!at_s || present_->now_s() <= *at_s) return present_;
+    if (previous_present_ != nullptr && previous_present_->now_s() <= *at_s) return previous_present_;
+    return nullptr;
+  };
   if (finished_) return nullptr;
   // The end, while the results are written: its copy answers.
-  if (simulation_done_ && present_ != nullptr) return present_;
+  if (simulation_done_ && present_ != nullptr) return at_or_before();
   const auto ended = [&] { return finished_ || (simulation_done_ && present_ != nullptr); };
   if (stop_requested_) {
     // The run ends now: its last copy comes with the end (the results later).
     cv_.wait_for(lock, kSnapshotWait, ended);
   } else {
     const bool after_actions = present_ != nullptr && present_generation_ == action_generation_;
-    if (after_actions && WallClock::now() - present_taken_ < reuse_period()) return present_;
+    // The next copy is asked for once this one is half refresh_ms old: a page asking every refresh_ms then gets the
+    // copy its previous request asked for each time (a new state every refresh_ms, not every other one).
+    const auto reuse = reuse_period(std::chrono::milliseconds(options_.refresh_ms / 2));
+    if (after_actions && WallClock::now() - present_taken_ < reuse) return at_or_before();
     const std::uint64_t want = ++present_requests_;
     attention_.store(true, std::memory_order_release);
     cv_.notify_all();
     // Only old: answer from it while the next copy is made.
-    if (after_actions) return present_;
+    if (after_actions) return at_or_before();
     cv_.wait_for(lock, kSnapshotWait, [&] { return present_done_ >= want || ended(); });
   }
   if (finished_) return nullptr;
   if (present_ == nullptr)
     throw LiveError(503, "no copy of the state yet (the simulation is inside a long step): try again");
-  return present_;
+  return at_or_before();
 }
 
 LiveStatus LiveRun::status() const {

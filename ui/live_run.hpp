@@ -11,8 +11,15 @@
 // request takes the newest snapshot (a shared_ptr: it lives as long as a request uses it); if it is older than
 // `refresh_ms` the request asks for a new one and still answers from the one there (the next request gets the
 // newer one), and it waits only when there is none yet or an operator acted since (so an action shows in the
-// answer that follows it). So a snapshot costs the simulation a copy of its state (about 0.3 us per job: see
-// BENCHMARKS.md), at most every `refresh_ms` and only while someone reads; the writing runs beside it. Events (job
+// answer that follows it). So a snapshot costs the simulation a copy of its state (about 0.1-0.5 us per job: see
+// BENCHMARKS.md), at most every `refresh_ms` and only while someone reads; the writing runs beside it.
+//
+// The Overview and the node list do not wait for the writing: present() hands out the newest copy itself, from
+// which the first reader computes what RunView would answer at the copy's second (results/state_overview: the same
+// rules and the same per-GPU model code, O(nodes + jobs + runs)); copies for it are asked for by the same rule as
+// snapshots, made even while the snapshot thread writes an older one, and written only if a snapshot reader asks.
+// So the Overview of a large run is as fresh as the copy, and the first reader of a run too large to write quickly
+// gets an answer as soon as the simulation reaches an instant instead of a 503. Events (job
 // starts and ends, node state changes, operator actions, preemptions, and the scaling, quota and operations
 // controllers' records) are pushed to a bounded buffer the SSE stream reads,
 // without a snapshot.
@@ -80,6 +87,8 @@ class LivePresent {
   [[nodiscard]] std::int64_t now_s() const { return now_s_; }
   /// The figures at now_s() (computed by the first call; the copy is released then).
   [[nodiscard]] const StateOverview& figures() const;
+  /// True once figures() has been computed.
+  [[nodiscard]] bool computed() const { return computed_.load(std::memory_order_acquire); }
 
  private:
   friend class LiveRun;
@@ -89,6 +98,7 @@ class LivePresent {
   mutable std::once_flag once_;
   mutable std::function<StateOverview()> compute_;  // holds the copy until used
   mutable StateOverview figures_;
+  mutable std::atomic<bool> computed_{false};
 };
 
 /// A finished run's snapshot: `dir` read once, shown at `at_s` (-1: its end) by the slurmrestd-compatible source.
@@ -194,10 +204,13 @@ class LiveRun final : public RunGate, public RunObserver {
   /// LiveError 503 if there is none (the simulation did not come to an instant within 30 s, or writing failed).
   std::shared_ptr<const RunSnapshot> snapshot();
   /// What the Overview and the Nodes tab show now, from the newest copy of the simulation's state in memory (not
-  /// waiting for it to be written): a copy is asked for as snapshot() asks for one (older than refresh_ms, or an
-  /// operator acted since), without a snapshot being written for it. Null once the run has finished (its results
-  /// answer then). Throws LiveError 503 if there is none (the simulation did not come to an instant within 30 s).
-  std::shared_ptr<const LivePresent> present();
+  /// waiting for it to be written): a copy is asked for as snapshot() asks for one, but from half refresh_ms on (or
+  /// an operator acted since), without a snapshot being written for it. With `at_s`, the newest copy at or before that
+  /// second (the one before the newest is kept once computed: a page asks for the clock's second it last heard,
+  /// which a copy made since may have passed). Null when none is (an earlier second: the written snapshot has the
+  /// history) or once the run has finished (its results answer then). Throws LiveError 503 if there is none yet (the
+  /// simulation did not come to an instant within 30 s).
+  std::shared_ptr<const LivePresent> present(std::optional<std::int64_t> at_s = std::nullopt);
   /// The clock and progress now.
   [[nodiscard]] LiveStatus status() const;
   /// Holds the clock (the simulation waits between two instants).
@@ -284,8 +297,8 @@ class LiveRun final : public RunGate, public RunObserver {
   /// requests up to `request`).
   void copy_state(SimWorld& world, bool write, std::uint64_t request, std::uint64_t generation,
                   std::uint64_t present_request);
-  /// How long a copy is reused: refresh_ms, and at least 9x what the last copy cost the simulation (under mutex_).
-  [[nodiscard]] WallClock::duration reuse_period() const;
+  /// How long a copy is reused: `refresh`, and at least 9x what the last copy cost the simulation (under mutex_).
+  [[nodiscard]] WallClock::duration reuse_period(std::chrono::milliseconds refresh) const;
   /// The snapshot thread: writes each copy handed to it and publishes the snapshot.
   void write_snapshots();
   /// Waits until the snapshot thread holds no copy (it may refer to the run's state); simulation's thread.
@@ -349,6 +362,7 @@ class LiveRun final : public RunGate, public RunObserver {
   // copy's figures, the operator actions it shows and when it was copied.
   std::uint64_t present_requests_ = 0, present_copied_ = 0, present_done_ = 0;
   std::shared_ptr<const LivePresent> present_;
+  std::shared_ptr<const LivePresent> previous_present_;  // the one before present_, if its figures were computed
   std::uint64_t present_generation_ = 0;
   WallClock::time_point present_taken_{};
   std::uint64_t copies_ = 0;

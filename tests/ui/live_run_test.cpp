@@ -629,6 +629,51 @@ TEST_F(LiveRunTest, TheOverviewAnswersFromTheCopyWhileTheHistoryNeedsASnapshot) 
   EXPECT_EQ(body.at("running_jobs"), 1);  // stopped there (t: the results' end)
 }
 
+TEST_F(LiveRunTest, ASecondBetweenTwoCopiesIsAnsweredByTheEarlier) {
+  // A page asks for the second the clock last showed, which a copy made since may have passed: the copy before the
+  // newest (its figures made) answers it, still without a snapshot; a second before both needs the written one.
+  LiveOptions options;
+  options.start_paused = true;
+  options.refresh_ms = 100;
+  options.out_dir = dir_ / "out";
+  std::ofstream(dir_ / "profiled.json") << kProfiledScenario;
+  LiveRun live(load_scenario((dir_ / "profiled.json").string()), RunOptions{}, options);
+  const DashboardApi api(live, dir_ / "no-assets", kToken);
+  const auto run_to = [&](std::int64_t second) {
+    live.set_speed(2000);
+    live.resume();
+    for (int i = 0; i < 2000 && live.status().now_s < second; ++i) std::this_thread::sleep_for(1ms);
+    live.pause();
+  };
+  run_to(300);
+  auto [status, first] = call(api, "GET", "/api/overview");
+  ASSERT_EQ(status, 200);
+  const std::int64_t a = first.at("snapshot_s").get<std::int64_t>();
+  run_to(a + 600);
+  std::this_thread::sleep_for(200ms);  // past refresh_ms: the next read asks for a copy
+  json second;
+  for (int i = 0; i < 100; ++i) {
+    std::tie(status, second) = call(api, "GET", "/api/overview");
+    if (second.at("snapshot_s") != a) break;
+    std::this_thread::sleep_for(20ms);
+  }
+  const std::int64_t b = second.at("snapshot_s").get<std::int64_t>();
+  ASSERT_GT(b, a + 100);
+  json between;
+  std::tie(status, between) = call(api, "GET", "/api/overview?t=" + std::to_string(b - 1));
+  ASSERT_EQ(status, 200);
+  EXPECT_EQ(between.at("snapshot_s"), a);
+  EXPECT_EQ(between, first);
+  std::tie(status, between) = call(api, "GET", "/api/nodes?t=" + std::to_string(a));
+  ASSERT_EQ(status, 200);
+  EXPECT_EQ(between.at("t"), a);
+  EXPECT_EQ(live.status().snapshots, 0u);
+  std::tie(status, between) = call(api, "GET", "/api/overview?t=" + std::to_string(a - 1));
+  ASSERT_EQ(status, 200);
+  EXPECT_EQ(between.at("t"), a - 1);
+  EXPECT_EQ(live.status().snapshots, 1u);
+}
+
 TEST_F(LiveRunTest, StopEndsTheRunWhereItIsAndWritesItsResults) {
   // Ctrl-C: the simulation stops at its current time; the results are those of a run stopped then.
   auto live = start(0, true);
