@@ -72,7 +72,6 @@ const StateOverview& LivePresent::figures() const {
   std::call_once(once_, [&] {
     figures_ = compute_();
     compute_ = nullptr;  // the copy goes with it (unless a snapshot of it is still being written)
-    computed_.store(true, std::memory_order_release);
   });
   return figures_;
 }
@@ -103,6 +102,7 @@ LiveRun::LiveRun(Scenario scenario, RunOptions options, LiveOptions live)
   options.gate = this;
   options.observer = this;
   snapshot_thread_ = std::thread([this] { write_snapshots(); });
+  present_thread_ = std::thread([this] { compute_presents(); });
   thread_ = std::thread(
       [this, scenario = std::move(scenario), options]() mutable { simulate(std::move(scenario), std::move(options)); });
   std::unique_lock lock(mutex_);
@@ -111,9 +111,11 @@ LiveRun::LiveRun(Scenario scenario, RunOptions options, LiveOptions live)
     const std::exception_ptr failure = failure_;
     snapshot_thread_stop_ = true;
     snapshot_cv_.notify_all();
+    present_cv_.notify_all();
     lock.unlock();
     thread_.join();
     snapshot_thread_.join();
+    present_thread_.join();
     std::error_code ec;
     std::filesystem::remove_all(snapshot_root_, ec);
     std::rethrow_exception(failure);
@@ -128,8 +130,10 @@ LiveRun::~LiveRun() {
     std::lock_guard lock(mutex_);
     snapshot_thread_stop_ = true;
     snapshot_cv_.notify_all();
+    present_cv_.notify_all();
   }
   if (snapshot_thread_.joinable()) snapshot_thread_.join();
+  if (present_thread_.joinable()) present_thread_.join();
   std::error_code ec;
   std::filesystem::remove_all(snapshot_root_, ec);
 }
@@ -176,6 +180,9 @@ void LiveRun::simulate(Scenario scenario, RunOptions options) {
     std::lock_guard lock(mutex_);
     current_ = std::move(snap);
     present_.reset();  // the results answer from now on
+    ready_.reset();
+    previous_ready_.reset();
+    to_compute_.reset();
   } catch (const std::exception& e) {
     error = e.what();
     failure = std::current_exception();
@@ -369,7 +376,7 @@ void LiveRun::copy_state(SimWorld& world, bool write, std::uint64_t request, std
   const double wall_s = std::chrono::duration<double>(WallClock::now() - started).count();
   // The in-memory answers' figures, computed from the copy by the first reader that asks (not here: the simulation
   // only copies).
-  std::shared_ptr<const LivePresent> present(new LivePresent(to_seconds(input->now), [input] {
+  std::shared_ptr<LivePresent> present(new LivePresent(to_seconds(input->now), [input] {
     const MetricsInput* metrics = input->metrics.config.enabled ? &input->metrics : nullptr;
     return state_overview(input->info, *input->state, *input->recorder, metrics, input->now);
   }));
@@ -377,8 +384,8 @@ void LiveRun::copy_state(SimWorld& world, bool write, std::uint64_t request, std
   snapshot_copy_wall_s_ += wall_s;
   last_copy_wall_s_ = wall_s;
   ++copies_;
-  // The one before stays for requests at a second between the two, if it costs no copy (its figures are made).
-  previous_present_ = present_ != nullptr && present_->computed() ? std::move(present_) : nullptr;
+  to_compute_ = present;  // replaces one the present thread has not taken yet (it was never shown)
+  present_cv_.notify_all();
   present_ = std::move(present);
   present_generation_ = generation;
   present_taken_ = started;
@@ -393,6 +400,25 @@ void LiveRun::copy_state(SimWorld& world, bool write, std::uint64_t request, std
 void LiveRun::wait_snapshot_idle() {
   std::unique_lock lock(mutex_);
   snapshot_cv_.wait(lock, [&] { return !snapshot_busy_; });
+}
+
+void LiveRun::compute_presents() {
+  nice_this_thread(10);  // readers' work: nicer than the simulation, as the HTTP threads are
+  std::unique_lock lock(mutex_);
+  while (true) {
+    present_cv_.wait(lock, [&] { return snapshot_thread_stop_ || to_compute_ != nullptr; });
+    if (snapshot_thread_stop_) return;
+    const std::shared_ptr<LivePresent> next = std::move(to_compute_);
+    lock.unlock();
+    next->figures();  // a reader may be computing it already: then this waits for it
+    lock.lock();
+    if (present_ == nullptr && ready_ == nullptr) continue;  // the run finished meanwhile: its results answer
+    if (ready_ == nullptr || next->now_s() >= ready_->now_s()) {
+      previous_ready_ = std::move(ready_);
+      ready_ = next;
+    }
+    cv_.notify_all();
+  }
 }
 
 void LiveRun::write_snapshots() {
@@ -486,15 +512,19 @@ LiveRun::WallClock::duration LiveRun::reuse_period(std::chrono::milliseconds ref
 
 std::shared_ptr<const LivePresent> LiveRun::present(std::optional<std::int64_t> at_s) {
   std::unique_lock lock(mutex_);
-  // The newest copy at or before at_s (of the newest and the one before it).
-  const auto at_or_before = [&]() -> std::shared_ptr<const LivePresent> {
-    if (!at_s || present_->now_s() <= *at_s) return present_;
-    if (previous_present_ != nullptr && previous_present_->now_s() <= *at_s) return previous_present_;
+  // The newest copy whose figures are made (by the present thread or a reader), at or before at_s; else the newest
+  // copy, whose figures the reader then makes (or waits for).
+  const auto choose = [&]() -> std::shared_ptr<const LivePresent> {
+    for (const std::shared_ptr<LivePresent>* p : {&ready_, &previous_ready_}) {
+      if (*p != nullptr && (!at_s || (*p)->now_s() <= *at_s)) return *p;
+    }
+    if (present_ != nullptr && (!at_s || present_->now_s() <= *at_s) && ready_ == nullptr) return present_;
     return nullptr;
   };
   if (finished_) return nullptr;
   // The end, while the results are written: its copy answers.
-  if (simulation_done_ && present_ != nullptr) return at_or_before();
+  if (simulation_done_ && present_ != nullptr)
+    return present_->now_s() <= at_s.value_or(present_->now_s()) ? present_ : choose();
   const auto ended = [&] { return finished_ || (simulation_done_ && present_ != nullptr); };
   if (stop_requested_) {
     // The run ends now: its last copy comes with the end (the results later).
@@ -504,18 +534,21 @@ std::shared_ptr<const LivePresent> LiveRun::present(std::optional<std::int64_t> 
     // The next copy is asked for once this one is half refresh_ms old: a page asking every refresh_ms then gets the
     // copy its previous request asked for each time (a new state every refresh_ms, not every other one).
     const auto reuse = reuse_period(std::chrono::milliseconds(options_.refresh_ms / 2));
-    if (after_actions && WallClock::now() - present_taken_ < reuse) return at_or_before();
+    if (after_actions && WallClock::now() - present_taken_ < reuse) return choose();
     const std::uint64_t want = ++present_requests_;
     attention_.store(true, std::memory_order_release);
     cv_.notify_all();
-    // Only old: answer from it while the next copy is made.
-    if (after_actions) return at_or_before();
+    // Only old: answer from what is there while the next copy is made and its figures computed.
+    if (after_actions) return choose();
+    // None yet, or an operator acted since: the copy made for this request (the reader makes its figures if the
+    // present thread has not).
     cv_.wait_for(lock, kSnapshotWait, [&] { return present_done_ >= want || ended(); });
+    if (!finished_ && present_ != nullptr && present_done_ >= want) return present_;
   }
   if (finished_) return nullptr;
   if (present_ == nullptr)
     throw LiveError(503, "no copy of the state yet (the simulation is inside a long step): try again");
-  return at_or_before();
+  return choose();
 }
 
 LiveStatus LiveRun::status() const {

@@ -87,8 +87,6 @@ class LivePresent {
   [[nodiscard]] std::int64_t now_s() const { return now_s_; }
   /// The figures at now_s() (computed by the first call; the copy is released then).
   [[nodiscard]] const StateOverview& figures() const;
-  /// True once figures() has been computed.
-  [[nodiscard]] bool computed() const { return computed_.load(std::memory_order_acquire); }
 
  private:
   friend class LiveRun;
@@ -98,7 +96,6 @@ class LivePresent {
   mutable std::once_flag once_;
   mutable std::function<StateOverview()> compute_;  // holds the copy until used
   mutable StateOverview figures_;
-  mutable std::atomic<bool> computed_{false};
 };
 
 /// A finished run's snapshot: `dir` read once, shown at `at_s` (-1: its end) by the slurmrestd-compatible source.
@@ -205,11 +202,13 @@ class LiveRun final : public RunGate, public RunObserver {
   std::shared_ptr<const RunSnapshot> snapshot();
   /// What the Overview and the Nodes tab show now, from the newest copy of the simulation's state in memory (not
   /// waiting for it to be written): a copy is asked for as snapshot() asks for one, but from half refresh_ms on (or
-  /// an operator acted since), without a snapshot being written for it. With `at_s`, the newest copy at or before that
-  /// second (the one before the newest is kept once computed: a page asks for the clock's second it last heard,
-  /// which a copy made since may have passed). Null when none is (an earlier second: the written snapshot has the
-  /// history) or once the run has finished (its results answer then). Throws LiveError 503 if there is none yet (the
-  /// simulation did not come to an instant within 30 s).
+  /// an operator acted since), without a snapshot being written for it. A present thread makes each copy's figures as
+  /// it comes; a reader gets the newest whose figures are made (it waits only for the first copy, or for one made
+  /// after an operator's action, and makes its figures if the thread has not yet). With `at_s`, the newest at or
+  /// before that second (of the two newest made: a page asks for the clock's second it last heard, which a copy made
+  /// since may have passed). Null when none is (an earlier second: the written snapshot has the history) or once the
+  /// run has finished (its results answer then). Throws LiveError 503 if there is none yet (the simulation did not
+  /// come to an instant within 30 s).
   std::shared_ptr<const LivePresent> present(std::optional<std::int64_t> at_s = std::nullopt);
   /// The clock and progress now.
   [[nodiscard]] LiveStatus status() const;
@@ -301,6 +300,9 @@ class LiveRun final : public RunGate, public RunObserver {
   [[nodiscard]] WallClock::duration reuse_period(std::chrono::milliseconds refresh) const;
   /// The snapshot thread: writes each copy handed to it and publishes the snapshot.
   void write_snapshots();
+  /// The present thread (10 nicer than the simulation): makes the figures of each new copy, so that readers answer
+  /// from the newest made ones at once.
+  void compute_presents();
   /// Waits until the snapshot thread holds no copy (it may refer to the run's state); simulation's thread.
   void wait_snapshot_idle();
   /// What the observer notes of each event (formatted to a LiveEvent when published).
@@ -361,8 +363,11 @@ class LiveRun final : public RunGate, public RunObserver {
   // In-memory answers: requests for a copy, the newest one a copy was made for, the newest one answered; the newest
   // copy's figures, the operator actions it shows and when it was copied.
   std::uint64_t present_requests_ = 0, present_copied_ = 0, present_done_ = 0;
-  std::shared_ptr<const LivePresent> present_;
-  std::shared_ptr<const LivePresent> previous_present_;  // the one before present_, if its figures were computed
+  std::shared_ptr<LivePresent> present_;                 // the newest copy (its figures maybe not made yet)
+  std::shared_ptr<LivePresent> to_compute_;              // the newest copy, for the present thread, not yet taken
+  std::shared_ptr<LivePresent> ready_, previous_ready_;  // the two newest copies whose figures are made
+  std::condition_variable present_cv_;                   // the present thread waits here
+  std::thread present_thread_;
   std::uint64_t present_generation_ = 0;
   WallClock::time_point present_taken_{};
   std::uint64_t copies_ = 0;
