@@ -535,6 +535,10 @@ std::shared_ptr<const LivePresent> LiveRun::present(std::optional<std::int64_t> 
     // copy its previous request asked for each time (a new state every refresh_ms, not every other one).
     const auto reuse = reuse_period(std::chrono::milliseconds(options_.refresh_ms / 2));
     if (after_actions && WallClock::now() - present_taken_ < reuse) return choose();
+    // A copy waits for the present thread (busy with the one before): another would replace it unseen, a copy the
+    // simulation paid for nobody sees (a large run's figures take longer than its copies' reuse period). One copy
+    // waiting is enough for the thread to go on with when done.
+    if (after_actions && to_compute_ != nullptr) return choose();
     const std::uint64_t want = ++present_requests_;
     attention_.store(true, std::memory_order_release);
     cv_.notify_all();
