@@ -374,8 +374,8 @@ void LiveRun::copy_state(SimWorld& world, bool write, std::uint64_t request, std
     };
   }
   const double wall_s = std::chrono::duration<double>(WallClock::now() - started).count();
-  // The in-memory answers' figures, computed from the copy by the first reader that asks (not here: the simulation
-  // only copies).
+  // The in-memory answers' figures, made from the copy by the present thread (or a reader that cannot wait for it),
+  // not here: the simulation only copies.
   std::shared_ptr<LivePresent> present(new LivePresent(to_seconds(input->now), [input] {
     const MetricsInput* metrics = input->metrics.config.enabled ? &input->metrics : nullptr;
     return state_overview(input->info, *input->state, *input->recorder, metrics, input->now);

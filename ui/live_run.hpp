@@ -15,10 +15,11 @@
 // BENCHMARKS.md), at most every `refresh_ms` and only while someone reads; the writing runs beside it.
 //
 // The Overview and the node list do not wait for the writing: present() hands out the newest copy itself, from
-// which the first reader computes what RunView would answer at the copy's second (results/state_overview: the same
-// rules and the same per-GPU model code, O(nodes + jobs + runs)); copies for it are asked for by the same rule as
-// snapshots, made even while the snapshot thread writes an older one, and written only if a snapshot reader asks.
-// So the Overview of a large run is as fresh as the copy, and the first reader of a run too large to write quickly
+// which a present thread (10 nicer too) computes what RunView would answer at the copy's second
+// (results/state_overview: the same rules and the same per-GPU model code, O(nodes + jobs + runs)); readers answer from
+// the newest copy so computed. Copies for it are asked for by the snapshots' rule (from half refresh_ms on), made
+// even while the snapshot thread writes an older one, and written only if a snapshot reader asks. So the Overview of
+// a large run is as fresh as its copies, and the first reader of a run too large to write quickly
 // gets an answer as soon as the simulation reaches an instant instead of a 503. Events (job
 // starts and ends, node state changes, operator actions, preemptions, and the scaling, quota and operations
 // controllers' records) are pushed to a bounded buffer the SSE stream reads,
@@ -79,8 +80,9 @@ struct RunSnapshot {
 };
 
 /// What the Overview and the Nodes tab show of a live run as of one copy of its state: computed from the copy in
-/// memory (results/state_overview) rather than from the snapshot written of it, by the first reader that asks (the
-/// others wait for it, then share it); the same figures, field by field, as that snapshot's RunView at now_s().
+/// memory (results/state_overview) rather than from the snapshot written of it, once (by LiveRun's present thread, or
+/// by a reader that cannot wait for it; a second caller waits for the first); the same figures, field by field, as
+/// that snapshot's RunView at now_s().
 class LivePresent {
  public:
   /// The simulated second of the copy.
