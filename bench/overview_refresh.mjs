@@ -101,8 +101,9 @@ const intervals = updates.slice(1).map((u, i) => (u.at - updates[i].at) / 1000);
 const sorted = [...intervals].sort((a, b) => a - b);
 const q = (p) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))].toFixed(2) : '-');
 console.log(`run: ${binary} run ${scenario} --serve ${runOptions.join(' ')}`);
-console.log(ended ? ended : `(stopped after ${seconds} s at simulated second ${live?.now}; ${live?.snapshots} ` +
-  `snapshots, copied in ${live?.snapshot_copy_wall_s?.toFixed(3)} s and written in ${live?.snapshot_wall_s?.toFixed(1)} s)`);
+console.log(ended ? ended : `(stopped after ${seconds} s at simulated second ${live?.now}; ${live?.copies ?? '?'} copies ` +
+  `of the state in ${live?.snapshot_copy_wall_s?.toFixed(3)} s, ${live?.snapshots} of them written as snapshots in ` +
+  `${live?.snapshot_wall_s?.toFixed(1)} s)`);
 console.log(`server CPU ${cpu.toFixed(1)} s over ${((Date.now() - started) / 1000).toFixed(0)} s wall; load average ` +
   os.loadavg().map((l) => l.toFixed(1)).join(' '));
 console.log(`${draws.length} Overview draws, ${updates.length} updates (new data); snapshots shown: ` +

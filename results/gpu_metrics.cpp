@@ -114,8 +114,11 @@ struct BusyInterval {
 /// relaxing its temperature.
 class GpuCursor {
  public:
-  GpuCursor(const std::vector<BusyInterval>& busy, const GpuModel& gpu, const TelemetryAssumptions& a)
-      : busy_(busy), gpu_(gpu), a_(a), temp_c_(steady_temp_c(gpu, a, gpu.idle_power_w)) {}
+  /// A cursor at `start_s` (0: the series' start; later, for one period's values only: the temperature is then not
+  /// the series').
+  GpuCursor(const std::vector<BusyInterval>& busy, const GpuModel& gpu, const TelemetryAssumptions& a,
+            double start_s = 0)
+      : busy_(busy), gpu_(gpu), a_(a), t_(start_s), temp_c_(steady_temp_c(gpu, a, gpu.idle_power_w)) {}
 
   /// Integrals since the last reset.
   struct Sums {
@@ -157,10 +160,135 @@ class GpuCursor {
   const std::vector<BusyInterval>& busy_;
   const GpuModel& gpu_;
   const TelemetryAssumptions& a_;
-  double t_ = 0;
+  double t_;
   std::size_t idx_ = 0;
   double temp_c_;
 };
+
+/// Each run's per-GPU load (run_load) by run id (see RunRef); adds the bytes runs sent between leaf switches to
+/// `cross_leaf_bytes`.
+std::vector<GpuLoad> run_loads(const ClusterState& state, SimTime horizon, const JobLoadFn& load,
+                               double* cross_leaf_bytes) {
+  const std::uint32_t runs = run_count(state);
+  std::vector<GpuLoad> loads(runs);
+  for (std::uint32_t id = 0; id < runs; ++id) {
+    const RunRef run = run_ref(state, id, horizon);
+    if (run.start < 0) continue;
+    loads[id] = run_load(state, run, load);
+    *cross_leaf_bytes += loads[id].job_cross_leaf_bytes_per_s * to_seconds_f(run.end - run.start);
+  }
+  return loads;
+}
+
+/// The per-GPU series every `step` seconds from 0 to `horizon` (GPU by GPU, time ascending); returns the samples
+/// sent. With `only_time_s` >= 0, only the samples at that time: each GPU's walk then starts at the period before it
+/// with the runs that overlap the period, which gives the same segments, so the same utilisation, power, NVLink rate,
+/// framebuffer, job and XID, but not the temperature and energy the series carries from t = 0 (sent as 0).
+std::uint64_t per_gpu_samples(const ClusterState& state, const GpuBinding& binding, SimTime horizon,
+                              const MetricsConfig& config, std::span<const GpuLoad> loads,
+                              std::span<const XidEvent> xids, std::span<const NodeConditionEvent> conditions,
+                              double step, std::int64_t only_time_s,
+                              const std::function<void(const GpuSample&)>& gpu_sink) {
+  const ClusterConfig& cluster = state.config();
+  const TelemetryAssumptions& a = config.telemetry;
+  std::vector<GpuModel> models;
+  const double horizon_s = to_seconds_f(horizon);
+  const std::uint32_t runs = run_count(state);
+  std::uint64_t sent = 0;
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> node_allocs(cluster.nodes.size());  // (run, k)
+  for (std::uint32_t id = 0; id < runs; ++id) {
+    const RunRef run = run_ref(state, id, horizon);
+    if (run.start < 0) continue;
+    for (std::uint32_t k = 0; k < run.allocation.size(); ++k) {
+      if (run.allocation[k].gpus > 0) node_allocs[run.allocation[k].node].emplace_back(id, k);
+    }
+  }
+  std::vector<std::vector<XidEvent>> node_xids(cluster.nodes.size());
+  for (const XidEvent& x : xids) {
+    if (x.node < node_xids.size()) node_xids[x.node].push_back(x);
+  }
+  std::vector<std::vector<NodeConditionEvent>> node_conditions(cluster.nodes.size());
+  for (const NodeConditionEvent& e : conditions) {
+    if (e.node < node_conditions.size()) node_conditions[e.node].push_back(e);
+  }
+  const auto samples = static_cast<std::uint64_t>(std::floor(horizon_s / step)) + 1;
+  // The samples computed: all, or the one at only_time_s (if it is a sample time) walked from the period before it.
+  std::uint64_t first = 0, end = samples;
+  double window_s = 0;  // the walk's start: runs ending by then, or starting after the last sample, play no part
+  if (only_time_s >= 0) {
+    first = static_cast<std::uint64_t>(std::floor(static_cast<double>(only_time_s) / step));
+    while (first < samples && std::llround(static_cast<double>(first) * step) < only_time_s) ++first;
+    end = first < samples && std::llround(static_cast<double>(first) * step) == only_time_s ? first + 1 : first;
+    if (first > 0) window_s = static_cast<double>(first - 1) * step;
+  }
+  const double last_s = end > 0 ? static_cast<double>(end - 1) * step : 0;
+  std::vector<std::vector<BusyInterval>> busy(64);
+  GpuSample s;
+  for (NodeIndex n = 0; n < cluster.nodes.size() && first < end; ++n) {
+    const GpuModel& gpu = node_gpu_model(cluster, n, models);
+    const std::uint32_t gpus = std::min<std::uint32_t>(cluster.nodes[n].gpus, 64);
+    // Each GPU's runs, in the node's run order (sorted by start below).
+    for (std::uint32_t g = 0; g < gpus; ++g) busy[g].clear();
+    for (const auto& [id, k] : node_allocs[n]) {
+      const RunRef run = run_ref(state, id, horizon);
+      const double start_s = to_seconds_f(run.start), end_s = to_seconds_f(run.end);
+      if (only_time_s >= 0 && (end_s <= window_s || start_s > last_s)) continue;
+      const BusyInterval interval{start_s, end_s, state.spec(run.job).id, gpu_power_w(gpu, a, &loads[id]),
+                                  loads[id].nvlink_bytes_per_s};
+      for (std::uint64_t mask = binding.mask_at(run.alloc_offset + k); mask != 0; mask &= mask - 1) {
+        const auto g = static_cast<std::uint32_t>(std::countr_zero(mask));
+        if (g < gpus) busy[g].push_back(interval);
+      }
+    }
+    for (std::uint32_t g = 0; g < gpus; ++g) {
+      std::sort(busy[g].begin(), busy[g].end(),
+                [](const BusyInterval& x, const BusyInterval& y) { return x.start_s < y.start_s; });
+      GpuCursor cursor(busy[g], gpu, a, window_s);
+      double energy_j = 0;
+      std::size_t xi = 0, ci = 0;
+      std::uint32_t last_xid = 0;
+      NodeCondition condition = configured_condition(cluster.nodes[n]);
+      s.node = n;
+      s.gpu = g;
+      for (std::uint64_t k = first; k < end; ++k) {
+        const double t = static_cast<double>(k) * step;
+        GpuCursor::Sums sums;
+        cursor.advance(t, sums);
+        energy_j += sums.energy_j;
+        const BusyInterval* on = cursor.current();
+        s.time_s = static_cast<std::int64_t>(std::llround(t));
+        s.job_id = k == 0 ? (on != nullptr ? on->job_id : 0) : sums.top_job;
+        if (k == 0) {  // an empty period: the instant's values
+          s.util_pct = on != nullptr ? a.busy_util_pct : 0;
+          s.power_w = on != nullptr ? on->power_w : gpu.idle_power_w;
+          s.nvlink_tx_bytes_per_s = on != nullptr ? on->nvlink_bytes_per_s : 0;
+        } else {
+          s.util_pct = a.busy_util_pct * sums.busy_s / step;
+          s.power_w = sums.energy_j / step;
+          s.nvlink_tx_bytes_per_s = sums.nvlink_bytes / step;
+        }
+        s.fb_used_mib = fb_used_mib(gpu, a, on != nullptr);
+        s.temp_c = cursor.temp_c();
+        s.energy_mj = energy_j * 1000.0;
+        const auto& xs = node_xids[n];
+        for (; xi < xs.size() && to_seconds_f(xs[xi].time) <= t; ++xi) {
+          if (xs[xi].gpu == g) last_xid = xs[xi].xid;
+        }
+        s.xid = last_xid;
+        const auto& cs = node_conditions[n];
+        for (; ci < cs.size() && to_seconds_f(cs[ci].time) <= t; ++ci) condition = cs[ci].condition;
+        if (only_time_s >= 0) {  // the history before the window was not walked
+          s.temp_c = 0;
+          s.energy_mj = 0;
+        }
+        if (!scrapeable(condition)) continue;  // a DOWN or rebooting node's exporter does not answer the scrape
+        gpu_sink(s);
+        ++sent;
+      }
+    }
+  }
+  return sent;
+}
 
 }  // namespace
 
@@ -244,6 +372,28 @@ void expand_cluster_samples(std::span<const std::int64_t> times, std::int64_t st
   }
 }
 
+double cluster_sample_step_s(const MetricsConfig& config, double horizon_s) {
+  return config.interval_s *
+         std::max(1.0, std::ceil((std::floor(horizon_s / config.interval_s) + 1) / double(kMaxClusterSamples)));
+}
+
+std::uint64_t sampled_gpu_count(const ClusterConfig& cluster) {
+  std::uint64_t gpus = 0;
+  for (const NodeConfig& node : cluster.nodes) gpus += node.gpus;
+  return gpus;
+}
+
+void gpu_samples_at(const ClusterState& state, const GpuBinding& binding, SimTime horizon, const MetricsConfig& config,
+                    const JobLoadFn& load, std::span<const XidEvent> xids,
+                    std::span<const NodeConditionEvent> conditions, std::int64_t time_s,
+                    const std::function<void(const GpuSample&)>& gpu_sink) {
+  if (!config.per_gpu || !gpu_sink || time_s < 0) return;
+  double cross_leaf_bytes = 0;
+  const std::vector<GpuLoad> loads = run_loads(state, horizon, load, &cross_leaf_bytes);
+  const double step = gpu_sample_step_s(config, to_seconds_f(horizon), sampled_gpu_count(state.config()));
+  per_gpu_samples(state, binding, horizon, config, loads, xids, conditions, step, time_s, gpu_sink);
+}
+
 double gpu_sample_step_s(const MetricsConfig& config, double horizon_s, std::uint64_t gpus) {
   const double per_gpu = std::floor(horizon_s / config.interval_s) + 1;
   const double wanted = per_gpu * static_cast<double>(gpus);
@@ -260,99 +410,21 @@ std::vector<ClusterSample> build_metrics(const ClusterState& state, const GpuBin
   const TelemetryAssumptions& a = config.telemetry;
   std::vector<GpuModel> models;
   const double horizon_s = to_seconds_f(horizon);
-  std::uint64_t total_gpus = 0;
-  for (const NodeConfig& node : cluster.nodes) total_gpus += node.gpus;
+  const std::uint64_t total_gpus = sampled_gpu_count(cluster);
   totals = MetricsTotals{};
   totals.horizon_s = horizon_s;
-  const std::uint32_t runs = run_count(state);
 
   // Each run's power delta over idle and NVLink rate per GPU, by run id (see RunRef).
-  std::vector<GpuLoad> loads(runs);
   double cross_leaf_bytes = 0;
-  for (std::uint32_t id = 0; id < runs; ++id) {
-    const RunRef run = run_ref(state, id, horizon);
-    if (run.start < 0) continue;
-    loads[id] = run_load(state, run, load);
-    cross_leaf_bytes += loads[id].job_cross_leaf_bytes_per_s * to_seconds_f(run.end - run.start);
-  }
+  const std::vector<GpuLoad> loads = run_loads(state, horizon, load, &cross_leaf_bytes);
   totals.cross_leaf_traffic_tb = cross_leaf_bytes / 1e12;
 
   // ---- Per-GPU series -------------------------------------------------------------------------------------
   totals.socket_split_jobs = binding.socket_split_jobs();
   totals.gpu_step_s = gpu_sample_step_s(config, horizon_s, total_gpus);
   if (config.per_gpu && gpu_sink) {
-    std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> node_allocs(cluster.nodes.size());  // (run, k)
-    for (std::uint32_t id = 0; id < runs; ++id) {
-      const RunRef run = run_ref(state, id, horizon);
-      if (run.start < 0) continue;
-      for (std::uint32_t k = 0; k < run.allocation.size(); ++k) {
-        if (run.allocation[k].gpus > 0) node_allocs[run.allocation[k].node].emplace_back(id, k);
-      }
-    }
-    std::vector<std::vector<XidEvent>> node_xids(cluster.nodes.size());
-    for (const XidEvent& x : xids) {
-      if (x.node < node_xids.size()) node_xids[x.node].push_back(x);
-    }
-    std::vector<std::vector<NodeConditionEvent>> node_conditions(cluster.nodes.size());
-    for (const NodeConditionEvent& e : conditions) {
-      if (e.node < node_conditions.size()) node_conditions[e.node].push_back(e);
-    }
-    const double step = totals.gpu_step_s;
-    const auto samples = static_cast<std::uint64_t>(std::floor(horizon_s / step)) + 1;
-    std::vector<BusyInterval> busy;
-    GpuSample s;
-    for (NodeIndex n = 0; n < cluster.nodes.size(); ++n) {
-      const GpuModel& gpu = node_gpu_model(cluster, n, models);
-      for (std::uint32_t g = 0; g < std::min<std::uint32_t>(cluster.nodes[n].gpus, 64); ++g) {
-        busy.clear();
-        for (const auto& [id, k] : node_allocs[n]) {
-          const RunRef run = run_ref(state, id, horizon);
-          if ((binding.mask_at(run.alloc_offset + k) >> g & 1) == 0) continue;
-          busy.push_back(BusyInterval{to_seconds_f(run.start), to_seconds_f(run.end), state.spec(run.job).id,
-                                      gpu_power_w(gpu, a, &loads[id]), loads[id].nvlink_bytes_per_s});
-        }
-        std::sort(busy.begin(), busy.end(),
-                  [](const BusyInterval& x, const BusyInterval& y) { return x.start_s < y.start_s; });
-        GpuCursor cursor(busy, gpu, a);
-        double energy_j = 0;
-        std::size_t xi = 0, ci = 0;
-        std::uint32_t last_xid = 0;
-        NodeCondition condition = configured_condition(cluster.nodes[n]);
-        s.node = n;
-        s.gpu = g;
-        for (std::uint64_t k = 0; k < samples; ++k) {
-          const double t = static_cast<double>(k) * step;
-          GpuCursor::Sums sums;
-          cursor.advance(t, sums);
-          energy_j += sums.energy_j;
-          const BusyInterval* on = cursor.current();
-          s.time_s = static_cast<std::int64_t>(std::llround(t));
-          s.job_id = k == 0 ? (on != nullptr ? on->job_id : 0) : sums.top_job;
-          if (k == 0) {  // an empty period: the instant's values
-            s.util_pct = on != nullptr ? a.busy_util_pct : 0;
-            s.power_w = on != nullptr ? on->power_w : gpu.idle_power_w;
-            s.nvlink_tx_bytes_per_s = on != nullptr ? on->nvlink_bytes_per_s : 0;
-          } else {
-            s.util_pct = a.busy_util_pct * sums.busy_s / step;
-            s.power_w = sums.energy_j / step;
-            s.nvlink_tx_bytes_per_s = sums.nvlink_bytes / step;
-          }
-          s.fb_used_mib = fb_used_mib(gpu, a, on != nullptr);
-          s.temp_c = cursor.temp_c();
-          s.energy_mj = energy_j * 1000.0;
-          const auto& xs = node_xids[n];
-          for (; xi < xs.size() && to_seconds_f(xs[xi].time) <= t; ++xi) {
-            if (xs[xi].gpu == g) last_xid = xs[xi].xid;
-          }
-          s.xid = last_xid;
-          const auto& cs = node_conditions[n];
-          for (; ci < cs.size() && to_seconds_f(cs[ci].time) <= t; ++ci) condition = cs[ci].condition;
-          if (!scrapeable(condition)) continue;  // a DOWN or rebooting node's exporter does not answer the scrape
-          gpu_sink(s);
-          ++totals.gpu_samples;
-        }
-      }
-    }
+    totals.gpu_samples =
+        per_gpu_samples(state, binding, horizon, config, loads, xids, conditions, totals.gpu_step_s, -1, gpu_sink);
   }
 
   // ---- Cluster series: one sweep over run starts and ends, submits, requeues and node condition changes --------
@@ -465,9 +537,7 @@ std::vector<ClusterSample> build_metrics(const ClusterState& state, const GpuBin
     }
   };
 
-  totals.cluster_step_s =
-      config.interval_s *
-      std::max(1.0, std::ceil((std::floor(horizon_s / config.interval_s) + 1) / double(kMaxClusterSamples)));
+  totals.cluster_step_s = cluster_sample_step_s(config, horizon_s);
   const double cstep = totals.cluster_step_s;
   const auto csamples = static_cast<std::uint64_t>(std::floor(horizon_s / cstep)) + 1;
   std::vector<ClusterSample> out;

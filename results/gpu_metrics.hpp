@@ -140,6 +140,16 @@ std::vector<ClusterSample> build_metrics(const ClusterState& state, const GpuBin
                                          const std::function<void(const GpuSample&)>& gpu_sink, MetricsTotals& totals,
                                          ClusterRows rows = ClusterRows::kChanges);
 
+/// The per-GPU samples build_metrics sends to `gpu_sink` at sample time `time_s` (a multiple of the step
+/// gpu_sample_step_s gives for `horizon`), node by node, GPU by GPU, computed by the same code from the period before
+/// `time_s` on: bit for bit the same utilisation, framebuffer, power, NVLink rate, job and XID, but temp_c and
+/// energy_mj, which carry the whole history, are 0. Nothing for a time that is not a sample (or past the horizon).
+/// Costs O(runs) for finding each node's runs, plus the runs overlapping the period for each GPU.
+void gpu_samples_at(const ClusterState& state, const GpuBinding& binding, SimTime horizon, const MetricsConfig& config,
+                    const JobLoadFn& load, std::span<const XidEvent> xids,
+                    std::span<const NodeConditionEvent> conditions, std::int64_t time_s,
+                    const std::function<void(const GpuSample&)>& gpu_sink);
+
 /// Calls `sample(t, i)` for each sample time t = k x `step_s` in [`from_s`, `to_s`] (k a multiple of `stride` after
 /// the first, which is the first multiple of step_s at or after from_s), where `i` is the last of `times` (the stored
 /// rows' times, ascending) at or before t; times before the first row are skipped. A version 1 file stores every
@@ -151,5 +161,12 @@ void expand_cluster_samples(std::span<const std::int64_t> times, std::int64_t st
 /// The per-GPU sample period for a run of `horizon_s` seconds on `gpus` GPUs: the configured interval, or a
 /// whole multiple of it that keeps the samples within config.max_gpu_samples.
 double gpu_sample_step_s(const MetricsConfig& config, double horizon_s, std::uint64_t gpus);
+
+/// The cluster sample period for a run of `horizon_s` seconds: the configured interval, or a whole multiple of it that
+/// keeps the samples within kMaxClusterSamples.
+double cluster_sample_step_s(const MetricsConfig& config, double horizon_s);
+
+/// GPUs the per-GPU series samples the step for: every node's GPU count summed.
+std::uint64_t sampled_gpu_count(const ClusterConfig& cluster);
 
 }  // namespace gputwin

@@ -230,29 +230,6 @@ void bind_finite(sqlite3_stmt* s, int i, double v) {
     sqlite3_bind_null(s, i);  // no fault profile: no MTTF, no optimum
 }
 
-/// Requested or allocated node/CPU/GPU counts of a job, as sacct's AllocTRES (or ReqTRES if it never ran).
-struct JobTres {
-  std::uint64_t nodes = 0, cpus = 0, gpus = 0;
-};
-
-JobTres job_tres(const ClusterState& state, JobIndex j) {
-  JobTres t;
-  const auto alloc = state.allocation(j);
-  if (state.job(j).start >= 0) {
-    t.nodes = alloc.size();
-    for (const auto& a : alloc) {
-      t.cpus += a.cpus;
-      t.gpus += a.gpus;
-    }
-  } else {
-    const JobSpec& spec = state.spec(j);
-    t.nodes = spec.nodes;
-    t.cpus = spec.cpus;
-    t.gpus = static_cast<std::uint64_t>(std::max<std::uint32_t>(spec.nodes, 1)) * spec.gpus_per_node;
-  }
-  return t;
-}
-
 std::string partition_name(const ClusterState& state, JobIndex j) {
   return state.config().partitions[state.job(j).partition].name;
 }
@@ -663,7 +640,6 @@ std::optional<MetricsTotals> write_sqlite(const std::filesystem::path& path, con
   }
   {
     // The partitions as configured (a twin replaces these rows with what slurmrestd reports).
-    static constexpr const char* kStateNames[] = {"UP", "DOWN", "DRAIN", "INACTIVE"};
     Statement st{db.prepare("INSERT INTO partitions VALUES (?,?,?,?,?,?,?,?,?,?)")};
     const auto& config = state.config();
     for (const PartitionConfig& p : config.partitions) {
@@ -684,7 +660,7 @@ std::optional<MetricsTotals> write_sqlite(const std::filesystem::path& path, con
         sqlite3_bind_int64(st.stmt, 5, p.max_time_s);
       else
         sqlite3_bind_null(st.stmt, 5);
-      bind_text(st.stmt, 6, kStateNames[static_cast<int>(p.state)]);
+      bind_text(st.stmt, 6, std::string(partition_state_name(p.state)));
       sqlite3_bind_int64(st.stmt, 7, p.priority_tier);
       sqlite3_bind_int64(st.stmt, 8, p.priority_job_factor);
       sqlite3_bind_int64(st.stmt, 9, static_cast<sqlite3_int64>(p.nodes.size()));
@@ -871,6 +847,29 @@ void write_text(const std::filesystem::path& path, const std::string& text) {
 }
 
 }  // namespace
+
+JobTres job_tres(const ClusterState& state, JobIndex j) {
+  JobTres t;
+  const auto alloc = state.allocation(j);
+  if (state.job(j).start >= 0) {
+    t.nodes = alloc.size();
+    for (const auto& a : alloc) {
+      t.cpus += a.cpus;
+      t.gpus += a.gpus;
+    }
+  } else {
+    const JobSpec& spec = state.spec(j);
+    t.nodes = spec.nodes;
+    t.cpus = spec.cpus;
+    t.gpus = static_cast<std::uint64_t>(std::max<std::uint32_t>(spec.nodes, 1)) * spec.gpus_per_node;
+  }
+  return t;
+}
+
+std::string_view partition_state_name(PartitionState state) {
+  static constexpr std::string_view kStateNames[] = {"UP", "DOWN", "DRAIN", "INACTIVE"};
+  return kStateNames[static_cast<int>(state)];
+}
 
 std::string_view recorded_state_name(const JobRuntime& job) {
   return job.rejected ? std::string_view("REJECTED") : job_state_name(job.state);

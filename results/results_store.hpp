@@ -74,6 +74,17 @@ std::string summary_json(const RunInfo& info, const RunSummary& summary, const M
 /// refused at submit (not a Slurm state: sbatch fails and Slurm keeps no record; the reason column says why).
 std::string_view recorded_state_name(const JobRuntime& job);
 
+/// The partitions table's name of a partition state (slurm.conf's State=UP, DOWN, DRAIN, INACTIVE).
+std::string_view partition_state_name(PartitionState state);
+
+/// Requested or allocated node/CPU/GPU counts of a job, as sacct's AllocTRES (or ReqTRES if it never ran).
+struct JobTres {
+  std::uint64_t nodes = 0, cpus = 0, gpus = 0;
+};
+
+/// What the jobs table records of job `j`'s nodes, CPUs and GPUs: its allocation once started, else its request.
+JobTres job_tres(const ClusterState& state, JobIndex j);
+
 /// Slurm hostlist of a job's nodes ("n[001-004]"); empty if it never ran.
 std::string job_node_list(const ClusterState& state, JobIndex job);
 

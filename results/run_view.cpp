@@ -212,7 +212,7 @@ void RunView::load_nodes() {
                n.memory_mb = sqlite3_column_int64(row, 3);
                n.gpus = static_cast<std::int32_t>(sqlite3_column_int64(row, 4));
                n.gpu_type = column_text(row, 5);
-               if (const auto model = find_gpu_model(n.gpu_type)) n.fb_total_mib = model->memory_gb * 1024.0;
+               n.fb_total_mib = gpu_fb_total_mib(n.gpu_type);
                node_by_name_.emplace(n.name, static_cast<std::int32_t>(nodes_.size()));
                info_.total_gpus += static_cast<std::size_t>(std::max(0, n.gpus));
                nodes_.push_back(std::move(n));
@@ -295,14 +295,90 @@ void RunView::load_jobs() {
                  [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
 }
 
-std::int32_t RunView::state_at(const Job& j, std::int64_t at_s) const {
-  if (at_s < j.submit) return -1;
-  if (j.start >= 0 && at_s >= j.start) {
-    if (j.end >= 0 && at_s >= j.end) return static_cast<std::int32_t>(j.final_state);
-    return static_cast<std::int32_t>(running_id_);
+JobPhase job_phase_at(std::int64_t submit_s, std::int64_t start_s, std::int64_t end_s, std::int64_t at_s) {
+  if (at_s < submit_s) return JobPhase::kNotSubmitted;
+  if (start_s >= 0 && at_s >= start_s) {
+    if (end_s >= 0 && at_s >= end_s) return JobPhase::kRecorded;
+    return JobPhase::kRunning;
   }
-  if (j.start < 0 && (j.end < 0 || at_s >= j.end)) return static_cast<std::int32_t>(j.final_state);
-  return static_cast<std::int32_t>(pending_id_);
+  if (start_s < 0 && (end_s < 0 || at_s >= end_s)) return JobPhase::kRecorded;
+  return JobPhase::kPending;
+}
+
+void count_job(Overview& overview, JobPhase phase, std::string_view recorded_state, std::int64_t gpus) {
+  if (phase == JobPhase::kRunning || (phase == JobPhase::kRecorded && recorded_state == "RUNNING")) {
+    ++overview.running_jobs;
+    overview.allocated_gpus += gpus;
+  } else if (phase == JobPhase::kPending || (phase == JobPhase::kRecorded && recorded_state == "PENDING")) {
+    ++overview.pending_jobs;
+  }
+}
+
+void count_node(Overview& overview, std::string_view state) {
+  ++overview.node_groups[group_index(node_state_group(state))];
+  overview.idle_nodes = overview.node_groups[0];
+}
+
+double gpu_fb_total_mib(std::string_view gpu_type) {
+  const auto model = find_gpu_model(std::string(gpu_type));
+  return model ? model->memory_gb * 1024.0 : 0;
+}
+
+void set_gpu_use(std::vector<NodeRow>& rows, std::span<const NodeGpuSample> samples,
+                 std::span<const double> fb_total_mib) {
+  for (std::size_t n = 0; n < samples.size() && n < rows.size(); ++n) {
+    const NodeGpuSample& g = samples[n];
+    if (g.gpus == 0) continue;
+    rows[n].gpu_util_pct = g.util / g.gpus;
+    const double total = fb_total_mib[n];
+    rows[n].gpu_mem_pct = total > 0 ? 100.0 * g.fb_used_mib / (total * g.gpus) : -1;
+    rows[n].xid = g.xid;
+  }
+}
+
+void set_gpu_use(Overview& overview, std::span<const NodeGpuSample> samples, std::span<const double> fb_total_mib) {
+  double util = 0, fb = 0, fb_total = 0;
+  std::int64_t sampled = 0;
+  for (std::size_t n = 0; n < samples.size(); ++n) {
+    util += samples[n].util;
+    fb += samples[n].fb_used_mib;
+    fb_total += fb_total_mib[n] * samples[n].gpus;
+    sampled += samples[n].gpus;
+  }
+  if (sampled > 0) {
+    overview.gpu_util_pct = util / static_cast<double>(sampled);
+    if (fb_total > 0) overview.gpu_mem_pct = 100.0 * fb / fb_total;
+  }
+}
+
+void set_partition_nodes(PartitionRow& p, std::span<const std::int32_t> members, std::span<const NodeRow> nodes) {
+  std::set<std::string> types;
+  p.total_nodes = 0;
+  p.total_gpus = 0;
+  p.avail_nodes = 0;
+  for (const std::int32_t n : members) {
+    const NodeRow& node = nodes[static_cast<std::size_t>(n)];
+    ++p.total_nodes;
+    p.total_gpus += node.gpus;
+    if (!node.gpu_type.empty()) types.insert(node.gpu_type);
+    if (node.group == "IDLE" || node.group == "MIXED") ++p.avail_nodes;
+  }
+  p.gpu_type.clear();
+  for (const std::string& t : types) p.gpu_type += (p.gpu_type.empty() ? "" : ",") + t;
+}
+
+std::int32_t RunView::state_at(const Job& j, std::int64_t at_s) const {
+  switch (job_phase_at(j.submit, j.start, j.end, at_s)) {
+    case JobPhase::kNotSubmitted:
+      return -1;
+    case JobPhase::kRunning:
+      return static_cast<std::int32_t>(running_id_);
+    case JobPhase::kPending:
+      return static_cast<std::int32_t>(pending_id_);
+    case JobPhase::kRecorded:
+      break;
+  }
+  return static_cast<std::int32_t>(j.final_state);
 }
 
 JobRow RunView::row(const Job& j, std::int64_t at_s) const {
@@ -742,14 +818,14 @@ struct ReadTransaction {
 
 }  // namespace
 
-std::vector<RunView::GpuSample> RunView::gpu_samples(std::int64_t at_s) const {
+std::vector<NodeGpuSample> RunView::gpu_samples(std::int64_t at_s) const {
   if (info_.gpu_step_s <= 0) return {};
   const std::int64_t t = std::max<std::int64_t>(0, at_s / info_.gpu_step_s * info_.gpu_step_s);
   // The Overview asks for the same sample twice (its cards, then the node grid), and every reader of a live run
   // asks for the same second: the last sample read is kept, and a second reader of it waits for the first.
   std::lock_guard samples_lock(samples_mutex_);
   if (samples_time_ == t) return samples_;
-  std::vector<GpuSample> samples(nodes_.size());
+  std::vector<NodeGpuSample> samples(nodes_.size());
   std::lock_guard lock(db_mutex_);
   ReadTransaction transaction(*db_);
   // One seek per GPU on the primary key (node_index, gpu, time). `gpu >= 0 AND time = ?` would walk every row of
@@ -761,14 +837,12 @@ std::vector<RunView::GpuSample> RunView::gpu_samples(std::int64_t at_s) const {
   Prepared beyond(*db_, "SELECT 1 FROM gpu_metrics WHERE node_index = ?1 AND gpu >= ?2 LIMIT 1");
   Prepared whole(*db_,
                  "SELECT util_pct, fb_used_mib, xid FROM gpu_metrics WHERE node_index = ?1 AND gpu >= 0 AND time = ?2");
-  const auto add = [](GpuSample& sample, sqlite3_stmt* q) {
-    sample.util += sqlite3_column_double(q, 0);
-    sample.fb_used_mib += sqlite3_column_double(q, 1);
-    if (const auto x = static_cast<std::int32_t>(sqlite3_column_int64(q, 2)); x != 0) sample.xid = x;
-    ++sample.gpus;
+  const auto add = [](NodeGpuSample& sample, sqlite3_stmt* q) {
+    sample.add(sqlite3_column_double(q, 0), sqlite3_column_double(q, 1),
+               static_cast<std::int32_t>(sqlite3_column_int64(q, 2)));
   };
   for (std::size_t node = 0; node < nodes_.size(); ++node) {
-    GpuSample& sample = samples[node];
+    NodeGpuSample& sample = samples[node];
     const auto index = static_cast<sqlite3_int64>(node);
     const std::int32_t gpus = std::clamp(nodes_[node].gpus, 0, 64);
     sqlite3_reset(beyond.stmt);
@@ -810,16 +884,15 @@ std::vector<NodeRow> RunView::nodes(std::int64_t at_s, bool with_gpu_use) const 
     rows.push_back(std::move(r));
   }
   if (!with_gpu_use) return rows;
-  const std::vector<GpuSample> samples = gpu_samples(at_s);
-  for (std::size_t n = 0; n < samples.size(); ++n) {
-    const GpuSample& g = samples[n];
-    if (g.gpus == 0) continue;
-    rows[n].gpu_util_pct = g.util / g.gpus;
-    const double total = nodes_[n].fb_total_mib;
-    rows[n].gpu_mem_pct = total > 0 ? 100.0 * g.fb_used_mib / (total * g.gpus) : -1;
-    rows[n].xid = g.xid;
-  }
+  set_gpu_use(rows, gpu_samples(at_s), fb_totals());
   return rows;
+}
+
+std::vector<double> RunView::fb_totals() const {
+  std::vector<double> totals;
+  totals.reserve(nodes_.size());
+  for (const NodeInfo& n : nodes_) totals.push_back(n.fb_total_mib);
+  return totals;
 }
 
 std::vector<PartitionRow> RunView::partitions(std::int64_t at_s) const {
@@ -839,6 +912,8 @@ std::vector<PartitionRow> RunView::partitions(std::int64_t at_s) const {
                rows.push_back(std::move(p));
              });
   // Members from the hostlist; availability and GPUs from the nodes.
+  if (rows.empty()) return rows;
+  const std::vector<NodeRow> nodes = this->nodes(at_s, false);
   for (PartitionRow& p : rows) {
     std::vector<std::string> names;
     try {
@@ -846,19 +921,12 @@ std::vector<PartitionRow> RunView::partitions(std::int64_t at_s) const {
     } catch (const std::exception&) {
       names.clear();
     }
-    std::set<std::string> types;
-    p.total_nodes = 0;
+    std::vector<std::int32_t> members;
     for (const std::string& name : names) {
       const auto it = node_by_name_.find(name);
-      if (it == node_by_name_.end()) continue;
-      const auto n = static_cast<std::size_t>(it->second);
-      ++p.total_nodes;
-      p.total_gpus += nodes_[n].gpus;
-      if (!nodes_[n].gpu_type.empty()) types.insert(nodes_[n].gpu_type);
-      const std::string_view g = node_state_group(node_state_at(n, at_s));
-      if (g == "IDLE" || g == "MIXED") ++p.avail_nodes;
+      if (it != node_by_name_.end()) members.push_back(it->second);
     }
-    for (const std::string& t : types) p.gpu_type += (p.gpu_type.empty() ? "" : ",") + t;
+    set_partition_nodes(p, members, nodes);
   }
   return rows;
 }
@@ -868,33 +936,11 @@ Overview RunView::overview(std::int64_t at_s) const {
   o.at_s = at_s;
   o.total_gpus = static_cast<std::int64_t>(info_.total_gpus);
   o.total_nodes = static_cast<std::int64_t>(nodes_.size());
-  for (std::size_t n = 0; n < nodes_.size(); ++n) {
-    const std::string_view g = node_state_group(node_state_at(n, at_s));
-    ++o.node_groups[group_index(g)];
-  }
-  o.idle_nodes = o.node_groups[0];
+  for (std::size_t n = 0; n < nodes_.size(); ++n) count_node(o, node_state_at(n, at_s));
   for (const Job& j : jobs_) {
-    const std::int32_t s = state_at(j, at_s);
-    if (s == static_cast<std::int32_t>(running_id_)) {
-      ++o.running_jobs;
-      o.allocated_gpus += j.gpus;
-    } else if (s == static_cast<std::int32_t>(pending_id_)) {
-      ++o.pending_jobs;
-    }
+    count_job(o, job_phase_at(j.submit, j.start, j.end, at_s), text(j.final_state), j.gpus);
   }
-  double util = 0, fb = 0, fb_total = 0;
-  std::int64_t sampled = 0;
-  const std::vector<GpuSample> samples = gpu_samples(at_s);
-  for (std::size_t n = 0; n < samples.size(); ++n) {
-    util += samples[n].util;
-    fb += samples[n].fb_used_mib;
-    fb_total += nodes_[n].fb_total_mib * samples[n].gpus;
-    sampled += samples[n].gpus;
-  }
-  if (sampled > 0) {
-    o.gpu_util_pct = util / static_cast<double>(sampled);
-    if (fb_total > 0) o.gpu_mem_pct = 100.0 * fb / fb_total;
-  }
+  set_gpu_use(o, gpu_samples(at_s), fb_totals());
   return o;
 }
 

@@ -22,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -136,6 +137,50 @@ struct Overview {
 /// The grid's group names, in Overview::node_groups order.
 inline constexpr std::array<std::string_view, 6> kNodeGroups = {"IDLE",  "MIXED", "ALLOCATED",
                                                                 "DRAIN", "DOWN",  "UNKNOWN"};
+
+/// Where a job stands at `at_s` by its jobs row (seconds; start and end -1 when the row has none): not submitted
+/// yet, pending, running, or in the state its row records (its final state; PENDING or RUNNING for a job the row
+/// was written before it ended).
+enum class JobPhase : std::uint8_t { kNotSubmitted, kPending, kRunning, kRecorded };
+
+/// A job row's phase at `at_s` (RunView's rule, which a live run's present answers share).
+JobPhase job_phase_at(std::int64_t submit_s, std::int64_t start_s, std::int64_t end_s, std::int64_t at_s);
+
+/// Counts a job in the Overview's Running Jobs (with its GPUs in Allocated GPUs) or pending count, by its phase at
+/// the Overview's time and the state its row records.
+void count_job(Overview& overview, JobPhase phase, std::string_view recorded_state, std::int64_t gpus);
+
+/// Counts a node in `state` (Slurm's name) in the Overview's health grid and Idle Nodes.
+void count_node(Overview& overview, std::string_view state);
+
+/// One node's GPUs at a metrics sample: sums over the GPUs sampled, in GPU order, and the last non-zero XID.
+struct NodeGpuSample {
+  double util = 0, fb_used_mib = 0;
+  std::int32_t gpus = 0, xid = 0;
+  /// Adds one GPU's sample.
+  void add(double util_pct, double fb_mib, std::int32_t xid_code) {
+    util += util_pct;
+    fb_used_mib += fb_mib;
+    if (xid_code != 0) xid = xid_code;
+    ++gpus;
+  }
+};
+
+/// Framebuffer of one GPU of type `gpu_type` in MiB (the catalogue's memory); 0 for a type it does not have.
+double gpu_fb_total_mib(std::string_view gpu_type);
+
+/// Sets each node row's GPU use (gpu_util_pct, gpu_mem_pct, xid) from its node's sample (`samples` by node, may be
+/// empty: no GPU metrics); `fb_total_mib` is each node's per-GPU framebuffer.
+void set_gpu_use(std::vector<NodeRow>& rows, std::span<const NodeGpuSample> samples,
+                 std::span<const double> fb_total_mib);
+
+/// Sets the Overview's GPU Util and GPU Memory (means over every GPU sampled) from every node's sample.
+void set_gpu_use(Overview& overview, std::span<const NodeGpuSample> samples, std::span<const double> fb_total_mib);
+
+/// Sets a partition row's total_nodes, total_gpus, gpu_type (its nodes' types, sorted, comma-separated) and
+/// avail_nodes (IDLE or MIXED) from the rows of its member nodes (indices into `nodes`).
+void set_partition_nodes(PartitionRow& partition, std::span<const std::int32_t> members,
+                         std::span<const NodeRow> nodes);
 
 /// One sample of the cluster series.
 struct ClusterPoint {
@@ -334,13 +379,10 @@ class RunView {
   void run_time_page(const JobQuery& query, const std::vector<std::uint8_t>& hit, std::size_t total, std::size_t from,
                      std::size_t to, std::vector<std::uint32_t>& chosen) const;
   static constexpr int kDurationOrderKey = 1000;  // orders_'s key for duration_order (+1 descending)
-  /// One node's GPUs at a metrics sample: sums over the GPUs sampled, and the last non-zero XID.
-  struct GpuSample {
-    double util = 0, fb_used_mib = 0;
-    std::int32_t gpus = 0, xid = 0;
-  };
   /// Every node's GPU sample at or before `at_s` (one read of the sample); empty without GPU metrics.
-  [[nodiscard]] std::vector<GpuSample> gpu_samples(std::int64_t at_s) const;
+  [[nodiscard]] std::vector<NodeGpuSample> gpu_samples(std::int64_t at_s) const;
+  /// Each node's per-GPU framebuffer (MiB).
+  [[nodiscard]] std::vector<double> fb_totals() const;
   void load_jobs();
   void load_nodes();
 
@@ -364,7 +406,7 @@ class RunView {
   mutable std::mutex cache_mutex_;
   mutable std::mutex samples_mutex_;        // gpu_samples' cache: one reader at a time
   mutable std::int64_t samples_time_ = -1;  // the GPU sample time samples_ holds; -1: none
-  mutable std::vector<GpuSample> samples_;
+  mutable std::vector<NodeGpuSample> samples_;
   mutable std::unordered_map<int, std::vector<std::uint32_t>> orders_;
   mutable std::vector<std::uint32_t> jobs_by_submit_, jobs_by_start_, jobs_by_end_;
   void load_costs() const;

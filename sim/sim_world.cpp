@@ -722,9 +722,11 @@ void SimWorld::dispatch(const Event& event) {
 
 void SimWorld::run(const std::function<void(const SimWorld&)>& progress, std::uint64_t progress_every) {
   assert(plane_ != nullptr && scheduler_ != nullptr);
-  const auto& specs = state_.specs();
-  const std::uint64_t job_count = specs.size();
-  now_ = job_count > 0 ? from_seconds(specs.front().submit_s) : 0;
+  // The loaded jobs, in submit order (jobs a live run adds later are submitted as they come). Looked up through the
+  // state each time, not held: add_job replaces the specs' vector while a live run's copy shares the old one, which
+  // goes when the copy does.
+  const std::uint64_t job_count = state_.job_count();
+  now_ = job_count > 0 ? from_seconds(state_.spec(0).submit_s) : 0;
   start_run();
   if (!running_at_start_.empty() || !nodes_out_at_start_.empty()) apply_initial_state();
   std::uint64_t next_progress = progress_every;
@@ -732,7 +734,7 @@ void SimWorld::run(const std::function<void(const SimWorld&)>& progress, std::ui
     const bool have_submit = next_submit_ < job_count;
     if (!have_submit && events_.empty()) break;
     SimTime t = kNever;
-    if (have_submit) t = from_seconds(specs[next_submit_].submit_s);
+    if (have_submit) t = from_seconds(state_.spec(static_cast<JobIndex>(next_submit_)).submit_s);
     if (!events_.empty() && events_.top().time < t) t = events_.top().time;
     // Only the scheduler's periodic timers are left, nothing runs, and a full round of passes has already
     // looked at whatever is still pending: nothing can change any more.
@@ -766,7 +768,7 @@ void SimWorld::run(const std::function<void(const SimWorld&)>& progress, std::ui
         if (pass_after_every_event_) plane_->on_instant_end();
         continue;
       }
-      if (next_submit_ < job_count && from_seconds(specs[next_submit_].submit_s) == t) {
+      if (next_submit_ < job_count && from_seconds(state_.spec(static_cast<JobIndex>(next_submit_)).submit_s) == t) {
         const auto job = static_cast<JobIndex>(next_submit_++);
         if (state_.job(job).submitted) continue;  // running at the start (set_initial_state)
         if (submit(job) && pass_after_every_event_) plane_->on_instant_end();

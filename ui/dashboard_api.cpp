@@ -77,6 +77,106 @@ json to_json(const PartitionRow& p) {
               {"total_gpus", p.total_gpus}};
 }
 
+// /api/info's answer (shared by a snapshot's view and a live run's in-memory figures).
+std::string info_json(const RunDescription& info, bool live, bool controls, std::size_t compare) {
+  return json{{"scenario", info.scenario},
+              {"policy", info.policy},
+              {"kind", info.kind},
+              {"seed", info.seed},
+              {"begin", info.begin_s},
+              {"end", info.end_s},
+              {"epoch_unix", info.epoch_unix_s},
+              {"cluster_step", info.cluster_step_s},
+              {"gpu_step", info.gpu_step_s},
+              {"jobs", info.jobs},
+              {"nodes", info.nodes},
+              {"total_gpus", info.total_gpus},
+              {"live", live},
+              {"controls", controls},
+              {"compare", compare}}
+      .dump(-1, ' ', false, kReplaceInvalidUtf8);
+}
+
+// /api/overview's answer at `t`, read from the state of simulated second `snapshot_s`.
+std::string overview_json(const Overview& o, const std::vector<PartitionRow>& partitions, std::int64_t t,
+                          std::int64_t snapshot_s) {
+  json groups = json::object();
+  for (std::size_t g = 0; g < kNodeGroups.size(); ++g) groups[std::string(kNodeGroups[g])] = o.node_groups[g];
+  json parts = json::array();
+  for (const PartitionRow& p : partitions) parts.push_back(to_json(p));
+  return json{{"t", t},
+              {"snapshot_s", snapshot_s},  // the state read: a live run's snapshot (the page shows when it changes)
+              {"total_gpus", o.total_gpus},
+              {"allocated_gpus", o.allocated_gpus},
+              {"gpu_util_pct", o.gpu_util_pct >= 0 ? json(o.gpu_util_pct) : json(nullptr)},
+              {"gpu_mem_pct", o.gpu_mem_pct >= 0 ? json(o.gpu_mem_pct) : json(nullptr)},
+              {"running_jobs", o.running_jobs},
+              {"pending_jobs", o.pending_jobs},
+              {"idle_nodes", o.idle_nodes},
+              {"total_nodes", o.total_nodes},
+              {"node_groups", groups},
+              {"partitions", parts}}
+      .dump(-1, ' ', false, kReplaceInvalidUtf8);
+}
+
+// The node list's filter parameter (all, failed, xid, healthy). Throws HttpError 400.
+std::string node_filter(const HttpRequest& request) {
+  std::string filter = request.param("filter").value_or("all");
+  if (filter != "all" && filter != "failed" && filter != "xid" && filter != "healthy") {
+    throw HttpError(400, "parameter 'filter': expected all, failed, xid or healthy");
+  }
+  return filter;
+}
+
+// The node list's gpu parameter: false leaves out GPU use (one SQLite read per node for a written run): what a page
+// that only needs names and states asks. Throws HttpError 400.
+bool with_gpu_use(const HttpRequest& request) {
+  const std::string gpu = request.param("gpu").value_or("true");
+  if (gpu != "true" && gpu != "false") throw HttpError(400, "parameter 'gpu': expected true or false");
+  return gpu == "true";
+}
+
+// /api/nodes' answer at `t` for `nodes` (their GPU use left out, as RunView::nodes leaves it, unless `gpu_use`).
+std::string nodes_json(const std::vector<NodeRow>& nodes, std::int64_t t, const std::string& filter, bool gpu_use) {
+  json rows = json::array();
+  std::size_t failed = 0, xid = 0, healthy = 0, drain = 0, down = 0, gpus = 0, healthy_gpus = 0;
+  for (NodeRow n : nodes) {
+    if (!gpu_use) {
+      n.gpu_util_pct = -1;
+      n.gpu_mem_pct = -1;
+      n.xid = 0;
+    }
+    const bool is_failed = n.group == "DRAIN" || n.group == "DOWN" || n.group == "UNKNOWN";
+    failed += is_failed ? 1 : 0;
+    drain += n.group == "DRAIN" ? 1 : 0;
+    down += n.group == "DOWN" ? 1 : 0;
+    xid += n.xid != 0 ? 1 : 0;
+    healthy += !is_failed && n.xid == 0 ? 1 : 0;
+    gpus += static_cast<std::size_t>(n.gpus);
+    healthy_gpus += !is_failed && n.xid == 0 ? static_cast<std::size_t>(n.gpus) : 0;
+    if ((filter == "failed" && !is_failed) || (filter == "xid" && n.xid == 0) ||
+        (filter == "healthy" && (is_failed || n.xid != 0))) {
+      continue;
+    }
+    rows.push_back(to_json(n));
+  }
+  return json{{"t", t},
+              {"counts", {{"all", nodes.size()}, {"failed", failed}, {"xid", xid}, {"healthy", healthy}}},
+              // The Nodes tab's cards: failed = DRAIN (draining, drained, failing, fail) + DOWN (down, rebooting) +
+              // UNKNOWN; XID errors need gpu=true (the GPU sample at t).
+              {"summary",
+               {{"nodes", nodes.size()},
+                {"healthy", healthy},
+                {"failed", failed},
+                {"drain", drain},
+                {"down", down},
+                {"xid", xid},
+                {"gpus", gpus},
+                {"healthy_gpus", healthy_gpus}}},
+              {"nodes", rows}}
+      .dump(-1, ' ', false, kReplaceInvalidUtf8);
+}
+
 bool is_safe_asset_path(std::string_view path) {
   if (path.empty() || path.size() > 200) return false;
   for (char c : path) {
@@ -226,6 +326,33 @@ HttpResponse DashboardApi::twin_pages(const HttpRequest& request) const {
   return twin_api_response(request, *twin, *run->view);
 }
 
+std::optional<HttpResponse> DashboardApi::present_answer(const HttpRequest& request) const {
+  // At a second (a page following the clock asks for the simulation's, past the newest copy's): the newest copy at or
+  // before it, the newest state known then. An earlier second is the run's history: the written snapshot answers it.
+  std::optional<std::int64_t> t;
+  if (request.path != "/api/info" && request.param("t")) t = int_param(request, "t", 0, -kTimeBound, kTimeBound);
+  std::shared_ptr<const LivePresent> present;
+  try {
+    present = live_->present(t);
+  } catch (const LiveError& e) {
+    throw HttpError(e.status(), e.what());
+  }
+  if (present == nullptr) return std::nullopt;  // the run has finished (its results answer), or an earlier second
+  const std::int64_t now_s = present->now_s();
+  if (request.path == "/api/info") {
+    RunDescription info = present->figures().info;
+    info.end_s = now_s;
+    return HttpResponse::json(info_json(info, true, true, 0));
+  }
+  if (request.path == "/api/overview") {
+    const StateOverview& f = present->figures();
+    return HttpResponse::json(overview_json(f.overview, f.partitions, now_s, now_s));
+  }
+  const std::string filter = node_filter(request);
+  const bool gpu_use = with_gpu_use(request);
+  return HttpResponse::json(nodes_json(present->figures().nodes, now_s, filter, gpu_use));
+}
+
 HttpResponse DashboardApi::api(const HttpRequest& request) const {
   if (request.path == "/api/forecasts" || request.path == "/api/actions") return twin_pages(request);
   if (request.path.rfind("/api/compare", 0) == 0) {
@@ -233,6 +360,10 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
       throw HttpError(404, "no comparison: serve two or more results folders (gputwin serve RUN1 RUN2 ...)");
     }
     return compare_->handle(request);
+  }
+  if (live_ != nullptr &&
+      (request.path == "/api/info" || request.path == "/api/overview" || request.path == "/api/nodes")) {
+    if (std::optional<HttpResponse> answer = present_answer(request)) return std::move(*answer);
   }
   const std::shared_ptr<const RunSnapshot> snap = snapshot();
   const RunView& view = *snap->view;
@@ -242,43 +373,12 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
   const std::string& path = request.path;
   const auto at = [&] { return int_param(request, "t", info.end_s, -kTimeBound, kTimeBound); };
   if (path == "/api/info") {
-    return HttpResponse::json(json{{"scenario", info.scenario},
-                                   {"policy", info.policy},
-                                   {"kind", info.kind},
-                                   {"seed", info.seed},
-                                   {"begin", info.begin_s},
-                                   {"end", info.end_s},
-                                   {"epoch_unix", info.epoch_unix_s},
-                                   {"cluster_step", info.cluster_step_s},
-                                   {"gpu_step", info.gpu_step_s},
-                                   {"jobs", info.jobs},
-                                   {"nodes", info.nodes},
-                                   {"total_gpus", info.total_gpus},
-                                   {"live", snap->live},
-                                   {"controls", live_ != nullptr},
-                                   {"compare", compare_ != nullptr ? compare_->runs().size() : 0}}
-                                  .dump(-1, ' ', false, kReplaceInvalidUtf8));
+    return HttpResponse::json(
+        info_json(info, snap->live, live_ != nullptr, compare_ != nullptr ? compare_->runs().size() : 0));
   }
   if (path == "/api/overview") {
     const std::int64_t t = at();
-    const Overview o = view.overview(t);
-    json groups = json::object();
-    for (std::size_t g = 0; g < kNodeGroups.size(); ++g) groups[std::string(kNodeGroups[g])] = o.node_groups[g];
-    json parts = json::array();
-    for (const PartitionRow& p : view.partitions(t)) parts.push_back(to_json(p));
-    return HttpResponse::json(json{
-        {"t", t},
-        {"snapshot_s", snap->now_s},  // the state read: a live run's snapshot (the page shows when it changes)
-        {"total_gpus", o.total_gpus},
-        {"allocated_gpus", o.allocated_gpus},
-        {"gpu_util_pct", o.gpu_util_pct >= 0 ? json(o.gpu_util_pct) : json(nullptr)},
-        {"gpu_mem_pct", o.gpu_mem_pct >= 0 ? json(o.gpu_mem_pct) : json(nullptr)},
-        {"running_jobs", o.running_jobs},
-        {"pending_jobs", o.pending_jobs},
-        {"idle_nodes", o.idle_nodes},
-        {"total_nodes", o.total_nodes},
-        {"node_groups", groups},
-        {"partitions", parts}}.dump(-1, ' ', false, kReplaceInvalidUtf8));
+    return HttpResponse::json(overview_json(view.overview(t), view.partitions(t), t, snap->now_s));
   }
   if (path == "/api/jobs") {
     JobQuery q;
@@ -328,46 +428,9 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
   }
   if (path == "/api/nodes") {
     const std::int64_t t = at();
-    const std::string filter = request.param("filter").value_or("all");
-    if (filter != "all" && filter != "failed" && filter != "xid" && filter != "healthy") {
-      throw HttpError(400, "parameter 'filter': expected all, failed, xid or healthy");
-    }
-    // gpu=false leaves out GPU use (one SQLite read per node): what a page that only needs names and states asks.
-    const std::string gpu = request.param("gpu").value_or("true");
-    if (gpu != "true" && gpu != "false") throw HttpError(400, "parameter 'gpu': expected true or false");
-    json rows = json::array();
-    std::size_t failed = 0, xid = 0, healthy = 0, drain = 0, down = 0, gpus = 0, healthy_gpus = 0;
-    const auto nodes = view.nodes(t, gpu == "true");
-    for (const NodeRow& n : nodes) {
-      const bool is_failed = n.group == "DRAIN" || n.group == "DOWN" || n.group == "UNKNOWN";
-      failed += is_failed ? 1 : 0;
-      drain += n.group == "DRAIN" ? 1 : 0;
-      down += n.group == "DOWN" ? 1 : 0;
-      xid += n.xid != 0 ? 1 : 0;
-      healthy += !is_failed && n.xid == 0 ? 1 : 0;
-      gpus += static_cast<std::size_t>(n.gpus);
-      healthy_gpus += !is_failed && n.xid == 0 ? static_cast<std::size_t>(n.gpus) : 0;
-      if ((filter == "failed" && !is_failed) || (filter == "xid" && n.xid == 0) ||
-          (filter == "healthy" && (is_failed || n.xid != 0))) {
-        continue;
-      }
-      rows.push_back(to_json(n));
-    }
-    return HttpResponse::json(json{
-        {"t", t},
-        {"counts", {{"all", nodes.size()}, {"failed", failed}, {"xid", xid}, {"healthy", healthy}}},
-        // The Nodes tab's cards: failed = DRAIN (draining, drained, failing, fail) + DOWN (down, rebooting) +
-        // UNKNOWN; XID errors need gpu=true (the GPU sample at t).
-        {"summary",
-         {{"nodes", nodes.size()},
-          {"healthy", healthy},
-          {"failed", failed},
-          {"drain", drain},
-          {"down", down},
-          {"xid", xid},
-          {"gpus", gpus},
-          {"healthy_gpus", healthy_gpus}}},
-        {"nodes", rows}}.dump(-1, ' ', false, kReplaceInvalidUtf8));
+    const std::string filter = node_filter(request);
+    const bool gpu_use = with_gpu_use(request);
+    return HttpResponse::json(nodes_json(view.nodes(t, gpu_use), t, filter, gpu_use));
   }
   if (path.rfind("/api/nodes/", 0) == 0 && path.size() > 16 && path.compare(path.size() - 5, 5, "/gpus") == 0) {
     const std::string name = path.substr(11, path.size() - 16);
@@ -555,6 +618,7 @@ std::string live_status_json(const LiveStatus& s) {
          {"total_jobs", s.total_jobs},
          {"events", s.events},
          {"snapshots", s.snapshots},
+         {"copies", s.copies},
          {"snapshot_wall_s", s.snapshot_wall_s},
          {"snapshot_copy_wall_s", s.snapshot_copy_wall_s}};
   if (!s.error.empty()) j["error"] = s.error;

@@ -16,7 +16,11 @@
 //   GET /, /assets/...                              the pages (built by npm into the assets folder)
 //
 // A live run (`gputwin run SCENARIO --serve`, ui/live_run) answers the same reads from its newest snapshot (the
-// default `t` is then the simulated time now), and also:
+// default `t` is then the simulated time now), except /api/info, /api/overview and /api/nodes at or after the
+// newest copy's second (what the Overview page and the Nodes tab ask while they follow the clock): those come from
+// that copy of the simulation's state in memory (LiveRun::present), the same figures as the snapshot written of
+// it would give, without waiting for it to be written; their `t` and `snapshot_s` are then the copy's second. It
+// also answers:
 //   GET /api/live                                   clock and progress: state, now, speed, jobs submitted and ended
 //   GET /api/stream                                 Server-Sent Events: each event one JSON line (job, node,
 //                                                   action), `status` events every second; Last-Event-ID resumes
@@ -40,6 +44,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,6 +82,9 @@ class DashboardApi {
 
  private:
   HttpResponse api(const HttpRequest& request) const;
+  /// A live run's /api/info, /api/overview or /api/nodes from its newest copy in memory; empty when the copy cannot
+  /// answer (the run has finished, or `t` is before the copy's second).
+  std::optional<HttpResponse> present_answer(const HttpRequest& request) const;
   HttpResponse asset(const HttpRequest& request) const;
   HttpResponse metrics(const HttpRequest& request) const;
   HttpResponse control(const HttpRequest& request) const;

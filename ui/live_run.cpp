@@ -68,6 +68,14 @@ const RunViewSlurmSource& RunSnapshot::slurm() const {
   return *slurm_;
 }
 
+const StateOverview& LivePresent::figures() const {
+  std::call_once(once_, [&] {
+    figures_ = compute_();
+    compute_ = nullptr;  // the copy goes with it (unless a snapshot of it is still being written)
+  });
+  return figures_;
+}
+
 std::shared_ptr<const RunSnapshot> finished_snapshot(const std::filesystem::path& dir, std::int64_t at_s) {
   auto snap = std::make_shared<RunSnapshot>();
   snap->dir = dir;
@@ -94,6 +102,7 @@ LiveRun::LiveRun(Scenario scenario, RunOptions options, LiveOptions live)
   options.gate = this;
   options.observer = this;
   snapshot_thread_ = std::thread([this] { write_snapshots(); });
+  present_thread_ = std::thread([this] { compute_presents(); });
   thread_ = std::thread(
       [this, scenario = std::move(scenario), options]() mutable { simulate(std::move(scenario), std::move(options)); });
   std::unique_lock lock(mutex_);
@@ -102,9 +111,11 @@ LiveRun::LiveRun(Scenario scenario, RunOptions options, LiveOptions live)
     const std::exception_ptr failure = failure_;
     snapshot_thread_stop_ = true;
     snapshot_cv_.notify_all();
+    present_cv_.notify_all();
     lock.unlock();
     thread_.join();
     snapshot_thread_.join();
+    present_thread_.join();
     std::error_code ec;
     std::filesystem::remove_all(snapshot_root_, ec);
     std::rethrow_exception(failure);
@@ -119,8 +130,10 @@ LiveRun::~LiveRun() {
     std::lock_guard lock(mutex_);
     snapshot_thread_stop_ = true;
     snapshot_cv_.notify_all();
+    present_cv_.notify_all();
   }
   if (snapshot_thread_.joinable()) snapshot_thread_.join();
+  if (present_thread_.joinable()) present_thread_.join();
   std::error_code ec;
   std::filesystem::remove_all(snapshot_root_, ec);
 }
@@ -132,19 +145,20 @@ void LiveRun::simulate(Scenario scenario, RunOptions options) {
   try {
     outcome = std::make_unique<RunOutcome>(run_scenario(std::move(scenario), options));
     wait_snapshot_idle();
-    std::uint64_t request = 0, generation = 0;
+    std::uint64_t request = 0, generation = 0, present_request = 0;
     {
       std::lock_guard lock(mutex_);
       simulation_done_ = true;  // readers take the last snapshot while the results are written
       snapshot_busy_ = true;
       request = snapshot_copied_ = snapshot_requests_;
+      present_request = present_copied_ = present_requests_;
       generation = action_generation_;
       cv_.notify_all();
     }
     // The end as a snapshot, written beside the results (which take long for a large run): the readers' answers
     // meanwhile, also for a run that ended before anyone asked.
     outcome_ = outcome.get();
-    copy_for_snapshot(*outcome->world, request, generation);
+    copy_state(*outcome->world, true, request, generation, present_request);
     collect_controller_records();  // those of the last instant
     outcome_ = nullptr;
     sim_now_ = outcome->world->now();
@@ -165,6 +179,10 @@ void LiveRun::simulate(Scenario scenario, RunOptions options) {
     auto snap = std::const_pointer_cast<RunSnapshot>(finished_snapshot(dir, to_seconds(outcome->world->now())));
     std::lock_guard lock(mutex_);
     current_ = std::move(snap);
+    present_.reset();  // the results answer from now on
+    ready_.reset();
+    previous_ready_.reset();
+    to_compute_.reset();
   } catch (const std::exception& e) {
     error = e.what();
     failure = std::current_exception();
@@ -243,14 +261,21 @@ bool LiveRun::before_instant(SimWorld& world, SimTime next) {
       publish_events();
       return next > world.now() || acted;
     }
-    if (snapshot_requests_ > snapshot_copied_ && !snapshot_busy_) {
+    // A copy when a reader asked for one: for a snapshot to be written (once the snapshot thread is free), or only for
+    // the in-memory answers (the writing may be busy with an older copy: these do not wait for it).
+    const bool write = snapshot_requests_ > snapshot_copied_ && !snapshot_busy_;
+    if (write || present_requests_ > present_copied_) {
       const std::uint64_t serving = snapshot_requests_;
+      const std::uint64_t present_serving = present_requests_;
       const std::uint64_t generation = action_generation_;
-      snapshot_busy_ = true;
-      snapshot_copied_ = serving;
+      if (write) {
+        snapshot_busy_ = true;
+        snapshot_copied_ = serving;
+      }
+      present_copied_ = present_serving;
       lock.unlock();
       publish_events();
-      copy_for_snapshot(world, serving, generation);
+      copy_state(world, write, serving, generation, present_serving);
       lock.lock();
       continue;
     }
@@ -305,10 +330,11 @@ struct LiveRun::SnapshotInput {
   std::vector<std::optional<GpuLoad>> loads;  // by allocation pool offset
 };
 
-void LiveRun::copy_for_snapshot(SimWorld& world, std::uint64_t request, std::uint64_t generation) {
+void LiveRun::copy_state(SimWorld& world, bool write, std::uint64_t request, std::uint64_t generation,
+                         std::uint64_t present_request) {
   const auto started = WallClock::now();
   const RunOutcome& o = *outcome_;
-  auto input = std::make_unique<SnapshotInput>();
+  auto input = std::make_shared<SnapshotInput>();
   input->request = request;
   input->generation = generation;
   input->copied = started;
@@ -348,16 +374,51 @@ void LiveRun::copy_for_snapshot(SimWorld& world, std::uint64_t request, std::uin
     };
   }
   const double wall_s = std::chrono::duration<double>(WallClock::now() - started).count();
+  // The in-memory answers' figures, made from the copy by the present thread (or a reader that cannot wait for it),
+  // not here: the simulation only copies.
+  std::shared_ptr<LivePresent> present(new LivePresent(to_seconds(input->now), [input] {
+    const MetricsInput* metrics = input->metrics.config.enabled ? &input->metrics : nullptr;
+    return state_overview(input->info, *input->state, *input->recorder, metrics, input->now);
+  }));
   std::lock_guard lock(mutex_);
   snapshot_copy_wall_s_ += wall_s;
   last_copy_wall_s_ = wall_s;
-  snapshot_input_ = std::move(input);
-  snapshot_cv_.notify_all();
+  ++copies_;
+  to_compute_ = present;  // replaces one the present thread has not taken yet (it was never shown)
+  present_cv_.notify_all();
+  present_ = std::move(present);
+  present_generation_ = generation;
+  present_taken_ = started;
+  present_done_ = std::max(present_done_, present_request);
+  if (write) {
+    snapshot_input_ = std::move(input);
+    snapshot_cv_.notify_all();
+  }
+  cv_.notify_all();
 }
 
 void LiveRun::wait_snapshot_idle() {
   std::unique_lock lock(mutex_);
   snapshot_cv_.wait(lock, [&] { return !snapshot_busy_; });
+}
+
+void LiveRun::compute_presents() {
+  nice_this_thread(10);  // readers' work: nicer than the simulation, as the HTTP threads are
+  std::unique_lock lock(mutex_);
+  while (true) {
+    present_cv_.wait(lock, [&] { return snapshot_thread_stop_ || to_compute_ != nullptr; });
+    if (snapshot_thread_stop_) return;
+    const std::shared_ptr<LivePresent> next = std::move(to_compute_);
+    lock.unlock();
+    next->figures();  // a reader may be computing it already: then this waits for it
+    lock.lock();
+    if (present_ == nullptr && ready_ == nullptr) continue;  // the run finished meanwhile: its results answer
+    if (ready_ == nullptr || next->now_s() >= ready_->now_s()) {
+      previous_ready_ = std::move(ready_);
+      ready_ = next;
+    }
+    cv_.notify_all();
+  }
 }
 
 void LiveRun::write_snapshots() {
@@ -366,7 +427,7 @@ void LiveRun::write_snapshots() {
   while (true) {
     snapshot_cv_.wait(lock, [&] { return snapshot_thread_stop_ || snapshot_input_ != nullptr; });
     if (snapshot_input_ == nullptr) return;  // stopping, nothing handed over
-    std::unique_ptr<SnapshotInput> input = std::move(snapshot_input_);
+    std::shared_ptr<const SnapshotInput> input = std::move(snapshot_input_);
     lock.unlock();
     const auto started = WallClock::now();
     const std::filesystem::path dir = snapshot_root_ / fmt::format("s{}", snapshot_index_++ % 2);
@@ -391,7 +452,7 @@ void LiveRun::write_snapshots() {
     const std::uint64_t request = input->request;
     const std::uint64_t generation = input->generation;
     const WallClock::time_point copied = input->copied;
-    input.reset();  // the copy, before anyone may free what it refers to
+    input.reset();  // the writer's share of the copy (the in-memory answers may hold it a little longer)
     lock.lock();
     snapshot_wall_s_ += wall_s;
     snapshot_done_ = std::max(snapshot_done_, request);
@@ -425,11 +486,7 @@ std::shared_ptr<const RunSnapshot> LiveRun::snapshot() {
       throw LiveError(503, "the run has nothing to show" + (error_.empty() ? "" : ": " + error_));
     return current_;
   }
-  // A snapshot is reused for refresh_ms, and at least for 9 times what its copy cost: readers cost the simulation
-  // at most a tenth of its time however large the run (an operator's action always gets a fresh one).
-  const auto reuse = std::max<WallClock::duration>(
-      std::chrono::milliseconds(options_.refresh_ms),
-      std::chrono::duration_cast<WallClock::duration>(std::chrono::duration<double>(9 * last_copy_wall_s_)));
+  const auto reuse = reuse_period(std::chrono::milliseconds(options_.refresh_ms));
   const bool after_actions = current_ != nullptr && current_generation_ == action_generation_;
   if (after_actions && WallClock::now() - current_taken_ < reuse) return current_;
   const std::uint64_t want = ++snapshot_requests_;
@@ -446,6 +503,58 @@ std::shared_ptr<const RunSnapshot> LiveRun::snapshot() {
   return current_;
 }
 
+LiveRun::WallClock::duration LiveRun::reuse_period(std::chrono::milliseconds refresh) const {
+  // A copy is reused for `refresh`, and at least for 9 times what it cost: readers cost the simulation at most a
+  // tenth of its time however large the run (an operator's action always gets a fresh one).
+  return std::max<WallClock::duration>(
+      refresh, std::chrono::duration_cast<WallClock::duration>(std::chrono::duration<double>(9 * last_copy_wall_s_)));
+}
+
+std::shared_ptr<const LivePresent> LiveRun::present(std::optional<std::int64_t> at_s) {
+  std::unique_lock lock(mutex_);
+  // The newest copy whose figures are made (by the present thread or a reader), at or before at_s; else the newest
+  // copy, whose figures the reader then makes (or waits for).
+  const auto choose = [&]() -> std::shared_ptr<const LivePresent> {
+    for (const std::shared_ptr<LivePresent>* p : {&ready_, &previous_ready_}) {
+      if (*p != nullptr && (!at_s || (*p)->now_s() <= *at_s)) return *p;
+    }
+    if (present_ != nullptr && (!at_s || present_->now_s() <= *at_s) && ready_ == nullptr) return present_;
+    return nullptr;
+  };
+  if (finished_) return nullptr;
+  // The end, while the results are written: its copy answers.
+  if (simulation_done_ && present_ != nullptr)
+    return present_->now_s() <= at_s.value_or(present_->now_s()) ? present_ : choose();
+  const auto ended = [&] { return finished_ || (simulation_done_ && present_ != nullptr); };
+  if (stop_requested_) {
+    // The run ends now: its last copy comes with the end (the results later).
+    cv_.wait_for(lock, kSnapshotWait, ended);
+  } else {
+    const bool after_actions = present_ != nullptr && present_generation_ == action_generation_;
+    // The next copy is asked for once this one is half refresh_ms old: a page asking every refresh_ms then gets the
+    // copy its previous request asked for each time (a new state every refresh_ms, not every other one).
+    const auto reuse = reuse_period(std::chrono::milliseconds(options_.refresh_ms / 2));
+    if (after_actions && WallClock::now() - present_taken_ < reuse) return choose();
+    // A copy waits for the present thread (busy with the one before): another would replace it unseen, a copy the
+    // simulation paid for nobody sees (a large run's figures take longer than its copies' reuse period). One copy
+    // waiting is enough for the thread to go on with when done.
+    if (after_actions && to_compute_ != nullptr) return choose();
+    const std::uint64_t want = ++present_requests_;
+    attention_.store(true, std::memory_order_release);
+    cv_.notify_all();
+    // Only old: answer from what is there while the next copy is made and its figures computed.
+    if (after_actions) return choose();
+    // None yet, or an operator acted since: the copy made for this request (the reader makes its figures if the
+    // present thread has not).
+    cv_.wait_for(lock, kSnapshotWait, [&] { return present_done_ >= want || ended(); });
+    if (!finished_ && present_ != nullptr && present_done_ >= want) return present_;
+  }
+  if (finished_) return nullptr;
+  if (present_ == nullptr)
+    throw LiveError(503, "no copy of the state yet (the simulation is inside a long step): try again");
+  return choose();
+}
+
 LiveStatus LiveRun::status() const {
   LiveStatus s;
   s.now_s = to_seconds(sim_now_.load(std::memory_order_relaxed));
@@ -456,6 +565,7 @@ LiveStatus LiveRun::status() const {
   s.total_jobs = total_jobs_.load();
   s.speed = speed_;
   s.snapshots = snapshots_;
+  s.copies = copies_;
   s.snapshot_wall_s = snapshot_wall_s_;
   s.snapshot_copy_wall_s = snapshot_copy_wall_s_;
   s.error = error_;

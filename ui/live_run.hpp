@@ -11,8 +11,16 @@
 // request takes the newest snapshot (a shared_ptr: it lives as long as a request uses it); if it is older than
 // `refresh_ms` the request asks for a new one and still answers from the one there (the next request gets the
 // newer one), and it waits only when there is none yet or an operator acted since (so an action shows in the
-// answer that follows it). So a snapshot costs the simulation a copy of its state (about 0.3 us per job: see
-// BENCHMARKS.md), at most every `refresh_ms` and only while someone reads; the writing runs beside it. Events (job
+// answer that follows it). So a snapshot costs the simulation a copy of its state (about 0.1-0.5 us per job: see
+// BENCHMARKS.md), at most every `refresh_ms` and only while someone reads; the writing runs beside it.
+//
+// The Overview and the node list do not wait for the writing: present() hands out the newest copy itself, from
+// which a present thread (10 nicer too) computes what RunView would answer at the copy's second
+// (results/state_overview: the same rules and the same per-GPU model code, O(nodes + jobs + runs)); readers answer from
+// the newest copy so computed. Copies for it are asked for by the snapshots' rule (from half refresh_ms on), made
+// even while the snapshot thread writes an older one, and written only if a snapshot reader asks. So the Overview of
+// a large run is as fresh as its copies, and the first reader of a run too large to write quickly
+// gets an answer as soon as the simulation reaches an instant instead of a 503. Events (job
 // starts and ends, node state changes, operator actions, preemptions, and the scaling, quota and operations
 // controllers' records) are pushed to a bounded buffer the SSE stream reads,
 // without a snapshot.
@@ -46,6 +54,7 @@
 #include "model/run_observer.hpp"
 #include "model/scenario.hpp"
 #include "results/run_view.hpp"
+#include "results/state_overview.hpp"
 #include "sim/run_gate.hpp"
 #include "sim/runner.hpp"
 #include "ui/run_view_slurm_source.hpp"
@@ -68,6 +77,27 @@ struct RunSnapshot {
  private:
   mutable std::once_flag slurm_once_;
   mutable std::unique_ptr<RunViewSlurmSource> slurm_;
+};
+
+/// What the Overview and the Nodes tab show of a live run as of one copy of its state: computed from the copy in
+/// memory (results/state_overview) rather than from the snapshot written of it, once (by LiveRun's present thread, or
+/// by a reader that cannot wait for it; a second caller waits for the first); the same figures, field by field, as
+/// that snapshot's RunView at now_s().
+class LivePresent {
+ public:
+  /// The simulated second of the copy.
+  [[nodiscard]] std::int64_t now_s() const { return now_s_; }
+  /// The figures at now_s() (computed by the first call; the copy is released then).
+  [[nodiscard]] const StateOverview& figures() const;
+
+ private:
+  friend class LiveRun;
+  LivePresent(std::int64_t now_s, std::function<StateOverview()> compute)
+      : now_s_(now_s), compute_(std::move(compute)) {}
+  std::int64_t now_s_;
+  mutable std::once_flag once_;
+  mutable std::function<StateOverview()> compute_;  // holds the copy until used
+  mutable StateOverview figures_;
 };
 
 /// A finished run's snapshot: `dir` read once, shown at `at_s` (-1: its end) by the slurmrestd-compatible source.
@@ -93,9 +123,10 @@ struct LiveStatus {
   std::uint64_t ended = 0;       ///< Jobs ended so far.
   std::uint64_t total_jobs = 0;  ///< Jobs in the workload.
   std::uint64_t events = 0;      ///< Simulator events processed.
-  std::uint64_t snapshots = 0;   ///< Snapshots taken so far.
+  std::uint64_t snapshots = 0;   ///< Snapshots written so far.
+  std::uint64_t copies = 0;      ///< Copies of the state made so far (for snapshots and for the in-memory answers).
   double snapshot_wall_s = 0;    ///< Wall seconds the snapshot thread spent writing and opening them.
-  double snapshot_copy_wall_s = 0;  ///< Wall seconds the simulation's thread spent copying its state for them.
+  double snapshot_copy_wall_s = 0;  ///< Wall seconds the simulation's thread spent copying its state (every copy).
   std::string error;                ///< Why the run failed (state "failed").
 };
 
@@ -171,6 +202,16 @@ class LiveRun final : public RunGate, public RunObserver {
   /// The newest snapshot, taken now if the one there is older than refresh_ms or an operator acted since. Throws
   /// LiveError 503 if there is none (the simulation did not come to an instant within 30 s, or writing failed).
   std::shared_ptr<const RunSnapshot> snapshot();
+  /// What the Overview and the Nodes tab show now, from the newest copy of the simulation's state in memory (not
+  /// waiting for it to be written): a copy is asked for as snapshot() asks for one, but from half refresh_ms on (or
+  /// an operator acted since), without a snapshot being written for it. A present thread makes each copy's figures as
+  /// it comes; a reader gets the newest whose figures are made (it waits only for the first copy, or for one made
+  /// after an operator's action, and makes its figures if the thread has not yet). With `at_s`, the newest at or
+  /// before that second (of the two newest made: a page asks for the clock's second it last heard, which a copy made
+  /// since may have passed). Null when none is (an earlier second: the written snapshot has the history) or once the
+  /// run has finished (its results answer then). Throws LiveError 503 if there is none yet (the simulation did not
+  /// come to an instant within 30 s).
+  std::shared_ptr<const LivePresent> present(std::optional<std::int64_t> at_s = std::nullopt);
   /// The clock and progress now.
   [[nodiscard]] LiveStatus status() const;
   /// Holds the clock (the simulation waits between two instants).
@@ -249,12 +290,21 @@ class LiveRun final : public RunGate, public RunObserver {
   [[nodiscard]] NodeIndex node_named(const std::string& name) const;
   /// The job slurmctld would know by `job_id` (submitted; ended ones too), or LiveError 404 (2017).
   [[nodiscard]] static JobIndex submitted_job(const ClusterState& state, std::int64_t job_id);
-  /// What a snapshot is written from (copied on the simulation's thread, written on the snapshot thread).
+  /// A copy of the simulation's state at an instant (made on the simulation's thread, then only read): what a
+  /// snapshot is written from and what the in-memory answers are computed from.
   struct SnapshotInput;
-  /// Copies the simulation's state for a snapshot and hands it to the snapshot thread (simulation's thread).
-  void copy_for_snapshot(SimWorld& world, std::uint64_t request, std::uint64_t generation);
+  /// Copies the simulation's state (simulation's thread), publishes it for the in-memory answers (answering present
+  /// requests up to `present_request`) and, when `write`, hands it to the snapshot thread (answering snapshot
+  /// requests up to `request`).
+  void copy_state(SimWorld& world, bool write, std::uint64_t request, std::uint64_t generation,
+                  std::uint64_t present_request);
+  /// How long a copy is reused: `refresh`, and at least 9x what the last copy cost the simulation (under mutex_).
+  [[nodiscard]] WallClock::duration reuse_period(std::chrono::milliseconds refresh) const;
   /// The snapshot thread: writes each copy handed to it and publishes the snapshot.
   void write_snapshots();
+  /// The present thread (10 nicer than the simulation): makes the figures of each new copy, so that readers answer
+  /// from the newest made ones at once.
+  void compute_presents();
   /// Waits until the snapshot thread holds no copy (it may refer to the run's state); simulation's thread.
   void wait_snapshot_idle();
   /// What the observer notes of each event (formatted to a LiveEvent when published).
@@ -302,7 +352,7 @@ class LiveRun final : public RunGate, public RunObserver {
   std::uint64_t action_generation_ = 0;  // operator actions applied; a snapshot older than the last is stale
   // Snapshot requests: asked for by readers; the newest one a copy was made for; the newest one a snapshot answers.
   std::uint64_t snapshot_requests_ = 0, snapshot_copied_ = 0, snapshot_done_ = 0;
-  std::unique_ptr<SnapshotInput> snapshot_input_;  // a copy handed to the snapshot thread, not yet taken
+  std::shared_ptr<SnapshotInput> snapshot_input_;  // a copy handed to the snapshot thread, not yet taken
   bool snapshot_busy_ = false;                     // a copy is handed over or being written
   bool snapshot_thread_stop_ = false;
   std::condition_variable snapshot_cv_;  // the snapshot thread waits here
@@ -312,6 +362,17 @@ class LiveRun final : public RunGate, public RunObserver {
   std::uint64_t current_generation_ = 0;
   WallClock::time_point current_taken_{};  // when current_'s state was copied: its age is the data's
   std::uint64_t snapshots_ = 0;
+  // In-memory answers: requests for a copy, the newest one a copy was made for, the newest one answered; the newest
+  // copy's figures, the operator actions it shows and when it was copied.
+  std::uint64_t present_requests_ = 0, present_copied_ = 0, present_done_ = 0;
+  std::shared_ptr<LivePresent> present_;                 // the newest copy (its figures maybe not made yet)
+  std::shared_ptr<LivePresent> to_compute_;              // the newest copy, for the present thread, not yet taken
+  std::shared_ptr<LivePresent> ready_, previous_ready_;  // the two newest copies whose figures are made
+  std::condition_variable present_cv_;                   // the present thread waits here
+  std::thread present_thread_;
+  std::uint64_t present_generation_ = 0;
+  WallClock::time_point present_taken_{};
+  std::uint64_t copies_ = 0;
   double snapshot_wall_s_ = 0;
   double snapshot_copy_wall_s_ = 0;
   double last_copy_wall_s_ = 0;  // what the newest snapshot's copy cost the simulation

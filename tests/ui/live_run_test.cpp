@@ -488,6 +488,192 @@ TEST_F(LiveRunTest, AnOldSnapshotAnswersAtOnceWhileTheNextIsWritten) {
   EXPECT_EQ(after->view->nodes(after->now_s, false).at(0).state, "DRAINED");
 }
 
+// The profiled scenario of ASnapshotHoldsWhatTheRunStoppedThenWrites, for the in-memory answers.
+constexpr const char* kProfiledScenario = R"({
+    "name": "profiled", "seed": 3,
+    "cluster": {
+      "nodes": [{"prefix": "n", "count": 4, "cpus": 8, "memory_gb": 64, "gpus": 8, "gpu_type": "h100", "digits": 2}],
+      "partitions": [{"name": "gpu", "nodes": "ALL", "default": true, "max_time": "UNLIMITED"},
+                     {"name": "half", "nodes": "n[01-02]", "default_time": 600, "max_time": 3600}],
+      "topology": {"fat_tree": {"nodes_per_leaf": 2, "leaves_per_spine": 2}}
+    },
+    "workload": {"jobs": [
+      {"id": 1, "user": "u1", "account": "acc", "nodes": 2, "cpus": 16, "gpus_per_node": 8, "run_time": 1000,
+       "time_limit": 2000, "submit": 0},
+      {"id": 2, "user": "u1", "account": "acc", "nodes": 1, "cpus": 4, "gpus_per_node": 3, "run_time": 500,
+       "time_limit": 2000, "submit": 0},
+      {"id": 3, "user": "u2", "account": "acc", "nodes": 2, "cpus": 16, "gpus_per_node": 8, "run_time": 3000,
+       "time_limit": 4000, "submit": 100},
+      {"id": 4, "user": "u2", "account": "acc", "nodes": 1, "cpus": 8, "gpus_per_node": 8, "run_time": 2000,
+       "time_limit": 3000, "submit": 50},
+      {"id": 5, "user": "u2", "account": "acc", "nodes": 1, "cpus": 8, "gpus_per_node": 8, "run_time": 100,
+       "time_limit": 2000, "submit": 100000}
+    ]},
+    "scheduler": {"policy": "fcfs"},
+    "metrics": {"interval_s": 60},
+    "performance": {"profiles": [{"name": "dp", "min_gpus": 16,
+                                  "data_parallel": {"parameters_billion": 7, "compute_s": 2.0, "overlap": 0.5}}]}
+  })";
+
+TEST_F(LiveRunTest, OverviewNodesAndInfoFromTheCopyEqualTheWrittenSnapshots) {
+  // Paused part way (about 2,000 s: jobs 3 and 4 running at loads below 100%, job 5 not submitted), after an XID on
+  // n03 GPU 5 and a drain of n02 at about 1,800 s: /api/overview, /api/nodes and /api/info come from the copy in memory
+  // (no snapshot is written for them), and equal, field by field, what the snapshot written of the same state answers
+  // through a RunView (a dashboard over its folder) at the copy's second.
+  std::ofstream(dir_ / "profiled.json") << kProfiledScenario;
+  LiveOptions options;
+  options.start_paused = true;
+  options.refresh_ms = 200;
+  options.out_dir = dir_ / "out";
+  LiveRun live(load_scenario((dir_ / "profiled.json").string()), RunOptions{}, options);
+  const DashboardApi api(live, dir_ / "no-assets", kToken);
+  ASSERT_EQ(call(api, "POST", "/api/control/speed", R"({"factor": 5000})").first, 200);
+  ASSERT_EQ(call(api, "POST", "/api/control/resume").first, 200);
+  for (int i = 0; i < 1000 && live.status().now_s < 1800; ++i) std::this_thread::sleep_for(2ms);
+  ASSERT_EQ(call(api, "POST", "/api/control/node/inject", R"({"node": "n03", "xid": 48, "gpu": 5})").first, 200);
+  ASSERT_EQ(call(api, "POST", "/api/control/node/drain", R"({"node": "n02", "reason": "maint"})").first, 200);
+  // On until a GPU sample (every 60 s) after the XID: the GPU use shown is the sample at or before the second.
+  const std::int64_t injected = live.status().now_s;
+  for (int i = 0; i < 1000 && live.status().now_s < injected + 150; ++i) std::this_thread::sleep_for(2ms);
+  ASSERT_EQ(call(api, "POST", "/api/control/pause").first, 200);
+  const std::int64_t now = live.status().now_s;
+  ASSERT_GT(now, 1500);
+  ASSERT_LT(now, 100000);
+
+  const auto [overview_status, overview] = call(api, "GET", "/api/overview");
+  const auto [nodes_status, nodes] = call(api, "GET", "/api/nodes");
+  const auto [thin_status, thin] = call(api, "GET", "/api/nodes?gpu=false&filter=failed");
+  const auto [later_status, later] = call(api, "GET", "/api/overview?t=" + std::to_string(now + 5000));
+  auto [info_status, info] = call(api, "GET", "/api/info");
+  ASSERT_EQ(overview_status, 200) << overview.dump();
+  ASSERT_EQ(nodes_status, 200);
+  ASSERT_EQ(thin_status, 200);
+  ASSERT_EQ(later_status, 200);
+  ASSERT_EQ(info_status, 200);
+  EXPECT_EQ(live.status().snapshots, 0u);  // nothing written for them
+  EXPECT_GE(live.status().copies, 1u);
+  EXPECT_EQ(overview.at("snapshot_s"), now);
+  EXPECT_EQ(overview.at("t"), now);
+  EXPECT_EQ(later, overview);  // a later second shows the newest state known: the copy's
+  EXPECT_EQ(info.at("end"), now);
+  // What the checks go through (else equal answers could be empty ones).
+  EXPECT_GT(overview.at("running_jobs").get<int>(), 0);
+  EXPECT_GT(overview.at("gpu_util_pct").get<double>(), 0);
+  EXPECT_LT(overview.at("gpu_util_pct").get<double>(), 100);
+  EXPECT_EQ(node_named(nodes.at("nodes"), "n03")->at("xid"), 48);
+  EXPECT_EQ(node_named(nodes.at("nodes"), "n02")->at("group"), "DRAIN");
+  EXPECT_EQ(thin.at("nodes").size(), 1u);
+
+  // The snapshot written of the same state (the run is paused: a copy now is the same state), read as a finished
+  // run's folder is read.
+  const auto snap = live.snapshot();
+  ASSERT_EQ(snap->now_s, now);
+  EXPECT_EQ(live.status().snapshots, 1u);
+  const DashboardApi written(snap->dir, dir_ / "no-assets");
+  const std::string at = "?t=" + std::to_string(now);
+  auto [status, expected] = call(written, "GET", "/api/overview" + at);
+  ASSERT_EQ(status, 200);
+  expected["snapshot_s"] = now;  // a folder's view says its end (the last job's submit), the live API the copy's second
+  EXPECT_EQ(overview, expected) << overview.dump() << "\n" << expected.dump();
+  std::tie(status, expected) = call(written, "GET", "/api/nodes" + at);
+  EXPECT_EQ(nodes, expected) << nodes.dump() << "\n" << expected.dump();
+  std::tie(status, expected) = call(written, "GET", "/api/nodes" + at + "&gpu=false&filter=failed");
+  EXPECT_EQ(thin, expected);
+  std::tie(status, expected) = call(written, "GET", "/api/info");
+  for (const char* key : {"end", "live", "controls"}) {
+    expected.erase(key);
+    info.erase(key);
+  }
+  EXPECT_EQ(info, expected);
+}
+
+TEST_F(LiveRunTest, TheOverviewAnswersFromTheCopyWhileTheHistoryNeedsASnapshot) {
+  // The Overview's reads do not wait for a snapshot to be written; the Jobs tab and a second in the past do (the
+  // written snapshot is the run's history); after an operator's action the in-memory answer shows it at once.
+  auto live = start(0, true);
+  run_past_the_second_submit(*live);
+  const DashboardApi api(*live, dir_ / "no-assets", kToken);
+  // Paused at 10 s: job 1 runs on n01 (from 3 s), job 2 was just submitted (it would start at 13 s).
+  auto [status, body] = call(api, "GET", "/api/overview");
+  ASSERT_EQ(status, 200);
+  const std::int64_t now = body.at("snapshot_s").get<std::int64_t>();
+  EXPECT_EQ(body.at("running_jobs"), 1);
+  EXPECT_EQ(body.at("pending_jobs"), 1);
+  EXPECT_EQ(live->status().snapshots, 0u);
+  std::tie(status, body) = call(api, "GET", "/api/jobs");
+  ASSERT_EQ(status, 200);
+  EXPECT_EQ(body.at("counts").at("PENDING"), 1);
+  EXPECT_EQ(live->status().snapshots, 1u);
+  // A second before the copy's: from the written snapshot, which knows the run's history (job 2 not yet submitted).
+  std::tie(status, body) = call(api, "GET", "/api/overview?t=5");
+  ASSERT_EQ(status, 200);
+  EXPECT_EQ(body.at("t"), 5);
+  EXPECT_EQ(body.at("running_jobs"), 1);
+  EXPECT_EQ(body.at("pending_jobs"), 0);
+  EXPECT_EQ(body.at("snapshot_s"), now);
+  const std::uint64_t copies = live->status().copies;
+  ASSERT_EQ(call(api, "POST", "/api/control/node/drain", R"({"node": "n01", "reason": "maint"})").first, 200);
+  std::tie(status, body) = call(api, "GET", "/api/nodes?gpu=false");
+  ASSERT_EQ(status, 200);
+  EXPECT_EQ(node_named(body.at("nodes"), "n01")->at("state"), "DRAINING");  // its job still runs
+  EXPECT_GT(live->status().copies, copies);
+  // Once the run has ended, its results answer.
+  live->stop();
+  ASSERT_TRUE(live->wait_finished(20s));
+  EXPECT_EQ(live->present(), nullptr);
+  std::tie(status, body) = call(api, "GET", "/api/nodes?gpu=false");
+  ASSERT_EQ(status, 200);
+  EXPECT_EQ(node_named(body.at("nodes"), "n01")->at("state"), "DRAINING");
+  std::tie(status, body) = call(api, "GET", "/api/overview");
+  ASSERT_EQ(status, 200);
+  EXPECT_EQ(body.at("running_jobs"), 1);  // stopped there (t: the results' end)
+}
+
+TEST_F(LiveRunTest, ASecondBetweenTwoCopiesIsAnsweredByTheEarlier) {
+  // A page asks for the second the clock last showed, which a copy made since may have passed: the copy before the
+  // newest (its figures made) answers it, still without a snapshot; a second before both needs the written one.
+  LiveOptions options;
+  options.start_paused = true;
+  options.refresh_ms = 100;
+  options.out_dir = dir_ / "out";
+  std::ofstream(dir_ / "profiled.json") << kProfiledScenario;
+  LiveRun live(load_scenario((dir_ / "profiled.json").string()), RunOptions{}, options);
+  const DashboardApi api(live, dir_ / "no-assets", kToken);
+  const auto run_to = [&](std::int64_t second) {
+    live.set_speed(2000);
+    live.resume();
+    for (int i = 0; i < 2000 && live.status().now_s < second; ++i) std::this_thread::sleep_for(1ms);
+    live.pause();
+  };
+  run_to(300);
+  auto [status, first] = call(api, "GET", "/api/overview");
+  ASSERT_EQ(status, 200);
+  const std::int64_t a = first.at("snapshot_s").get<std::int64_t>();
+  run_to(a + 600);
+  std::this_thread::sleep_for(200ms);  // past refresh_ms: the next read asks for a copy
+  json second;
+  for (int i = 0; i < 100; ++i) {
+    std::tie(status, second) = call(api, "GET", "/api/overview");
+    if (second.at("snapshot_s") != a) break;
+    std::this_thread::sleep_for(20ms);
+  }
+  const std::int64_t b = second.at("snapshot_s").get<std::int64_t>();
+  ASSERT_GT(b, a + 100);
+  json between;
+  std::tie(status, between) = call(api, "GET", "/api/overview?t=" + std::to_string(b - 1));
+  ASSERT_EQ(status, 200);
+  EXPECT_EQ(between.at("snapshot_s"), a);
+  EXPECT_EQ(between, first);
+  std::tie(status, between) = call(api, "GET", "/api/nodes?t=" + std::to_string(a));
+  ASSERT_EQ(status, 200);
+  EXPECT_EQ(between.at("t"), a);
+  EXPECT_EQ(live.status().snapshots, 0u);
+  std::tie(status, between) = call(api, "GET", "/api/overview?t=" + std::to_string(a - 1));
+  ASSERT_EQ(status, 200);
+  EXPECT_EQ(between.at("t"), a - 1);
+  EXPECT_EQ(live.status().snapshots, 1u);
+}
+
 TEST_F(LiveRunTest, StopEndsTheRunWhereItIsAndWritesItsResults) {
   // Ctrl-C: the simulation stops at its current time; the results are those of a run stopped then.
   auto live = start(0, true);

@@ -1,0 +1,149 @@
+#include "results/state_overview.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <unordered_map>
+
+#include "model/hostlist.hpp"
+#include "results/gpu_metrics.hpp"
+
+namespace gputwin {
+
+namespace {
+
+// Each node's state at `at_s`: its last node event at or before then (latest time; at one time, the last recorded),
+// as RunView's node_state_at reads the node_events rows; IDLE without one.
+std::vector<std::string_view> node_states_at(const RunRecorder& recorder, std::size_t nodes, std::int64_t at_s) {
+  std::vector<std::string_view> states(nodes, "IDLE");
+  std::vector<std::int64_t> seen(nodes, std::numeric_limits<std::int64_t>::min());
+  for (const NodeEvent& e : recorder.node_events()) {
+    const std::int64_t t = to_seconds(e.time);
+    if (t > at_s || e.node >= nodes) continue;
+    const std::size_t last = std::min<std::size_t>(nodes, static_cast<std::size_t>(e.node) + e.count);
+    const std::string_view name = node_state_name(e.state);
+    for (std::size_t n = e.node; n < last; ++n) {
+      if (t < seen[n]) continue;
+      seen[n] = t;
+      states[n] = name;
+    }
+  }
+  return states;
+}
+
+// Each node's GPUs at the per-GPU series' sample at or before `at_s`, as RunView::gpu_samples reads them from the
+// gpu_metrics rows write_results would write (`step_s` as RunView reads metrics_info's gpu_step_s).
+std::vector<NodeGpuSample> gpu_use_at(const ClusterState& state, const MetricsInput& metrics, std::int64_t step_s,
+                                      std::int64_t at_s) {
+  std::vector<NodeGpuSample> samples(state.node_count());
+  if (step_s <= 0) return samples;
+  const std::int64_t t = std::max<std::int64_t>(0, at_s / step_s * step_s);
+  const GpuBinding binding(state, metrics.horizon);
+  gpu_samples_at(state, binding, metrics.horizon, metrics.config, metrics.load, metrics.xids, metrics.node_conditions,
+                 t, [&](const GpuSample& s) {
+                   // As the database hands them back: the XID through its INTEGER column.
+                   samples[s.node].add(s.util_pct, s.fb_used_mib, static_cast<std::int32_t>(s.xid));
+                 });
+  return samples;
+}
+
+}  // namespace
+
+StateOverview state_overview(const RunInfo& info, const ClusterState& state, const RunRecorder& recorder,
+                             const MetricsInput* metrics, SimTime now) {
+  const ClusterConfig& cluster = state.config();
+  const bool with_metrics = metrics != nullptr && metrics->config.enabled;
+  StateOverview out;
+  out.at_s = to_seconds(now);
+  const std::int64_t at_s = out.at_s;
+
+  // What the runs and metrics_info tables tell RunView.
+  RunDescription& d = out.info;
+  d.scenario = info.scenario;
+  d.policy = info.policy;
+  d.kind = "run";
+  d.seed = info.seed;
+  d.end_s = at_s;
+  d.jobs = state.job_count();
+  d.nodes = cluster.nodes.size();
+  for (const NodeConfig& node : cluster.nodes) d.total_gpus += static_cast<std::size_t>(node.gpus);
+  if (with_metrics) {
+    const double horizon_s = to_seconds_f(metrics->horizon);
+    d.epoch_unix_s = metrics->config.epoch_unix_s;
+    d.cluster_step_s = static_cast<std::int64_t>(cluster_sample_step_s(metrics->config, horizon_s));
+    d.gpu_step_s = static_cast<std::int64_t>(gpu_sample_step_s(metrics->config, horizon_s, sampled_gpu_count(cluster)));
+  }
+
+  // Nodes: the nodes table, their states from the node history, GPU use from the per-GPU series.
+  const std::vector<std::string_view> states = node_states_at(recorder, cluster.nodes.size(), at_s);
+  std::vector<double> fb_total(cluster.nodes.size());
+  out.nodes.reserve(cluster.nodes.size());
+  for (std::size_t n = 0; n < cluster.nodes.size(); ++n) {
+    const NodeConfig& node = cluster.nodes[n];
+    NodeRow r;
+    r.index = static_cast<std::int32_t>(n);
+    r.name = node.name;
+    r.state = std::string(states[n]);
+    r.group = std::string(node_state_group(r.state));
+    r.cpus = static_cast<std::int32_t>(node.cpus);
+    r.gpus = static_cast<std::int32_t>(node.gpus);
+    r.memory_mb = static_cast<std::int64_t>(node.memory_mb);
+    r.gpu_type = node.gpu_type;
+    fb_total[n] = gpu_fb_total_mib(node.gpu_type);
+    out.nodes.push_back(std::move(r));
+  }
+  const std::vector<NodeGpuSample> samples =
+      with_metrics ? gpu_use_at(state, *metrics, d.gpu_step_s, at_s) : std::vector<NodeGpuSample>{};
+  set_gpu_use(out.nodes, samples, fb_total);
+
+  // The cards: nodes by health-grid group, jobs by their rows' phase at at_s.
+  Overview& o = out.overview;
+  o.at_s = at_s;
+  o.total_gpus = static_cast<std::int64_t>(d.total_gpus);
+  o.total_nodes = static_cast<std::int64_t>(cluster.nodes.size());
+  for (const NodeRow& r : out.nodes) count_node(o, r.state);
+  for (JobIndex j = 0; j < state.job_count(); ++j) {
+    const JobRuntime& rt = state.job(j);
+    const std::int64_t start_s = rt.start >= 0 ? to_seconds(rt.start) : -1;
+    const std::int64_t end_s = rt.end >= 0 ? to_seconds(rt.end) : -1;
+    const JobPhase phase = job_phase_at(state.spec(j).submit_s, start_s, end_s, at_s);
+    if (phase == JobPhase::kNotSubmitted) continue;
+    // The row's GPU count as RunView reads it back (an INTEGER into 32 bits), needed only for a running job.
+    const std::string_view recorded = recorded_state_name(rt);
+    const bool running = phase == JobPhase::kRunning || (phase == JobPhase::kRecorded && recorded == "RUNNING");
+    count_job(o, phase, recorded, running ? static_cast<std::int32_t>(job_tres(state, j).gpus) : 0);
+  }
+  set_gpu_use(o, samples, fb_total);
+
+  // Partitions: the rows write_results writes, their members found as RunView finds them (the hostlist expanded).
+  std::unordered_map<std::string_view, std::int32_t> by_name;
+  for (std::size_t n = 0; n < cluster.nodes.size(); ++n)
+    by_name.emplace(cluster.nodes[n].name, static_cast<std::int32_t>(n));
+  for (const PartitionConfig& p : cluster.partitions) {
+    PartitionRow row;
+    row.name = p.name;
+    std::vector<std::string> names;
+    names.reserve(p.nodes.size());
+    for (const NodeIndex n : p.nodes) names.push_back(cluster.nodes[n].name);
+    row.nodes = format_hostlist(names);
+    row.is_default = p.is_default;
+    row.default_time_s = p.default_time_s >= 0 ? p.default_time_s : -1;
+    row.max_time_s = p.max_time_s >= 0 ? p.max_time_s : -1;
+    row.state = std::string(partition_state_name(p.state));
+    std::vector<std::int32_t> members;
+    try {
+      for (const std::string& name : expand_hostlist(row.nodes)) {
+        const auto it = by_name.find(name);
+        if (it != by_name.end()) members.push_back(it->second);
+      }
+    } catch (const std::exception&) {
+      members.clear();  // as RunView: a hostlist it cannot expand has no members
+    }
+    set_partition_nodes(row, members, out.nodes);
+    out.partitions.push_back(std::move(row));
+  }
+  return out;
+}
+
+}  // namespace gputwin

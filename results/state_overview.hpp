@@ -1,0 +1,42 @@
+// What the dashboard's Overview and Nodes tab show of a run at one instant, computed from the simulation's state in
+// memory instead of from the results folder written from it: a live run (ui/live_run) answers them from the copy
+// of its state it makes between two instants, without waiting for that copy to be written.
+//
+// The figures are, field by field, what RunView gives at the state's second for the folder write_results writes of
+// the same state, recorder and metrics input (tests/results/state_overview_test.cpp): the same rules (job_phase_at,
+// count_job, count_node, set_gpu_use, set_partition_nodes in run_view.hpp) over the same inputs, and the GPU use of
+// the per-GPU series' sample at or before that second from the same code (gpu_samples_at), not a second model.
+//
+//   const StateOverview figures = state_overview(info, state, recorder, &metrics, now);
+//   figures.overview.running_jobs;   // = RunView(dir).overview(figures.at_s).running_jobs
+//
+// Cost: O(nodes + jobs + node events) for the cards and states, plus, with per-GPU metrics, the GPU binding of every
+// run and the per-GPU series up to its last sample without writing it (tens of milliseconds for 100,000 jobs on
+// 4,096 nodes; see BENCHMARKS.md).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "results/recorder.hpp"
+#include "results/results_store.hpp"
+#include "results/run_view.hpp"
+
+namespace gputwin {
+
+/// The Overview, node list and partitions of a run at one second, as RunView answers them.
+struct StateOverview {
+  std::int64_t at_s = 0;                 ///< The second shown: the state's time, truncated.
+  RunDescription info;                   ///< RunView::info() of the written folder, end_s = at_s.
+  Overview overview;                     ///< RunView::overview(at_s).
+  std::vector<NodeRow> nodes;            ///< RunView::nodes(at_s) with GPU use.
+  std::vector<PartitionRow> partitions;  ///< RunView::partitions(at_s).
+};
+
+/// The figures of `state` at `now` (its simulated time) with the node history of `recorder` and, when `metrics` is
+/// given and enabled, GPU use from the per-GPU series write_results would write of it (`metrics->horizon` is where
+/// the series stop: `now` for a copy of a run in progress). `state` and `recorder` are only read.
+StateOverview state_overview(const RunInfo& info, const ClusterState& state, const RunRecorder& recorder,
+                             const MetricsInput* metrics, SimTime now);
+
+}  // namespace gputwin
