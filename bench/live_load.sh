@@ -78,7 +78,9 @@ serve_once() {
   [ -n "$ended" ] || { echo "live_load: the served run did not end:" >&2; tail -5 "$log" >&2; return 1; }
   local wall
   wall=$(echo "$ended" | grep -o '[0-9.]* s wall' | head -1 | cut -d' ' -f1)
-  echo "$ended" | grep -o '[0-9]* snapshots copied in [0-9.]* s of it and written in [0-9.]* s' >"$WORK/snapshots-$load.txt" || true
+  # "N copies of the state in S s of it, M snapshots written in W s" (before the in-memory Overview: "N snapshots
+  # copied in S s of it and written in W s").
+  echo "$ended" | grep -oE '[0-9]* (snapshots copied|copies of the state) in [0-9.]* s of it,? (and written|[0-9]* snapshots written) in [0-9.]* s' >"$WORK/snapshots-$load.txt" || true
   echo "$wall"
 }
 
