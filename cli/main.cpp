@@ -57,7 +57,7 @@ class ProgressBar {
   std::chrono::steady_clock::time_point last_{};
 };
 
-void print_summary(const RunOutcome& o, const std::filesystem::path& out_dir) {
+void print_summary(const RunOutcome& o, const std::filesystem::path& out_dir, double write_wall_s) {
   const RunSummary& s = o.summary;
   const Scenario& sc = *o.scenario;
   fmt::print("scenario   {} (seed {}, policy {})\n", sc.name, sc.seed, policy_name(sc.scheduler.policy));
@@ -117,7 +117,8 @@ void print_summary(const RunOutcome& o, const std::filesystem::path& out_dir) {
              o.scheduler_stats.passes, o.scheduler_stats.backfill_cycles, o.scheduler_stats.backfill_skipped,
              o.scheduler_stats.jobs_tested, o.scheduler_stats.backfill_starts);
   if (!out_dir.empty()) {
-    fmt::print("results    {}/results.sqlite, summary.json, jobs.csv\n", out_dir.string());
+    fmt::print("results    {}/results.sqlite, summary.json, jobs.csv ({:.3f} s wall to write)\n", out_dir.string(),
+               write_wall_s);
   }
 }
 
@@ -162,12 +163,15 @@ int run_command(const std::string& scenario_path, const std::string& out, std::o
   ProgressBar bar;
   if (!quiet && isatty(STDERR_FILENO)) options.progress = [&](const RunProgress& p) { bar.update(p); };
   RunOutcome outcome = run_scenario(std::move(scenario), options);
+  double write_wall_s = 0;
   if (!no_results) {
+    const auto begin = std::chrono::steady_clock::now();
     const MetricsInput metrics = metrics_input(outcome);
     write_results(out_dir, run_info(outcome), *outcome.state, outcome.summary, *outcome.recorder,
                   metrics.config.enabled ? &metrics : nullptr, fault_log(outcome), cloud_log(outcome));
+    write_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   }
-  if (!quiet) print_summary(outcome, out_dir);
+  if (!quiet) print_summary(outcome, out_dir, write_wall_s);
   return 0;
 }
 

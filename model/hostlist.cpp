@@ -163,9 +163,10 @@ void expand_token(std::string_view expr, std::string_view token, std::size_t off
   }
 }
 
-// The hostlist expression of hosts already in hostlist order without duplicates (`host(i)` for i < count).
-template <typename HostAt>
-std::string format_sorted(std::size_t count, HostAt host) {
+// The hostlist expression of hosts already in hostlist order without duplicates (`host(i)` for i < count);
+// `same_group(i, k)`: host k is numbered and has host i's prefix (host i is numbered).
+template <typename HostAt, typename SameGroup>
+std::string format_sorted(std::size_t count, HostAt host, SameGroup same_group) {
   std::string out;
   std::size_t i = 0;
   while (i < count) {
@@ -177,7 +178,7 @@ std::string format_sorted(std::size_t count, HostAt host) {
     }
     // One bracketed group: every numbered host with this prefix.
     std::size_t end = i + 1;
-    while (end < count && host(end).width != 0 && host(end).prefix == host(i).prefix) ++end;
+    while (end < count && same_group(i, end)) ++end;
     const bool bracket = end - i > 1;
     if (bracket) out += '[';
     bool first_range = true;
@@ -211,7 +212,9 @@ std::string format_hostlist(const std::vector<std::string>& names) {
   for (const auto& name : names) hosts.push_back(split_host(name));
   std::sort(hosts.begin(), hosts.end(), host_less);
   hosts.erase(std::unique(hosts.begin(), hosts.end(), same_host), hosts.end());
-  return format_sorted(hosts.size(), [&](std::size_t i) -> const HostName& { return hosts[i]; });
+  return format_sorted(
+      hosts.size(), [&](std::size_t i) -> const HostName& { return hosts[i]; },
+      [&](std::size_t i, std::size_t k) { return hosts[k].width != 0 && hosts[k].prefix == hosts[i].prefix; });
 }
 
 HostlistFormatter::HostlistFormatter(std::vector<std::string> names) : names_(std::move(names)) {
@@ -228,20 +231,31 @@ HostlistFormatter::HostlistFormatter(std::vector<std::string> names) : names_(st
     rank_[order[r]] = r;
   }
   sorted_ = std::move(by_rank);
+  // Both kinds of class are runs of ranks (hostlist order groups by prefix, then suffix value, then width).
+  group_.resize(sorted_.size());
+  host_class_.resize(sorted_.size());
+  for (std::uint32_t r = 0; r < sorted_.size(); ++r) {
+    const HostName& h = sorted_[r];
+    const bool joins_group = r > 0 && h.width != 0 && sorted_[r - 1].width != 0 && sorted_[r - 1].prefix == h.prefix;
+    group_[r] = joins_group ? group_[r - 1] : r;
+    host_class_[r] = r > 0 && same_host(sorted_[r - 1], h) ? host_class_[r - 1] : r;
+  }
 }
 
 std::string HostlistFormatter::format(std::span<const std::uint32_t> indices) const {
-  std::vector<std::uint32_t> ranks;
-  ranks.reserve(indices.size());
+  thread_local std::vector<std::uint32_t> ranks;
+  ranks.clear();
   for (const std::uint32_t i : indices) ranks.push_back(rank_.at(i));
   if (!std::is_sorted(ranks.begin(), ranks.end())) std::sort(ranks.begin(), ranks.end());
-  // Equal names (same_host) are adjacent in rank order; keep the first of each, as format_hostlist does.
-  std::size_t kept = 0;
+  // Equal names (one host class) are adjacent in rank order; keep the first of each, as format_hostlist does.
+  std::size_t count = 0;
   for (std::size_t k = 0; k < ranks.size(); ++k) {
-    if (kept > 0 && (ranks[kept - 1] == ranks[k] || same_host(sorted_[ranks[kept - 1]], sorted_[ranks[k]]))) continue;
-    ranks[kept++] = ranks[k];
+    if (count > 0 && host_class_[ranks[count - 1]] == host_class_[ranks[k]]) continue;
+    ranks[count++] = ranks[k];
   }
-  return format_sorted(kept, [&](std::size_t k) -> const HostName& { return sorted_[ranks[k]]; });
+  return format_sorted(
+      count, [&](std::size_t k) -> const HostName& { return sorted_[ranks[k]]; },
+      [&](std::size_t i, std::size_t k) { return group_[ranks[k]] == group_[ranks[i]]; });
 }
 
 std::vector<std::string> expand_hostlist(std::string_view expr) {

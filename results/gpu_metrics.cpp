@@ -405,7 +405,7 @@ std::vector<ClusterSample> build_metrics(const ClusterState& state, const GpuBin
                                          const MetricsConfig& config, const JobLoadFn& load,
                                          std::span<const XidEvent> xids, std::span<const NodeConditionEvent> conditions,
                                          const std::function<void(const GpuSample&)>& gpu_sink, MetricsTotals& totals,
-                                         ClusterRows rows) {
+                                         ClusterRows rows, const std::function<void()>& gpu_samples_done) {
   const ClusterConfig& cluster = state.config();
   const TelemetryAssumptions& a = config.telemetry;
   std::vector<GpuModel> models;
@@ -426,6 +426,7 @@ std::vector<ClusterSample> build_metrics(const ClusterState& state, const GpuBin
     totals.gpu_samples =
         per_gpu_samples(state, binding, horizon, config, loads, xids, conditions, totals.gpu_step_s, -1, gpu_sink);
   }
+  if (gpu_samples_done) gpu_samples_done();
 
   // ---- Cluster series: one sweep over run starts and ends, submits, requeues and node condition changes --------
   // At one instant: ends free before starts take, a requeued job is pending and a node back in service before a

@@ -133,12 +133,14 @@ inline double extend_energy(double energy_j, double power_w, std::int64_t dt_s) 
 /// (GPU by GPU, time ascending; skipped when config.per_gpu is false; none while the GPU's node is DOWN or
 /// REBOOTING) and returns the cluster samples every totals.cluster_step_s from 0 to `horizon`, all of them or only
 /// those after a change (`rows`). `horizon` is where the run stopped; `load` may be empty; `xids` and `conditions`
-/// are in time order.
+/// are in time order. `gpu_samples_done`, if given, is called once the last per-GPU sample is sent, before the
+/// cluster series is built.
 std::vector<ClusterSample> build_metrics(const ClusterState& state, const GpuBinding& binding, SimTime horizon,
                                          const MetricsConfig& config, const JobLoadFn& load,
                                          std::span<const XidEvent> xids, std::span<const NodeConditionEvent> conditions,
                                          const std::function<void(const GpuSample&)>& gpu_sink, MetricsTotals& totals,
-                                         ClusterRows rows = ClusterRows::kChanges);
+                                         ClusterRows rows = ClusterRows::kChanges,
+                                         const std::function<void()>& gpu_samples_done = {});
 
 /// The per-GPU samples build_metrics sends to `gpu_sink` at sample time `time_s` (a multiple of the step
 /// gpu_sample_step_s gives for `horizon`), node by node, GPU by GPU, computed by the same code from the period before

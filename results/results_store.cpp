@@ -2,12 +2,18 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
+#include <deque>
+#include <exception>
 #include <fstream>
 #include <future>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "model/hostlist.hpp"
@@ -283,35 +289,131 @@ std::string gpu_indices(std::uint64_t mask) {
   return out;
 }
 
-MetricsTotals write_metrics(Database& db, const ClusterState& state, const MetricsInput& input) {
-  db.exec(kMetricsSchema);
-  MetricsTotals totals;
-  const GpuBinding binding(state, input.horizon);
-  std::vector<ClusterSample> cluster;
-  {
-    BatchInsert ins(db, "gpu_metrics", 11);
-    cluster = build_metrics(
-        state, binding, input.horizon, input.config, input.load, input.xids, input.node_conditions,
-        [&](const GpuSample& s) {
-          ins.int64(1, s.node);
-          ins.int64(2, s.gpu);
-          ins.int64(3, s.time_s);
-          if (s.job_id != 0)
-            ins.int64(4, static_cast<sqlite3_int64>(s.job_id));
-          else
-            ins.null(4);
-          ins.real(5, s.util_pct);
-          ins.real(6, s.fb_used_mib);
-          ins.real(7, s.power_w);
-          ins.real(8, s.temp_c);
-          ins.real(9, s.nvlink_tx_bytes_per_s);
-          ins.real(10, s.energy_mj);
-          ins.int64(11, s.xid);
-          ins.end_row();
-        },
-        totals);
-    ins.finish();
+// The run's metrics, built on a thread of their own while the writer's thread inserts rows: the per-GPU samples
+// come over in batches through a short queue (the build runs at most kQueued batches ahead), then the cluster series
+// is built while the writer goes on with other tables. Destroyed early (the writer failed), it stops the build.
+class MetricsBuild {
+ public:
+  MetricsBuild(const ClusterState& state, const MetricsInput& input)
+      : thread_([this, &state, &input] { build(state, input); }) {}
+  MetricsBuild(const MetricsBuild&) = delete;
+  MetricsBuild& operator=(const MetricsBuild&) = delete;
+  ~MetricsBuild() {
+    {
+      std::lock_guard lock(mutex_);
+      abandoned_ = true;
+    }
+    changed_.notify_all();
+    thread_.join();
   }
+
+  /// The next batch of per-GPU samples (GPU by GPU, time ascending); empty once all are taken. Rethrows what the
+  /// build threw.
+  std::vector<GpuSample> next_gpu_batch() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return !queue_.empty() || gpu_done_ || error_; });
+    if (error_) std::rethrow_exception(error_);
+    if (queue_.empty()) return {};
+    std::vector<GpuSample> batch = std::move(queue_.front());
+    queue_.pop_front();
+    changed_.notify_all();
+    return batch;
+  }
+  /// Waits for the whole build; rethrows what it threw. Then binding(), cluster and totals are ready.
+  void wait() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return done_; });
+    if (error_) std::rethrow_exception(error_);
+  }
+  /// The GPU binding the build made (after wait()).
+  [[nodiscard]] const GpuBinding& binding() const { return *binding_; }
+  std::vector<ClusterSample> cluster;  ///< The cluster series (after wait()).
+  MetricsTotals totals;                ///< What the build produced beyond the samples (after wait()).
+
+ private:
+  static constexpr std::size_t kBatch = 16384;
+  static constexpr std::size_t kQueued = 4;
+  struct Abandoned {};
+
+  void build(const ClusterState& state, const MetricsInput& input) {
+    try {
+      binding_.emplace(state, input.horizon);
+      std::vector<GpuSample> batch;
+      const auto hand_over = [&] {
+        std::unique_lock lock(mutex_);
+        changed_.wait(lock, [&] { return queue_.size() < kQueued || abandoned_; });
+        if (abandoned_) throw Abandoned{};
+        if (!batch.empty()) queue_.push_back(std::move(batch));
+        batch = {};
+        batch.reserve(kBatch);
+        changed_.notify_all();
+      };
+      cluster = build_metrics(
+          state, *binding_, input.horizon, input.config, input.load, input.xids, input.node_conditions,
+          [&](const GpuSample& sample) {
+            batch.push_back(sample);
+            if (batch.size() == kBatch) hand_over();
+          },
+          totals, ClusterRows::kChanges,
+          [&] {
+            hand_over();
+            std::lock_guard lock(mutex_);
+            gpu_done_ = true;
+          });
+    } catch (const Abandoned&) {
+    } catch (...) {
+      std::lock_guard lock(mutex_);
+      error_ = std::current_exception();
+    }
+    {
+      std::lock_guard lock(mutex_);
+      gpu_done_ = done_ = true;
+    }
+    changed_.notify_all();
+  }
+
+  std::optional<GpuBinding> binding_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::vector<GpuSample>> queue_;
+  bool gpu_done_ = false, done_ = false, abandoned_ = false;
+  std::exception_ptr error_;
+  std::thread thread_;  // last: started once every member above exists
+};
+
+/// Creates the metrics tables and inserts the per-GPU samples as `build` hands them over.
+void write_gpu_metrics(Database& db, MetricsBuild& build) {
+  db.exec(kMetricsSchema);
+  BatchInsert ins(db, "gpu_metrics", 11);
+  for (std::vector<GpuSample> batch = build.next_gpu_batch(); !batch.empty(); batch = build.next_gpu_batch()) {
+    for (const GpuSample& s : batch) {
+      ins.int64(1, s.node);
+      ins.int64(2, s.gpu);
+      ins.int64(3, s.time_s);
+      if (s.job_id != 0)
+        ins.int64(4, static_cast<sqlite3_int64>(s.job_id));
+      else
+        ins.null(4);
+      ins.real(5, s.util_pct);
+      ins.real(6, s.fb_used_mib);
+      ins.real(7, s.power_w);
+      ins.real(8, s.temp_c);
+      ins.real(9, s.nvlink_tx_bytes_per_s);
+      ins.real(10, s.energy_mj);
+      ins.int64(11, s.xid);
+      ins.end_row();
+    }
+  }
+  ins.finish();
+}
+
+/// Inserts the rest of the metrics once `build` is done: the cluster series, each job's GPUs, the assumptions.
+MetricsTotals write_cluster_metrics(Database& db, const ClusterState& state, const MetricsInput& input,
+                                    MetricsBuild& build) {
+  build.wait();
+  const GpuBinding& binding = build.binding();
+  const std::vector<ClusterSample>& cluster = build.cluster;
+  const MetricsTotals totals = build.totals;
   {
     BatchInsert ins(db, "cluster_metrics", 15);
     for (const ClusterSample& c : cluster) {
@@ -601,6 +703,10 @@ std::optional<MetricsTotals> write_sqlite(const std::filesystem::path& path, con
   std::error_code ec;
   std::filesystem::remove(path, ec);  // a leftover temporary from a crashed run; absence is fine
   Database db(path);
+  // The metrics are built beside the inserts: the per-GPU samples go in as they come, the cluster series is built
+  // while the jobs and node events go in.
+  std::optional<MetricsBuild> build;
+  if (metrics != nullptr) build.emplace(state, *metrics);
   // A temporary file, renamed only when complete; a 64 MiB page cache keeps the indexes built at the end in memory.
   db.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536;");
   db.exec("BEGIN");
@@ -668,6 +774,7 @@ std::optional<MetricsTotals> write_sqlite(const std::filesystem::path& path, con
       db.step(st.stmt);
     }
   }
+  if (build) write_gpu_metrics(db, *build);
   {
     BatchInsert ins(db, "jobs", 23);
     const HostlistFormatter node_names = node_list_formatter(state);
@@ -769,7 +876,7 @@ std::optional<MetricsTotals> write_sqlite(const std::filesystem::path& path, con
     }
   }
   std::optional<MetricsTotals> totals;
-  if (metrics != nullptr) totals = write_metrics(db, state, *metrics);
+  if (build) totals = write_cluster_metrics(db, state, *metrics, *build);
   if (faults != nullptr) write_fault_tables(db, state, *faults);
   if (cloud != nullptr) write_cloud_tables(db, state, *cloud);
   if (faults != nullptr || cloud != nullptr) write_interruptions(db, state, faults, cloud);
@@ -796,9 +903,13 @@ std::optional<MetricsTotals> write_sqlite(const std::filesystem::path& path, con
     }
   }
   if (extra != nullptr && *extra) (*extra)(db.handle());
-  db.exec(
-      "CREATE INDEX jobs_by_id ON jobs(job_id); CREATE INDEX node_events_by_time ON node_events(time); "
-      "CREATE INDEX job_reasons_by_job ON job_reasons(job_id, time);");
+  db.exec("CREATE INDEX jobs_by_id ON jobs(job_id); CREATE INDEX job_reasons_by_job ON job_reasons(job_id, time);");
+  // Rows in time order (as the recorder keeps them) are found by time through their rowids (RunView bisects them),
+  // so the time index, about a third of writing node_events, is built only for rows out of order.
+  const auto& node_events = recorder.node_events();
+  if (!std::is_sorted(node_events.begin(), node_events.end(),
+                      [](const NodeEvent& a, const NodeEvent& b) { return to_seconds(a.time) < to_seconds(b.time); }))
+    db.exec("CREATE INDEX node_events_by_time ON node_events(time);");
   db.exec("COMMIT");
   return totals;
 }

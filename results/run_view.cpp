@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <numeric>
 #include <set>
 
@@ -221,13 +222,22 @@ void RunView::load_nodes() {
   // A row covers node_count consecutive nodes (schema 2; a version 1 file has one node per row).
   std::vector<std::int64_t> times;
   std::vector<std::uint32_t> node_of, states;
+  // Rows in time order with rowids 1, 2, ... (as this build writes them) let the event log find the rows up to a
+  // second by bisecting rowids; otherwise it searches the time column.
   const std::string sql = std::string("SELECT time, node_index, state, ") + (node_event_ranges_ ? "node_count" : "1") +
-                          " FROM node_events ORDER BY rowid";
+                          ", rowid FROM node_events ORDER BY rowid";
+  node_event_rows_in_time_order_ = true;
+  node_event_rows_ = 0;
+  std::int64_t previous_time = std::numeric_limits<std::int64_t>::min();
   db_->query(sql.c_str(), {}, [&](sqlite3_stmt* row) {
     const auto [lo, hi] = node_range(sqlite3_column_int64(row, 1), sqlite3_column_int64(row, 3), nodes_.size());
     const std::uint32_t state = intern(column_text(row, 2));
+    const std::int64_t time = sqlite3_column_int64(row, 0);
+    ++node_event_rows_;
+    if (time < previous_time || sqlite3_column_int64(row, 4) != node_event_rows_) node_event_rows_in_time_order_ = false;
+    previous_time = time;
     for (std::int64_t node = lo; node < hi; ++node) {
-      times.push_back(sqlite3_column_int64(row, 0));
+      times.push_back(time);
       node_of.push_back(static_cast<std::uint32_t>(node));
       states.push_back(state);
     }
@@ -1179,10 +1189,28 @@ std::vector<EventLine> RunView::events(std::int64_t at_s, std::size_t limit, std
   if (all || kind == "node") {
     const auto before = out.size();
     // Newest first: a row of node_count nodes gives its changes last node first, until `limit` are taken.
-    const std::string sql = std::string("SELECT time, node_index, state, ") +
-                            (node_event_ranges_ ? "node_count" : "1") +
-                            " FROM node_events WHERE time <= ? ORDER BY time DESC, rowid DESC LIMIT ?";
-    db_->query(sql.c_str(), {at_s, static_cast<std::int64_t>(limit)}, [&](sqlite3_stmt* q) {
+    // In time order, the rows up to at_s are those up to the last rowid whose time is at most at_s (the writer then
+    // builds no time index).
+    std::string sql = std::string("SELECT time, node_index, state, ") + (node_event_ranges_ ? "node_count" : "1");
+    std::int64_t bound = at_s;
+    if (node_event_rows_in_time_order_) {
+      std::int64_t lo = 0, hi = node_event_rows_;  // rows 1..lo are at most at_s, rows past hi later
+      while (lo < hi) {
+        const std::int64_t mid = lo + (hi - lo + 1) / 2;
+        std::int64_t time = 0;
+        db_->query("SELECT time FROM node_events WHERE rowid = ?", {mid},
+                   [&](sqlite3_stmt* q) { time = sqlite3_column_int64(q, 0); });
+        if (time <= at_s)
+          lo = mid;
+        else
+          hi = mid - 1;
+      }
+      bound = lo;
+      sql += " FROM node_events WHERE rowid <= ? ORDER BY rowid DESC LIMIT ?";
+    } else {
+      sql += " FROM node_events WHERE time <= ? ORDER BY time DESC, rowid DESC LIMIT ?";
+    }
+    db_->query(sql.c_str(), {bound, static_cast<std::int64_t>(limit)}, [&](sqlite3_stmt* q) {
       const auto [lo, hi] = node_range(sqlite3_column_int64(q, 1), sqlite3_column_int64(q, 3), nodes_.size());
       const std::string what = "now " + column_text(q, 2);
       for (std::int64_t node = hi - 1; node >= lo && out.size() - before < limit; --node)

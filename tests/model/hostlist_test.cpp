@@ -81,7 +81,7 @@ std::string fmt_padded(const std::string& prefix, int number, std::size_t width)
 
 // HostlistFormatter gives format_hostlist's answer for random subsets of awkward names: mixed paddings ("n8",
 // "n08", "n010"), several prefixes (natural order: "r2" before "r10"), names without a number, all-digit names,
-// indices in any order and repeated.
+// indices in any order and repeated, names given twice.
 TEST(HostlistFormatter, EqualsFormatHostlistOnRandomSubsets) {
   std::vector<std::string> names;
   for (int i = 0; i < 40; ++i) names.push_back("n" + std::to_string(i));
@@ -91,6 +91,7 @@ TEST(HostlistFormatter, EqualsFormatHostlistOnRandomSubsets) {
     for (int i = 0; i < 6; ++i) names.push_back("r" + std::to_string(r) + "n" + std::to_string(i));
   }
   for (const char* plain : {"login", "gpu", "n", "007", "12", "a-b"}) names.emplace_back(plain);
+  for (const char* again : {"n7", "login", "n012", "r2n3"}) names.emplace_back(again);  // one name at two indices
   HostlistFormatter formatter(names);
   std::mt19937 rng(7);
   for (int trial = 0; trial < 3000; ++trial) {

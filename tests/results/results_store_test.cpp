@@ -10,6 +10,7 @@
 
 #include "model/errors.hpp"
 #include "results/results_db.hpp"
+#include "results/run_view.hpp"
 #include "sim/runner.hpp"
 
 namespace gputwin {
@@ -124,6 +125,36 @@ TEST_F(ResultsStoreTest, NodeEventRowsCoverConsecutiveNodesAndExpandToEveryChang
   }
   EXPECT_EQ(expanded, recorded);
   EXPECT_LT(std::count(rows.begin(), rows.end(), '\n'), std::count(recorded.begin(), recorded.end(), '\n'));
+}
+
+TEST_F(ResultsStoreTest, NodeEventLogFindsRowsUpToATimeByRowidAsByTheTimeColumn) {
+  write_results(dir_, run_info(outcome_), *outcome_.state, outcome_.summary, *outcome_.recorder);
+  // Written in time order, node_events gets no time index: the event log bisects rowids instead.
+  EXPECT_EQ(query("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'node_events'"), "0\n");
+  const auto node_log = [&] {
+    const RunView view(dir_);
+    std::string out;
+    for (const std::int64_t t : {-1, 0, 1, 99, 100, 101, 200, 299, 300, 599, 600, 601, 100000}) {
+      for (const std::size_t limit : {1, 2, 3, 5, 100}) {
+        out += std::to_string(t) + "/" + std::to_string(limit) + ":";
+        for (const EventLine& e : view.events(t, limit, "node"))
+          out += " " + std::to_string(e.time) + " " + e.subject + " " + e.text + ";";
+        out += "\n";
+      }
+    }
+    return out;
+  };
+  const std::string by_rowid = node_log();
+  // Node lines at 100: n001-n003 IDLE then n001-n003 ALLOCATED again (job 2); the newest two are n002 and n003's.
+  EXPECT_NE(by_rowid.find("100/2: 100 n002 now ALLOCATED; 100 n003 now ALLOCATED;\n"), std::string::npos) << by_rowid;
+  EXPECT_NE(by_rowid.find("-1/100:\n"), std::string::npos);
+  // The same rows with rowids 2, 4, 6, ... are found through the time column (and an index on it, as older files
+  // have): every answer is the same.
+  edit("CREATE TABLE copy AS SELECT rowid AS r, * FROM node_events; DELETE FROM node_events; "
+       "INSERT INTO node_events (rowid, time, node_index, state, node_count) "
+       "SELECT 2 * r, time, node_index, state, node_count FROM copy; DROP TABLE copy; "
+       "CREATE INDEX node_events_by_time ON node_events(time);");
+  EXPECT_EQ(node_log(), by_rowid);
 }
 
 TEST_F(ResultsStoreTest, FailureLeavesNoPartialResults) {
