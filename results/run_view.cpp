@@ -234,7 +234,8 @@ void RunView::load_nodes() {
     const std::uint32_t state = intern(column_text(row, 2));
     const std::int64_t time = sqlite3_column_int64(row, 0);
     ++node_event_rows_;
-    if (time < previous_time || sqlite3_column_int64(row, 4) != node_event_rows_) node_event_rows_in_time_order_ = false;
+    if (time < previous_time || sqlite3_column_int64(row, 4) != node_event_rows_)
+      node_event_rows_in_time_order_ = false;
     previous_time = time;
     for (std::int64_t node = lo; node < hi; ++node) {
       times.push_back(time);

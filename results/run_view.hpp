@@ -402,7 +402,7 @@ class RunView {
   std::vector<std::int64_t> node_event_time_;  // node events grouped per node, each group by time
   std::vector<std::uint32_t> node_event_state_;
   std::vector<std::uint32_t> node_event_begin_;  // per node, its first event; size nodes + 1
-  bool node_event_rows_in_time_order_ = false;  // node_events rows 1..n in time order (as this build writes them)
+  bool node_event_rows_in_time_order_ = false;   // node_events rows 1..n in time order (as this build writes them)
   std::int64_t node_event_rows_ = 0;
   std::uint32_t pending_id_ = 0, running_id_ = 0, rejected_id_ = 0;
   mutable std::mutex cache_mutex_;
