@@ -110,6 +110,13 @@ class BatchInsert {
     Value& slot = value(col);
     slot.type = Value::kText;
     slot.text.assign(v);
+    slot.view = slot.text;
+  }
+  /// Sets column `col` of the current row to text that outlives the batch (not copied).
+  void text_ref(int col, std::string_view v) {
+    Value& slot = value(col);
+    slot.type = Value::kText;
+    slot.view = v;
   }
   /// Sets column `col` of the current row to NULL.
   void null(int col) { value(col).type = Value::kNull; }
@@ -134,7 +141,8 @@ class BatchInsert {
     enum Type : std::uint8_t { kUnset, kNull, kInt, kReal, kText } type = kUnset;
     sqlite3_int64 i = 0;
     double d = 0;
-    std::string text;
+    std::string text;       // an owned copy (text())
+    std::string_view view;  // what is bound: `text`, or text the caller keeps (text_ref())
   };
   Value& value(int col) { return values_[static_cast<std::size_t>(row_ * columns_ + col - 1)]; }
   // Binds rows [first, first + count) of the buffer to `stmt`'s parameters from 1; each value is then unset (a text's
@@ -155,7 +163,7 @@ class BatchInsert {
             sqlite3_bind_double(stmt, param, v.d);
             break;
           case Value::kText:  // the buffer keeps the text until this batch is written
-            sqlite3_bind_text(stmt, param, v.text.data(), static_cast<int>(v.text.size()), SQLITE_STATIC);
+            sqlite3_bind_text(stmt, param, v.view.data(), static_cast<int>(v.view.size()), SQLITE_STATIC);
             break;
           case Value::kUnset:
             db_.fail("a column left unset in a batch insert");
@@ -784,11 +792,11 @@ std::optional<MetricsTotals> write_sqlite(const std::filesystem::path& path, con
       const JobRuntime& rt = state.job(j);
       const JobTres tres = job_tres(state, j);
       ins.int64(1, static_cast<sqlite3_int64>(spec.id));
-      ins.text(2, spec.name);
-      ins.text(3, spec.user);
-      ins.text(4, spec.account);
-      ins.text(5, partition_name(state, j));
-      ins.text(6, spec.qos.empty() ? "normal" : spec.qos);
+      ins.text_ref(2, spec.name);
+      ins.text_ref(3, spec.user);
+      ins.text_ref(4, spec.account);
+      ins.text_ref(5, state.config().partitions[rt.partition].name);
+      ins.text_ref(6, spec.qos.empty() ? std::string_view("normal") : std::string_view(spec.qos));
       ins.int64(7, spec.submit_s);
       if (rt.start >= 0)
         ins.int64(8, to_seconds(rt.start));
@@ -798,7 +806,7 @@ std::optional<MetricsTotals> write_sqlite(const std::filesystem::path& path, con
         ins.int64(9, to_seconds(rt.end));
       else
         ins.null(9);
-      ins.text(10, recorded_state_name(rt));
+      ins.text_ref(10, recorded_state_name(rt));
       ins.int64(11, static_cast<sqlite3_int64>(tres.nodes));
       ins.int64(12, static_cast<sqlite3_int64>(tres.cpus));
       ins.int64(13, static_cast<sqlite3_int64>(tres.gpus));
@@ -809,7 +817,7 @@ std::optional<MetricsTotals> write_sqlite(const std::filesystem::path& path, con
         ins.null(15);
       ins.int64(16, rt.priority);
       if (rt.state == JobState::kPending || rt.rejected)
-        ins.text(17, pending_reason_name(rt.reason));
+        ins.text_ref(17, pending_reason_name(rt.reason));
       else
         ins.null(17);
       if (rt.start >= 0)
@@ -847,7 +855,7 @@ std::optional<MetricsTotals> write_sqlite(const std::filesystem::path& path, con
       const std::string_view name = node_state_name(e.state);
       ins.int64(1, to_seconds(e.time));
       ins.int64(2, e.node);
-      ins.text(3, name);
+      ins.text_ref(3, name);
       ins.int64(4, e.count);
       ins.end_row();
     }
@@ -859,7 +867,7 @@ std::optional<MetricsTotals> write_sqlite(const std::filesystem::path& path, con
       const std::string_view name = pending_reason_name(e.reason);
       ins.int64(1, to_seconds(e.time));
       ins.int64(2, static_cast<sqlite3_int64>(state.spec(e.job).id));
-      ins.text(3, name);
+      ins.text_ref(3, name);
       ins.end_row();
     }
     ins.finish();
