@@ -11,12 +11,15 @@
 // The node lifecycle's runs (drain, DOWN, reboot, requeued runs) are worked by hand further down.
 #include "results/gpu_metrics.hpp"
 
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <map>
+#include <stdexcept>
 #include <tuple>
 
 #include "model/errors.hpp"
@@ -643,6 +646,85 @@ TEST(GpuMetricsScenario, ChangeOnlyClusterSeriesOfTheQuickstartExpandsToEverySte
   const auto [kept, samples] = check_change_only(o);
   EXPECT_GT(samples, 5000u);
   EXPECT_LT(kept, samples);
+}
+
+// The writer takes the per-GPU samples from a thread that builds them, in batches of 16,384 through a queue of
+// four: on quickstart with a 200,000-row budget (13 batches, so the builder waits for the writer), the table holds
+// exactly what build_metrics sends (no batch lost or given twice), and the cluster series it returns.
+TEST(MetricsWrittenBesideTheBuild, EveryBatchArrivesOnceAndWhole) {
+  const RunOutcome o =
+      run_scenario(load_scenario(std::string(GPUTWIN_SOURCE_DIR) + "/scenarios/quickstart.json"), RunOptions{});
+  MetricsInput input = metrics_input(o);
+  input.config.max_gpu_samples = 200'000;
+  const auto dir = std::filesystem::path(GPUTWIN_BINARY_DIR) / "gpu-metrics-batches-test";
+  std::filesystem::remove_all(dir);
+  write_results(dir, run_info(o), *o.state, o.summary, *o.recorder, &input);
+
+  std::string expected_gpu, expected_cluster;
+  MetricsTotals totals;
+  const GpuBinding binding(*o.state, input.horizon);
+  std::size_t samples = 0;
+  const auto cluster = build_metrics(
+      *o.state, binding, input.horizon, input.config, input.load, input.xids, input.node_conditions,
+      [&](const GpuSample& s) {
+        ++samples;
+        expected_gpu += fmt::format("{}|{}|{}|{}|{}|{}\n", s.node, s.gpu, s.time_s, s.job_id, s.power_w, s.energy_mj);
+      },
+      totals);
+  for (const ClusterSample& c : cluster)
+    expected_cluster += fmt::format("{}|{}|{}\n", c.time_s, c.gpus_alloc, c.gpu_energy_j);
+  ASSERT_GT(samples, 5u * 16384u);
+
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2((dir / "results.sqlite").c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  const auto rows = [&](const char* sql, int columns) {
+    sqlite3_stmt* st = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db, sql, -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    std::string out;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      for (int c = 0; c < columns; ++c) {
+        if (c > 0) out += '|';
+        if (sqlite3_column_type(st, c) == SQLITE_INTEGER)
+          out += std::to_string(sqlite3_column_int64(st, c));
+        else if (sqlite3_column_type(st, c) == SQLITE_NULL)
+          out += '0';
+        else
+          out += fmt::format("{}", sqlite3_column_double(st, c));
+      }
+      out += '\n';
+    }
+    sqlite3_finalize(st);
+    return out;
+  };
+  // The table's key order is the order build_metrics sends (GPU by GPU, time ascending).
+  const std::string got = rows("SELECT node_index, gpu, time, job_id, power_w, energy_mj FROM gpu_metrics", 6);
+  EXPECT_EQ(std::count(got.begin(), got.end(), '\n'), static_cast<std::ptrdiff_t>(samples));
+  const auto differ = std::mismatch(got.begin(), got.end(), expected_gpu.begin(), expected_gpu.end());
+  EXPECT_TRUE(got == expected_gpu) << "first difference at byte " << (differ.first - got.begin()) << ": "
+                                   << got.substr(static_cast<std::size_t>(differ.first - got.begin()), 80);
+  EXPECT_EQ(rows("SELECT time, gpus_alloc, gpu_energy_j FROM cluster_metrics ORDER BY time", 3), expected_cluster);
+  sqlite3_close(db);
+}
+
+// A build that fails on its thread fails the write with its error, and leaves no results behind.
+TEST(MetricsWrittenBesideTheBuild, AFailedBuildFailsTheWriteWhole) {
+  const RunOutcome o = run_scenario(
+      load_scenario(std::string(GPUTWIN_SOURCE_DIR) + "/tests/results/data/gpu_metrics.json"), RunOptions{});
+  MetricsInput input = metrics_input(o);
+  input.load = [](JobIndex, std::span<const NodeAllocation>) -> std::optional<GpuLoad> {
+    throw std::runtime_error("speed model failed");
+  };
+  const auto dir = std::filesystem::path(GPUTWIN_BINARY_DIR) / "gpu-metrics-failed-build-test";
+  std::filesystem::remove_all(dir);
+  try {
+    write_results(dir, run_info(o), *o.state, o.summary, *o.recorder, &input);
+    FAIL() << "the write succeeded";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "speed model failed");
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "results.sqlite"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "summary.json"));
+  for (const char* name : kResultsTemporaryFiles) EXPECT_FALSE(std::filesystem::exists(dir / name)) << name;
 }
 
 }  // namespace
