@@ -42,8 +42,8 @@ class HostlistFormatter {
 
  private:
   std::vector<std::string> names_;
-  std::vector<HostName> sorted_;     // every name split, in hostlist order
-  std::vector<std::uint32_t> rank_;  // names_[i] is sorted_[rank_[i]]
+  std::vector<HostName> sorted_;           // every name split, in hostlist order
+  std::vector<std::uint32_t> rank_;        // names_[i] is sorted_[rank_[i]]
   std::vector<std::uint32_t> group_;       // per rank: first rank of its numbered prefix (its own rank if unnumbered)
   std::vector<std::uint32_t> host_class_;  // per rank: first rank of the same host (equal prefix, number, width)
 };

@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
@@ -242,10 +243,6 @@ void bind_finite(sqlite3_stmt* s, int i, double v) {
     sqlite3_bind_double(s, i, v);
   else
     sqlite3_bind_null(s, i);  // no fault profile: no MTTF, no optimum
-}
-
-std::string partition_name(const ClusterState& state, JobIndex j) {
-  return state.config().partitions[state.job(j).partition].name;
 }
 
 void replace_file(const std::filesystem::path& tmp, const std::filesystem::path& final_path) {
@@ -922,14 +919,25 @@ std::optional<MetricsTotals> write_sqlite(const std::filesystem::path& path, con
   return totals;
 }
 
-std::string csv_field(const std::string& v) {
-  if (v.find_first_of(",\"\n") == std::string::npos) return v;
-  std::string out = "\"";
+// Appends `v` as a CSV field: quoted, with quotes doubled, when it holds a comma, a quote or a newline.
+void append_csv_field(std::string& out, std::string_view v) {
+  if (v.find_first_of(",\"\n") == std::string_view::npos) {
+    out += v;
+    return;
+  }
+  out += '"';
   for (char c : v) {
     if (c == '"') out += '"';
     out += c;
   }
-  return out + "\"";
+  out += '"';
+}
+
+// Appends a number in decimal.
+template <typename Int>
+void append_int(std::string& out, Int v) {
+  char buf[24];
+  out.append(buf, std::to_chars(buf, buf + sizeof(buf), v).ptr);
 }
 
 void write_csv(const std::filesystem::path& path, const ClusterState& state) {
@@ -938,21 +946,49 @@ void write_csv(const std::filesystem::path& path, const ClusterState& state) {
   out << "job_id,name,user,account,partition,submit_time,start_time,end_time,state,nodes,cpus,gpus,time_limit,"
          "node_list,priority\n";
   const HostlistFormatter node_names = node_list_formatter(state);
-  std::string line;
+  // Lines gather in a buffer written out about every 1 MiB.
+  std::string buffer;
+  buffer.reserve(std::size_t{1} << 21);
   for (JobIndex j = 0; j < state.job_count(); ++j) {
     const JobSpec& spec = state.spec(j);
     const JobRuntime& rt = state.job(j);
     const JobTres tres = job_tres(state, j);
-    line.clear();
-    line += std::to_string(spec.id) + ',' + csv_field(spec.name) + ',' + csv_field(spec.user) + ',' +
-            csv_field(spec.account) + ',' + csv_field(partition_name(state, j)) + ',' + std::to_string(spec.submit_s) +
-            ',' + (rt.start >= 0 ? std::to_string(to_seconds(rt.start)) : "") + ',' +
-            (rt.end >= 0 ? std::to_string(to_seconds(rt.end)) : "") + ',' + std::string(recorded_state_name(rt)) + ',' +
-            std::to_string(tres.nodes) + ',' + std::to_string(tres.cpus) + ',' + std::to_string(tres.gpus) + ',' +
-            std::to_string(rt.time_limit_s) + ',' + csv_field(job_node_list(state, j, node_names)) + ',' +
-            std::to_string(rt.priority) + '\n';
-    out << line;
+    append_int(buffer, spec.id);
+    buffer += ',';
+    append_csv_field(buffer, spec.name);
+    buffer += ',';
+    append_csv_field(buffer, spec.user);
+    buffer += ',';
+    append_csv_field(buffer, spec.account);
+    buffer += ',';
+    append_csv_field(buffer, state.config().partitions[rt.partition].name);
+    buffer += ',';
+    append_int(buffer, spec.submit_s);
+    buffer += ',';
+    if (rt.start >= 0) append_int(buffer, to_seconds(rt.start));
+    buffer += ',';
+    if (rt.end >= 0) append_int(buffer, to_seconds(rt.end));
+    buffer += ',';
+    buffer += recorded_state_name(rt);
+    buffer += ',';
+    append_int(buffer, tres.nodes);
+    buffer += ',';
+    append_int(buffer, tres.cpus);
+    buffer += ',';
+    append_int(buffer, tres.gpus);
+    buffer += ',';
+    append_int(buffer, rt.time_limit_s);
+    buffer += ',';
+    append_csv_field(buffer, job_node_list(state, j, node_names));
+    buffer += ',';
+    append_int(buffer, rt.priority);
+    buffer += '\n';
+    if (buffer.size() >= (std::size_t{1} << 20)) {
+      out.write(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+      buffer.clear();
+    }
   }
+  out.write(buffer.data(), static_cast<std::streamsize>(buffer.size()));
   out.flush();
   if (!out) throw ResultsError(path.string() + ": write failed");
 }

@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "model/errors.hpp"
+#include "model/scenario.hpp"
 #include "results/results_db.hpp"
 #include "results/run_view.hpp"
 #include "sim/runner.hpp"
@@ -150,11 +152,35 @@ TEST_F(ResultsStoreTest, NodeEventLogFindsRowsUpToATimeByRowidAsByTheTimeColumn)
   EXPECT_NE(by_rowid.find("-1/100:\n"), std::string::npos);
   // The same rows with rowids 2, 4, 6, ... are found through the time column (and an index on it, as older files
   // have): every answer is the same.
-  edit("CREATE TABLE copy AS SELECT rowid AS r, * FROM node_events; DELETE FROM node_events; "
-       "INSERT INTO node_events (rowid, time, node_index, state, node_count) "
-       "SELECT 2 * r, time, node_index, state, node_count FROM copy; DROP TABLE copy; "
-       "CREATE INDEX node_events_by_time ON node_events(time);");
+  edit(
+      "CREATE TABLE copy AS SELECT rowid AS r, * FROM node_events; DELETE FROM node_events; "
+      "INSERT INTO node_events (rowid, time, node_index, state, node_count) "
+      "SELECT 2 * r, time, node_index, state, node_count FROM copy; DROP TABLE copy; "
+      "CREATE INDEX node_events_by_time ON node_events(time);");
   EXPECT_EQ(node_log(), by_rowid);
+}
+
+// jobs.csv quotes a field holding a comma, a quote or a newline (quotes doubled), as RFC 4180 readers expect, and
+// leaves every other field bare (time limits are minutes in a scenario, seconds here); the jobs table holds the same
+// text unquoted.
+TEST_F(ResultsStoreTest, JobsCsvQuotesFieldsWithCommasQuotesAndNewlines) {
+  const char* scenario = R"({"name": "csv-quoting", "seed": 1,
+    "cluster": {"nodes": [{"prefix": "n", "count": 2, "cpus": 1, "memory_gb": 1, "gpus": 0}],
+                "partitions": [{"name": "batch", "nodes": "ALL", "default": true}]},
+    "workload": {"jobs": [
+      {"id": 7, "name": "train,eval", "user": "a\"b", "submit": 0, "cpus": 1, "time_limit": 10, "run_time": 5},
+      {"id": 8, "name": "two\nlines", "user": "plain", "submit": 1, "cpus": 2, "time_limit": 10, "run_time": 5}]},
+    "scheduler": {"policy": "fcfs"}})";
+  const RunOutcome o = run_scenario(parse_scenario(scenario, "csv.json", dir_), RunOptions{});
+  write_results(dir_, run_info(o), *o.state, o.summary, *o.recorder);
+  std::ifstream in(dir_ / "jobs.csv", std::ios::binary);
+  const std::string csv((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(csv,
+            "job_id,name,user,account,partition,submit_time,start_time,end_time,state,nodes,cpus,gpus,time_limit,"
+            "node_list,priority\n"
+            "7,\"train,eval\",\"a\"\"b\",default,batch,0,0,5,COMPLETED,1,1,0,600,n001,0\n"
+            "8,\"two\nlines\",plain,default,batch,1,5,10,COMPLETED,2,2,0,600,n[001-002],0\n");
+  EXPECT_EQ(query("SELECT name, user FROM jobs ORDER BY job_id"), "train,eval|a\"b\ntwo\nlines|plain\n");
 }
 
 TEST_F(ResultsStoreTest, FailureLeavesNoPartialResults) {
