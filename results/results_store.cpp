@@ -700,11 +700,73 @@ void write_cloud_tables(Database& db, const ClusterState& state, const CloudLog&
   }
 }
 
+// Each job's node list, formatted once, by the jobs.csv thread in job order, for jobs.csv and the jobs table both.
+// Lists are published a block of kBlock jobs at a time; a reader of job j waits for its block (or for the writer's
+// failure, which it then reports).
+class NodeLists {
+ public:
+  explicit NodeLists(std::size_t jobs) : blocks_((jobs + kBlock - 1) / kBlock) {}
+
+  /// Writer: appends the next job's list (empty for a job that never started).
+  void add(std::string_view list) {
+    Block& block = blocks_[added_ / kBlock];
+    block.text += list;
+    block.ends.push_back(static_cast<std::uint32_t>(block.text.size()));
+    if (++added_ % kBlock == 0) publish(added_ / kBlock);
+  }
+  /// Writer: publishes every list added (the last block may be partial).
+  void finish() { publish(blocks_.size()); }
+  /// Writer: the lists will not all come; readers waiting or to come throw.
+  void fail() {
+    {
+      std::lock_guard lock(mutex_);
+      failed_ = true;
+    }
+    published_cv_.notify_all();
+  }
+  /// Reader: job `j`'s list, once published (a view into storage that lives as long as this object).
+  std::string_view get(JobIndex j) {
+    const std::size_t b = j / kBlock;
+    if (b >= published_seen_) {
+      std::unique_lock lock(mutex_);
+      published_cv_.wait(lock, [&] { return published_ > b || failed_; });
+      if (published_ <= b) throw ResultsError("jobs.csv: writing failed, so did the jobs' node lists");
+      published_seen_ = published_;
+    }
+    const Block& block = blocks_[b];
+    const std::size_t k = j % kBlock;
+    const std::uint32_t begin = k == 0 ? 0 : block.ends[k - 1];
+    return std::string_view(block.text).substr(begin, block.ends[k] - begin);
+  }
+
+ private:
+  static constexpr std::size_t kBlock = 4096;
+  struct Block {
+    std::string text;                 // the lists one after another
+    std::vector<std::uint32_t> ends;  // where each ends in text
+  };
+  void publish(std::size_t blocks) {
+    {
+      std::lock_guard lock(mutex_);
+      published_ = blocks;
+    }
+    published_cv_.notify_all();
+  }
+
+  std::vector<Block> blocks_;       // sized once: a block never moves
+  std::size_t added_ = 0;           // writer's
+  std::size_t published_seen_ = 0;  // reader's copy of published_
+  std::mutex mutex_;
+  std::condition_variable published_cv_;
+  std::size_t published_ = 0;  // blocks readable
+  bool failed_ = false;
+};
+
 std::optional<MetricsTotals> write_sqlite(const std::filesystem::path& path, const RunInfo& info,
                                           const ClusterState& state, const RunSummary& summary,
                                           const RunRecorder& recorder, const MetricsInput* metrics,
-                                          const FaultLog* faults, const CloudLog* cloud,
-                                          const ExtraTablesWriter* extra) {
+                                          const FaultLog* faults, const CloudLog* cloud, const ExtraTablesWriter* extra,
+                                          NodeLists& node_lists) {
   std::error_code ec;
   std::filesystem::remove(path, ec);  // a leftover temporary from a crashed run; absence is fine
   Database db(path);
@@ -782,7 +844,6 @@ std::optional<MetricsTotals> write_sqlite(const std::filesystem::path& path, con
   if (build) write_gpu_metrics(db, *build);
   {
     BatchInsert ins(db, "jobs", 23);
-    const HostlistFormatter node_names = node_list_formatter(state);
     std::vector<NodeIndex> nodes;
     for (JobIndex j = 0; j < state.job_count(); ++j) {
       const JobSpec& spec = state.spec(j);
@@ -809,7 +870,7 @@ std::optional<MetricsTotals> write_sqlite(const std::filesystem::path& path, con
       ins.int64(13, static_cast<sqlite3_int64>(tres.gpus));
       ins.int64(14, rt.time_limit_s);
       if (rt.start >= 0)
-        ins.text(15, job_node_list(state, j, node_names));
+        ins.text_ref(15, node_lists.get(j));  // formatted by the jobs.csv thread; lives until the end of the write
       else
         ins.null(15);
       ins.int64(16, rt.priority);
@@ -940,7 +1001,7 @@ void append_int(std::string& out, Int v) {
   out.append(buf, std::to_chars(buf, buf + sizeof(buf), v).ptr);
 }
 
-void write_csv(const std::filesystem::path& path, const ClusterState& state) {
+void write_csv(const std::filesystem::path& path, const ClusterState& state, NodeLists& node_lists) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) throw ResultsError(path.string() + ": cannot open for writing");
   out << "job_id,name,user,account,partition,submit_time,start_time,end_time,state,nodes,cpus,gpus,time_limit,"
@@ -979,7 +1040,9 @@ void write_csv(const std::filesystem::path& path, const ClusterState& state) {
     buffer += ',';
     append_int(buffer, rt.time_limit_s);
     buffer += ',';
-    append_csv_field(buffer, job_node_list(state, j, node_names));
+    const std::string list = job_node_list(state, j, node_names);
+    node_lists.add(list);
+    append_csv_field(buffer, list);
     buffer += ',';
     append_int(buffer, rt.priority);
     buffer += '\n';
@@ -988,6 +1051,7 @@ void write_csv(const std::filesystem::path& path, const ClusterState& state) {
       buffer.clear();
     }
   }
+  node_lists.finish();
   out.write(buffer.data(), static_cast<std::streamsize>(buffer.size()));
   out.flush();
   if (!out) throw ResultsError(path.string() + ": write failed");
@@ -1083,10 +1147,25 @@ void write_results(const std::filesystem::path& out_dir, const RunInfo& info, co
   try {
     // jobs.csv is written on a thread of its own beside the database (both only read the finished run); the
     // future's destructor waits for it on every path out of this block, so no file is removed while written.
-    std::future<void> csv = std::async(std::launch::async, [&] { write_csv(csv_tmp, state); });
-    const std::optional<MetricsTotals> totals =
-        write_sqlite(db_tmp, info, state, summary, recorder, metrics, faults, cloud, extra);
-    csv.get();
+    // It formats each job's node list once, for both.
+    NodeLists node_lists(state.job_count());
+    std::future<void> csv = std::async(std::launch::async, [&] {
+      try {
+        write_csv(csv_tmp, state, node_lists);
+      } catch (...) {
+        node_lists.fail();
+        throw;
+      }
+    });
+    std::optional<MetricsTotals> totals;
+    std::exception_ptr sqlite_error;
+    try {
+      totals = write_sqlite(db_tmp, info, state, summary, recorder, metrics, faults, cloud, extra, node_lists);
+    } catch (...) {
+      sqlite_error = std::current_exception();
+    }
+    csv.get();  // jobs.csv's error first: when it failed, the database's is only that the node lists never came
+    if (sqlite_error) std::rethrow_exception(sqlite_error);
     write_text(json_tmp, summary_json(info, summary, totals ? &*totals : nullptr));
   } catch (...) {
     std::filesystem::remove(db_tmp, ec);

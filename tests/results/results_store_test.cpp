@@ -191,6 +191,21 @@ TEST_F(ResultsStoreTest, FailureLeavesNoPartialResults) {
   std::filesystem::remove(dir_);
 }
 
+// jobs.csv's thread formats the node lists the jobs table takes too: when it cannot write, the write fails with its
+// error (not the database's wait for lists that never come), at once, and leaves no results.
+TEST_F(ResultsStoreTest, AJobsCsvThatCannotBeWrittenFailsTheWriteWithItsError) {
+  std::filesystem::create_directories(dir_ / ".jobs.csv.tmp");  // a folder where the temporary file goes
+  try {
+    write_results(dir_, run_info(outcome_), *outcome_.state, outcome_.summary, *outcome_.recorder);
+    FAIL() << "the write succeeded";
+  } catch (const ResultsError& e) {
+    EXPECT_NE(std::string(e.what()).find(".jobs.csv.tmp: cannot open for writing"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "results.sqlite"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / ".results.sqlite.tmp"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "summary.json"));
+}
+
 TEST_F(ResultsStoreTest, RewritingReplacesTheOldResultsWhole) {
   write_results(dir_, run_info(outcome_), *outcome_.state, outcome_.summary, *outcome_.recorder);
   write_results(dir_, run_info(outcome_), *outcome_.state, outcome_.summary, *outcome_.recorder);
