@@ -146,4 +146,75 @@ StateOverview state_overview(const RunInfo& info, const ClusterState& state, con
   return out;
 }
 
+std::unique_ptr<JobTable> state_job_table(const ClusterState& state, const RunRecorder& recorder) {
+  // The pending reasons as RunView asks the job_reasons rows: the last change of that job id at or before a second
+  // (write_results writes the recorder's changes in order, seconds truncated; SQLite walks the (job_id, time) index
+  // backwards, so of changes in one second the last written answers).
+  struct Reason {
+    std::int64_t job_id = 0, time_s = 0;
+    PendingReason reason = PendingReason::kNone;
+  };
+  auto reasons = std::make_shared<std::vector<Reason>>();
+  reasons->reserve(recorder.reason_events().size());
+  for (const ReasonEvent& e : recorder.reason_events()) {
+    reasons->push_back({static_cast<std::int64_t>(state.spec(e.job).id), to_seconds(e.time), e.reason});
+  }
+  std::stable_sort(reasons->begin(), reasons->end(), [](const Reason& a, const Reason& b) {
+    return a.job_id != b.job_id ? a.job_id < b.job_id : a.time_s < b.time_s;
+  });
+
+  // The rows in job id order (RunView reads them ORDER BY job_id; equal ids stay in table order).
+  std::vector<JobIndex> order(state.job_count());
+  for (JobIndex j = 0; j < state.job_count(); ++j) order[j] = j;
+  const auto id_of = [&](JobIndex j) { return static_cast<std::int64_t>(state.spec(j).id); };
+  if (!std::is_sorted(order.begin(), order.end(), [&](JobIndex a, JobIndex b) { return id_of(a) < id_of(b); })) {
+    std::stable_sort(order.begin(), order.end(), [&](JobIndex a, JobIndex b) { return id_of(a) < id_of(b); });
+  }
+  auto table = std::make_unique<JobTable>();
+  const HostlistFormatter node_names = node_list_formatter(state);
+  const std::vector<PartitionConfig>& partitions = state.config().partitions;
+  std::string node_list;
+  for (const JobIndex j : order) {
+    // The jobs row write_results writes (results_store.cpp) as RunView reads it back: NULLs as -1 or "".
+    const JobSpec& spec = state.spec(j);
+    const JobRuntime& rt = state.job(j);
+    const JobTres tres = job_tres(state, j);
+    JobRecord r;
+    r.job_id = id_of(j);
+    r.name = spec.name;
+    r.user = spec.user;
+    r.account = spec.account;
+    r.partition = partitions[rt.partition].name;
+    r.qos = spec.qos.empty() ? std::string_view("normal") : std::string_view(spec.qos);
+    r.submit_s = spec.submit_s;
+    r.start_s = rt.start >= 0 ? to_seconds(rt.start) : -1;
+    r.end_s = rt.end >= 0 ? to_seconds(rt.end) : -1;
+    r.state = recorded_state_name(rt);
+    // INTEGER columns read back into 32 bits.
+    r.nodes = static_cast<std::int32_t>(tres.nodes);
+    r.cpus = static_cast<std::int32_t>(tres.cpus);
+    r.gpus = static_cast<std::int32_t>(tres.gpus);
+    r.time_limit_s = rt.time_limit_s;
+    node_list.clear();
+    if (rt.start >= 0) node_list = job_node_list(state, j, node_names);
+    r.node_list = node_list;
+    r.priority = rt.priority;
+    if (rt.state == JobState::kPending || rt.rejected) r.reason = pending_reason_name(rt.reason);
+    table->add(r);
+  }
+  JobTable::ReasonAt reason_at;
+  if (!reasons->empty()) {
+    reason_at = [reasons](std::int64_t job_id, std::int64_t at_s) -> std::string {
+      const auto it = std::upper_bound(reasons->begin(), reasons->end(), std::pair{job_id, at_s},
+                                       [](const std::pair<std::int64_t, std::int64_t>& key, const Reason& r) {
+                                         return key.first != r.job_id ? key.first < r.job_id : key.second < r.time_s;
+                                       });
+      if (it == reasons->begin() || std::prev(it)->job_id != job_id) return "";
+      return std::string(pending_reason_name(std::prev(it)->reason));
+    };
+  }
+  table->finish(std::move(reason_at));
+  return table;
+}
+
 }  // namespace gputwin

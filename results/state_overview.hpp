@@ -16,8 +16,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "results/job_table.hpp"
 #include "results/recorder.hpp"
 #include "results/results_store.hpp"
 #include "results/run_view.hpp"
@@ -38,5 +40,10 @@ struct StateOverview {
 /// the series stop: `now` for a copy of a run in progress). `state` and `recorder` are only read.
 StateOverview state_overview(const RunInfo& info, const ClusterState& state, const RunRecorder& recorder,
                              const MetricsInput* metrics, SimTime now);
+
+/// The Jobs table of `state` as RunView reads it back from the folder write_results writes of it: the same rows (the
+/// jobs table's columns, in job id order) and the same pending reasons (`recorder`'s reason history), so the same
+/// pages, jobs and counts at any second. O(jobs + reason changes); each started job's node list is formatted.
+std::unique_ptr<JobTable> state_job_table(const ClusterState& state, const RunRecorder& recorder);
 
 }  // namespace gputwin

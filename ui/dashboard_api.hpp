@@ -85,6 +85,9 @@ class DashboardApi {
   /// A live run's /api/info, /api/overview or /api/nodes from its newest copy in memory; empty when the copy cannot
   /// answer (the run has finished, or `t` is before the copy's second).
   std::optional<HttpResponse> present_answer(const HttpRequest& request) const;
+  /// A live run's /api/jobs or /api/jobs/{id} from the newest copy in memory whose Jobs table is built; empty when
+  /// none can answer (the run has finished, or is writing its results).
+  std::optional<HttpResponse> present_jobs_answer(const HttpRequest& request) const;
   HttpResponse asset(const HttpRequest& request) const;
   HttpResponse metrics(const HttpRequest& request) const;
   HttpResponse control(const HttpRequest& request) const;

@@ -29,6 +29,15 @@ constexpr std::uint32_t kClockCheckEvery = 64;
 constexpr auto kTick = std::chrono::milliseconds(50);
 // A reader waits at most this long for a snapshot (the simulation may be inside a long scheduler pass).
 constexpr auto kSnapshotWait = std::chrono::seconds(30);
+// A copy's Jobs table is built while the Jobs tab was read within this long, and a sort order of its pages while they
+// were asked within kOrderWanted (a page refreshes every second while it follows the clock).
+constexpr auto kJobsWanted = std::chrono::nanoseconds(std::chrono::seconds(10));
+constexpr auto kOrderWanted = std::chrono::nanoseconds(std::chrono::seconds(30));
+
+std::int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 // Budget of per-GPU metric rows in a snapshot (MetricsConfig::max_gpu_samples).
 constexpr std::uint64_t kSnapshotGpuSamples = 500'000;
 
@@ -74,6 +83,21 @@ const StateOverview& LivePresent::figures() const {
     compute_ = nullptr;  // the copy goes with it (unless a snapshot of it is still being written)
   });
   return figures_;
+}
+
+const JobTable* LivePresent::jobs() const {
+  std::lock_guard lock(jobs_mutex_);
+  if (jobs_ == nullptr && compute_jobs_) {
+    jobs_ = compute_jobs_();
+    compute_jobs_ = nullptr;  // the copy goes with it (once the figures are made)
+    jobs_made_.store(true, std::memory_order_release);
+  }
+  return jobs_.get();
+}
+
+void LivePresent::drop_jobs() const {
+  std::lock_guard lock(jobs_mutex_);
+  compute_jobs_ = nullptr;
 }
 
 std::shared_ptr<const RunSnapshot> finished_snapshot(const std::filesystem::path& dir, std::int64_t at_s) {
@@ -181,6 +205,7 @@ void LiveRun::simulate(Scenario scenario, RunOptions options) {
     current_ = std::move(snap);
     present_.reset();  // the results answer from now on
     ready_.reset();
+    jobs_ready_.reset();
     previous_ready_.reset();
     to_compute_.reset();
   } catch (const std::exception& e) {
@@ -376,10 +401,13 @@ void LiveRun::copy_state(SimWorld& world, bool write, std::uint64_t request, std
   const double wall_s = std::chrono::duration<double>(WallClock::now() - started).count();
   // The in-memory answers' figures, made from the copy by the present thread (or a reader that cannot wait for it),
   // not here: the simulation only copies.
-  std::shared_ptr<LivePresent> present(new LivePresent(to_seconds(input->now), [input] {
-    const MetricsInput* metrics = input->metrics.config.enabled ? &input->metrics : nullptr;
-    return state_overview(input->info, *input->state, *input->recorder, metrics, input->now);
-  }));
+  std::shared_ptr<LivePresent> present(new LivePresent(
+      to_seconds(input->now), generation,
+      [input] {
+        const MetricsInput* metrics = input->metrics.config.enabled ? &input->metrics : nullptr;
+        return state_overview(input->info, *input->state, *input->recorder, metrics, input->now);
+      },
+      [input] { return state_job_table(*input->state, *input->recorder); }));
   std::lock_guard lock(mutex_);
   snapshot_copy_wall_s_ += wall_s;
   last_copy_wall_s_ = wall_s;
@@ -417,6 +445,26 @@ void LiveRun::compute_presents() {
       previous_ready_ = std::move(ready_);
       ready_ = next;
     }
+    cv_.notify_all();
+    // The Jobs table after the figures (the Overview does not wait for it), while someone reads the Jobs tab; else
+    // the copy goes now, and so does the last table (a reader coming back waits for a fresh one, not a stale one).
+    const std::int64_t now_ns = steady_ns();
+    if (now_ns - jobs_wanted_ns_.load() > kJobsWanted.count()) {
+      next->drop_jobs();
+      jobs_ready_.reset();
+      continue;
+    }
+    lock.unlock();
+    if (const JobTable* table = next->jobs()) {
+      for (std::size_t k = 0; k < order_wanted_ns_.size(); ++k) {
+        const std::int64_t asked = order_wanted_ns_[k].load();
+        if (asked != 0 && now_ns - asked <= kOrderWanted.count())
+          table->prepare_order(static_cast<JobSort>(k / 2), k % 2 == 1);
+      }
+    }
+    lock.lock();
+    if (present_ == nullptr && ready_ == nullptr) continue;
+    if (jobs_ready_ == nullptr || next->now_s() >= jobs_ready_->now_s()) jobs_ready_ = next;
     cv_.notify_all();
   }
 }
@@ -553,6 +601,46 @@ std::shared_ptr<const LivePresent> LiveRun::present(std::optional<std::int64_t> 
   if (present_ == nullptr)
     throw LiveError(503, "no copy of the state yet (the simulation is inside a long step): try again");
   return choose();
+}
+
+std::shared_ptr<const LivePresent> LiveRun::present_jobs(JobSort sort, bool descending) {
+  const std::int64_t asked = steady_ns();
+  jobs_wanted_ns_.store(asked);
+  order_wanted_ns_[static_cast<std::size_t>(sort) * 2 + (descending ? 1 : 0)].store(asked);
+  // Copies are asked for (and the first, or one after an operator's action, waited for) as for the Overview.
+  std::shared_ptr<const LivePresent> newest = present();
+  if (newest == nullptr) return nullptr;  // the run has finished: its results answer
+  {
+    std::lock_guard lock(mutex_);
+    // The newest built table, unless an operator acted since it was copied (the answer must show the action) or it is
+    // older than the copy present() gave (the run's end: its last copy).
+    if (jobs_ready_ != nullptr && jobs_ready_->generation_ == action_generation_ &&
+        (!simulation_done_ || jobs_ready_->now_s() >= newest->now_s())) {
+      return jobs_ready_;
+    }
+    // present() may give the newest copy whose figures are made, made before the action when the present thread has
+    // not yet made those of the copy after it: that copy then.
+    if (newest->generation_ != action_generation_ && present_ != nullptr) newest = present_;
+  }
+  // None built yet: the copy present() gave, its table built now (or waited for, if the present thread builds it).
+  if (newest->jobs() != nullptr) return newest;
+  // That copy went before anyone read the Jobs tab: the next one (asked for now) keeps its table.
+  std::shared_ptr<LivePresent> next;
+  {
+    std::unique_lock lock(mutex_);
+    if (simulation_done_) return nullptr;  // the end's snapshot answers until the results are written
+    const std::uint64_t want = ++present_requests_;
+    attention_.store(true, std::memory_order_release);
+    cv_.notify_all();
+    cv_.wait_for(lock, kSnapshotWait,
+                 [&] { return present_done_ >= want || finished_ || (simulation_done_ && present_ != nullptr); });
+    if (finished_) return nullptr;
+    jobs_wanted_ns_.store(steady_ns());
+    next = present_;
+  }
+  if (next == nullptr || next->jobs() == nullptr)
+    throw LiveError(503, "no copy of the state yet (the simulation is inside a long step): try again");
+  return next;
 }
 
 LiveStatus LiveRun::status() const {

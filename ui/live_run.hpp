@@ -34,6 +34,7 @@
 // forwards what it hears to a RunObserver; LiveRun is both.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -53,6 +54,7 @@
 #include "gpu/gpu_telemetry.hpp"
 #include "model/run_observer.hpp"
 #include "model/scenario.hpp"
+#include "results/job_table.hpp"
 #include "results/run_view.hpp"
 #include "results/state_overview.hpp"
 #include "sim/run_gate.hpp"
@@ -87,17 +89,31 @@ class LivePresent {
  public:
   /// The simulated second of the copy.
   [[nodiscard]] std::int64_t now_s() const { return now_s_; }
-  /// The figures at now_s() (computed by the first call; the copy is released then).
+  /// The figures at now_s() (computed by the first call; the copy is released then, unless its Jobs table is wanted).
   [[nodiscard]] const StateOverview& figures() const;
+  /// The Jobs table of the copy (results/state_overview: state_job_table), the rows the snapshot written of it would
+  /// hold: built by the first call (a second caller waits for it); null when the copy was let go without it (nobody
+  /// was reading the Jobs tab when it was made).
+  [[nodiscard]] const JobTable* jobs() const;
+  /// True once jobs() answers without building.
+  [[nodiscard]] bool jobs_made() const { return jobs_made_.load(std::memory_order_acquire); }
 
  private:
   friend class LiveRun;
-  LivePresent(std::int64_t now_s, std::function<StateOverview()> compute)
-      : now_s_(now_s), compute_(std::move(compute)) {}
+  LivePresent(std::int64_t now_s, std::uint64_t generation, std::function<StateOverview()> compute,
+              std::function<std::unique_ptr<JobTable>()> compute_jobs)
+      : now_s_(now_s), generation_(generation), compute_(std::move(compute)), compute_jobs_(std::move(compute_jobs)) {}
+  /// Lets the copy go without building its Jobs table.
+  void drop_jobs() const;
   std::int64_t now_s_;
+  std::uint64_t generation_;  // operator actions applied when copied
   mutable std::once_flag once_;
   mutable std::function<StateOverview()> compute_;  // holds the copy until used
   mutable StateOverview figures_;
+  mutable std::mutex jobs_mutex_;
+  mutable std::function<std::unique_ptr<JobTable>()> compute_jobs_;  // holds the copy until used or dropped
+  mutable std::unique_ptr<JobTable> jobs_;
+  mutable std::atomic<bool> jobs_made_{false};
 };
 
 /// A finished run's snapshot: `dir` read once, shown at `at_s` (-1: its end) by the slurmrestd-compatible source.
@@ -212,6 +228,13 @@ class LiveRun final : public RunGate, public RunObserver {
   /// run has finished (its results answer then). Throws LiveError 503 if there is none yet (the simulation did not
   /// come to an instant within 30 s).
   std::shared_ptr<const LivePresent> present(std::optional<std::int64_t> at_s = std::nullopt);
+  /// What the Jobs tab shows now: the newest copy in memory whose Jobs table is built (LivePresent::jobs), copies
+  /// asked for as present() asks. While someone reads the Jobs tab (asked within the last 10 s), the present thread
+  /// builds each copy's table after its figures (and the sort order `sort`, `descending` of the pages asked within
+  /// the last 30 s), so a page answers from the newest built at once; the first request, or the first after an
+  /// operator's action, waits for a copy's table. Null once the run has finished (its results answer then). Throws
+  /// LiveError 503 as present() does.
+  std::shared_ptr<const LivePresent> present_jobs(JobSort sort = JobSort::kJobId, bool descending = false);
   /// The clock and progress now.
   [[nodiscard]] LiveStatus status() const;
   /// Holds the clock (the simulation waits between two instants).
@@ -368,7 +391,12 @@ class LiveRun final : public RunGate, public RunObserver {
   std::shared_ptr<LivePresent> present_;                 // the newest copy (its figures maybe not made yet)
   std::shared_ptr<LivePresent> to_compute_;              // the newest copy, for the present thread, not yet taken
   std::shared_ptr<LivePresent> ready_, previous_ready_;  // the two newest copies whose figures are made
-  std::condition_variable present_cv_;                   // the present thread waits here
+  std::shared_ptr<LivePresent> jobs_ready_;              // the newest copy whose Jobs table is built
+  // When the Jobs tab was last read, and each sort order (JobSort x 2 + descending) last asked for (steady clock
+  // nanoseconds; 0: never).
+  std::atomic<std::int64_t> jobs_wanted_ns_{0};
+  std::array<std::atomic<std::int64_t>, 24> order_wanted_ns_{};
+  std::condition_variable present_cv_;  // the present thread waits here
   std::thread present_thread_;
   std::uint64_t present_generation_ = 0;
   WallClock::time_point present_taken_{};
