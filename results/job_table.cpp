@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <functional>
+#include <memory>
 #include <numeric>
 
 #include "model/text.hpp"
@@ -350,8 +351,21 @@ void JobTable::run_time_page(const JobQuery& query, const std::vector<std::uint8
   if (backward) std::reverse(chosen.begin() + static_cast<std::ptrdiff_t>(first), chosen.end());
 }
 
-JobPage JobTable::jobs(const JobQuery& query) const {
-  JobPage page;
+std::shared_ptr<const JobTable::Matches> JobTable::matches(const JobQuery& query) const {
+  {
+    std::lock_guard lock(matches_mutex_);
+    const std::shared_ptr<const Matches>& last = last_matches_;
+    if (last != nullptr && last->at_s == query.at_s && last->filter == query.filter && last->search == query.search &&
+        last->user == query.user) {
+      return last;
+    }
+  }
+  auto m = std::make_shared<Matches>();
+  m->at_s = query.at_s;
+  m->filter = query.filter;
+  m->search = query.search;
+  m->user = query.user;
+  JobPage& page = m->counts;
   const std::string needle = lower(query.search);
   std::int64_t needle_id = -1;
   if (!needle.empty() && needle.size() < 18 &&
@@ -359,10 +373,14 @@ JobPage JobTable::jobs(const JobQuery& query) const {
     needle_id = std::stoll(needle);
   }
   std::uint32_t user_id = UINT32_MAX;
+  bool no_user = false;
   if (!query.user.empty()) {
     auto it = string_ids_.find(query.user);
-    if (it == string_ids_.end()) return page;  // no such user: nothing matches
-    user_id = it->second;
+    if (it == string_ids_.end()) {
+      no_user = true;  // no such user: nothing matches
+    } else {
+      user_id = it->second;
+    }
   }
   // Each state's group, computed once per distinct state id.
   std::vector<JobFilter> group_of(strings_.size());
@@ -381,9 +399,11 @@ JobPage JobTable::jobs(const JobQuery& query) const {
     return j.name_len >= needle.size() && std::search(name, name + j.name_len, searcher) != name + j.name_len;
   };
   // One pass: which jobs match (a flag per job), and the counts per tab.
-  std::vector<std::uint8_t> hit(jobs_.size(), 0);
-  std::vector<std::uint32_t> state_hits(strings_.size(), 0);  // hits per state id (the sort by state)
-  for (std::size_t i = 0; i < jobs_.size(); ++i) {
+  std::vector<std::uint8_t>& hit = m->hit;
+  std::vector<std::uint32_t>& state_hits = m->state_hits;  // hits per state id (the sort by state)
+  hit.assign(jobs_.size(), 0);
+  state_hits.assign(strings_.size(), 0);
+  for (std::size_t i = 0; i < jobs_.size() && !no_user; ++i) {
     const Job& j = jobs_[i];
     if (user_id != UINT32_MAX && j.user != user_id) continue;
     const std::int32_t s = state_at(j, query.at_s);
@@ -397,6 +417,20 @@ JobPage JobTable::jobs(const JobQuery& query) const {
       ++page.total;
     }
   }
+  std::lock_guard lock(matches_mutex_);
+  last_matches_ = m;
+  return m;
+}
+
+JobPage JobTable::jobs(const JobQuery& query) const {
+  // The counting pass's answer for this second, tab, search and user (the last one is kept: a page following a
+  // live run's clock, or paging through one tab, asks the same again with another offset or sort).
+  const std::shared_ptr<const Matches> m = matches(query);
+  JobPage page;
+  page.total = m->counts.total;
+  page.counts = m->counts.counts;
+  const std::vector<std::uint8_t>& hit = m->hit;
+  const std::vector<std::uint32_t>& state_hits = m->state_hits;
   const std::size_t from = std::min(query.offset, page.total);
   const std::size_t to = std::min(page.total, from + std::min<std::size_t>(query.limit, 10000));
   if (from >= to) return page;

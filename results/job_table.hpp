@@ -10,13 +10,15 @@
 //   JobQuery q; q.at_s = 1000; q.filter = JobFilter::kPending;
 //   JobPage page = table.jobs(q);
 //
-// Memory is about 100 bytes per job. A page costs one pass over the packed rows (the counts) and a walk of a sort
-// order built once per column and direction (time-dependent sorts: see RunView's header).
+// Memory is about 100 bytes per job. A page costs one pass over the packed rows (the counts; the last pass is kept, so
+// the same second, tab and search asked again with another offset or sort skips it) and a walk of a sort order built
+// once per column and direction (time-dependent sorts: see RunView's header).
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -171,6 +173,18 @@ class JobTable {
   void run_time_page(const JobQuery& query, const std::vector<std::uint8_t>& hit, std::size_t total, std::size_t from,
                      std::size_t to, std::vector<std::uint32_t>& chosen) const;
   static constexpr int kDurationOrderKey = 1000;  // orders_'s key for duration_order (+1 descending)
+  /// The jobs a query's second, tab, search and user select (a flag per row), the counts per tab and the hits per
+  /// state id: one pass over the rows.
+  struct Matches {
+    std::int64_t at_s = 0;
+    JobFilter filter = JobFilter::kAll;
+    std::string search, user;
+    JobPage counts;  // total and counts only
+    std::vector<std::uint8_t> hit;
+    std::vector<std::uint32_t> state_hits;
+  };
+  /// The Matches of `query`: the last one made if it was for the same second, tab, search and user.
+  [[nodiscard]] std::shared_ptr<const Matches> matches(const JobQuery& query) const;
 
   std::vector<std::string> strings_;
   std::unordered_map<std::string, std::uint32_t> string_ids_;
@@ -181,6 +195,8 @@ class JobTable {
   ReasonAt reasons_;
   mutable std::mutex cache_mutex_;
   mutable std::unordered_map<int, std::vector<std::uint32_t>> orders_;
+  mutable std::mutex matches_mutex_;
+  mutable std::shared_ptr<const Matches> last_matches_;
 };
 
 }  // namespace gputwin
