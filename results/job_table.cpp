@@ -354,10 +354,11 @@ void JobTable::run_time_page(const JobQuery& query, const std::vector<std::uint8
 std::shared_ptr<const JobTable::Matches> JobTable::matches(const JobQuery& query) const {
   {
     std::lock_guard lock(matches_mutex_);
-    const std::shared_ptr<const Matches>& last = last_matches_;
-    if (last != nullptr && last->at_s == query.at_s && last->filter == query.filter && last->search == query.search &&
-        last->user == query.user) {
-      return last;
+    for (const std::shared_ptr<const Matches>& last : last_matches_) {
+      if (last->at_s == query.at_s && last->filter == query.filter && last->search == query.search &&
+          last->user == query.user) {
+        return last;
+      }
     }
   }
   auto m = std::make_shared<Matches>();
@@ -418,12 +419,13 @@ std::shared_ptr<const JobTable::Matches> JobTable::matches(const JobQuery& query
     }
   }
   std::lock_guard lock(matches_mutex_);
-  last_matches_ = m;
+  last_matches_.insert(last_matches_.begin(), m);
+  if (last_matches_.size() > kKeptMatches) last_matches_.pop_back();
   return m;
 }
 
 JobPage JobTable::jobs(const JobQuery& query) const {
-  // The counting pass's answer for this second, tab, search and user (the last one is kept: a page following a
+  // The counting pass's answer for this second, tab, search and user (the last few are kept: a page following a
   // live run's clock, or paging through one tab, asks the same again with another offset or sort).
   const std::shared_ptr<const Matches> m = matches(query);
   JobPage page;

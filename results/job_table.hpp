@@ -10,9 +10,9 @@
 //   JobQuery q; q.at_s = 1000; q.filter = JobFilter::kPending;
 //   JobPage page = table.jobs(q);
 //
-// Memory is about 100 bytes per job. A page costs one pass over the packed rows (the counts; the last pass is kept, so
-// the same second, tab and search asked again with another offset or sort skips it) and a walk of a sort order built
-// once per column and direction (time-dependent sorts: see RunView's header).
+// Memory is about 100 bytes per job. A page costs one pass over the packed rows (the counts; the last four passes are
+// kept, so the same second, tab and search asked again with another offset or sort skips it) and a walk of a sort order
+// built once per column and direction (time-dependent sorts: see RunView's header).
 #pragma once
 
 #include <array>
@@ -183,7 +183,7 @@ class JobTable {
     std::vector<std::uint8_t> hit;
     std::vector<std::uint32_t> state_hits;
   };
-  /// The Matches of `query`: the last one made if it was for the same second, tab, search and user.
+  /// The Matches of `query`: one of the last kKeptMatches made if it was for the same second, tab, search and user.
   [[nodiscard]] std::shared_ptr<const Matches> matches(const JobQuery& query) const;
 
   std::vector<std::string> strings_;
@@ -196,7 +196,8 @@ class JobTable {
   mutable std::mutex cache_mutex_;
   mutable std::unordered_map<int, std::vector<std::uint32_t>> orders_;
   mutable std::mutex matches_mutex_;
-  mutable std::shared_ptr<const Matches> last_matches_;
+  static constexpr std::size_t kKeptMatches = 4;
+  mutable std::vector<std::shared_ptr<const Matches>> last_matches_;  // the newest first
 };
 
 }  // namespace gputwin
