@@ -19,8 +19,9 @@
 // default `t` is then the simulated time now), except /api/info, /api/overview and /api/nodes at or after the
 // newest copy's second (what the Overview page and the Nodes tab ask while they follow the clock): those come from
 // that copy of the simulation's state in memory (LiveRun::present), the same figures as the snapshot written of
-// it would give, without waiting for it to be written; their `t` and `snapshot_s` are then the copy's second. It
-// also answers:
+// it would give, without waiting for it to be written; their `t` and `snapshot_s` are then the copy's second. So are
+// /api/jobs and /api/jobs/{id} at any second (LiveRun::present_jobs: the newest copy's Jobs table; a second after the
+// copy's shows the copy's, `t` says which). It also answers:
 //   GET /api/live                                   clock and progress: state, now, speed, jobs submitted and ended
 //   GET /api/stream                                 Server-Sent Events: each event one JSON line (job, node,
 //                                                   action), `status` events every second; Last-Event-ID resumes

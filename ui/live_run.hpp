@@ -20,7 +20,9 @@
 // the newest copy so computed. Copies for it are asked for by the snapshots' rule (from half refresh_ms on), made
 // even while the snapshot thread writes an older one, and written only if a snapshot reader asks. So the Overview of
 // a large run is as fresh as its copies, and the first reader of a run too large to write quickly
-// gets an answer as soon as the simulation reaches an instant instead of a 503. Events (job
+// gets an answer as soon as the simulation reaches an instant instead of a 503. The Jobs tab likewise (present_jobs):
+// while it is read, the present thread also builds each copy's Jobs table (results/state_overview: state_job_table,
+// the rows the snapshot written of it would hold, in the JobTable a RunView pages through). Events (job
 // starts and ends, node state changes, operator actions, preemptions, and the scaling, quota and operations
 // controllers' records) are pushed to a bounded buffer the SSE stream reads,
 // without a snapshot.
