@@ -217,4 +217,64 @@ std::unique_ptr<JobTable> state_job_table(const ClusterState& state, const RunRe
   return table;
 }
 
+std::string gpu_index_list(std::uint64_t mask) {
+  // As results_store.cpp's gpu_indices writes the job_gpus rows.
+  std::string out;
+  for (int i = 0; i < 64;) {
+    if ((mask >> i & 1) == 0) {
+      ++i;
+      continue;
+    }
+    int j = i;
+    while (j + 1 < 64 && (mask >> (j + 1) & 1) != 0) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(i);
+    if (j > i) out += '-' + std::to_string(j);
+    i = j + 1;
+  }
+  return out;
+}
+
+JobGpuPlacement::JobGpuPlacement(const ClusterState& state, SimTime horizon) {
+  const GpuBinding binding(state, horizon);
+  // The rows write_results writes: the discarded runs, then each started job's current run; one per node with GPUs.
+  const auto add = [&](JobIndex j, SimTime start, std::uint32_t offset, std::span<const NodeAllocation> alloc) {
+    Run run{static_cast<std::int64_t>(state.spec(j).id), to_seconds(start), static_cast<std::uint32_t>(nodes_.size()),
+            0};
+    for (std::size_t k = 0; k < alloc.size(); ++k) {
+      if (alloc[k].gpus == 0) continue;
+      nodes_.push_back(static_cast<std::int32_t>(alloc[k].node));
+      masks_.push_back(binding.mask_at(offset + k));
+      ++run.count;
+    }
+    if (run.count > 0) runs_.push_back(run);
+  };
+  for (const PastRun& run : state.past_runs()) add(run.job, run.start, run.alloc_offset, state.allocation(run));
+  for (JobIndex j = 0; j < state.job_count(); ++j) {
+    const JobRuntime& rt = state.job(j);
+    if (rt.start >= 0) add(j, rt.start, rt.alloc_offset, state.allocation(j));
+  }
+  std::stable_sort(runs_.begin(), runs_.end(), [](const Run& a, const Run& b) {
+    return a.job_id != b.job_id ? a.job_id < b.job_id : a.start_s < b.start_s;
+  });
+}
+
+std::vector<std::pair<std::int32_t, std::string>> JobGpuPlacement::job_gpus(std::int64_t job_id,
+                                                                            std::int64_t start_s) const {
+  // RunView: SELECT node_index, gpus FROM job_gpus WHERE job_id = ? AND start_time = ? ORDER BY node_index.
+  std::vector<std::pair<std::int32_t, std::uint64_t>> rows;
+  auto it = std::lower_bound(runs_.begin(), runs_.end(), std::pair{job_id, start_s},
+                             [](const Run& r, const std::pair<std::int64_t, std::int64_t>& key) {
+                               return r.job_id != key.first ? r.job_id < key.first : r.start_s < key.second;
+                             });
+  for (; it != runs_.end() && it->job_id == job_id && it->start_s == start_s; ++it) {
+    for (std::uint32_t k = 0; k < it->count; ++k) rows.emplace_back(nodes_[it->first + k], masks_[it->first + k]);
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::pair<std::int32_t, std::string>> out;
+  out.reserve(rows.size());
+  for (const auto& [node, mask] : rows) out.emplace_back(node, gpu_index_list(mask));
+  return out;
+}
+
 }  // namespace gputwin

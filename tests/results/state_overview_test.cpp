@@ -47,6 +47,21 @@ class StateOverviewTest : public ::testing::Test {
     const RunView view(dir);
     expect_same(figures, view);
     expect_same_jobs(*state_job_table(*o.state, *o.recorder), view, figures.at_s);
+    // The GPU indices of every run (the current ones and those requeues discarded), as the job_gpus rows.
+    if (written != nullptr) {
+      const JobGpuPlacement placement(*o.state, metrics.horizon);
+      const auto same = [&](JobIndex j, SimTime start) {
+        const auto id = static_cast<std::int64_t>(o.state->spec(j).id);
+        const auto got = placement.job_gpus(id, to_seconds(start));
+        EXPECT_EQ(got, view.job_gpus(id, to_seconds(start))) << "job " << id << " run at " << to_seconds(start);
+        placed_runs_ += got.empty() ? 0 : 1;
+      };
+      for (const PastRun& run : o.state->past_runs()) same(run.job, run.start);
+      for (JobIndex j = 0; j < o.state->job_count(); ++j) {
+        if (o.state->job(j).start >= 0) same(j, o.state->job(j).start);
+      }
+      EXPECT_TRUE(placement.job_gpus(-1, 0).empty());
+    }
     return figures;
   }
 
@@ -197,6 +212,7 @@ class StateOverviewTest : public ::testing::Test {
   }
 
   static inline std::size_t saw_pending_reasons_ = 0;
+  static inline std::size_t placed_runs_ = 0;
   std::filesystem::path dir_;
 };
 
@@ -230,6 +246,7 @@ TEST_F(StateOverviewTest, AGpuClusterPartWayThroughItsDay) {
   }
   // What the checks went through (else the equalities above could hold on empty figures).
   EXPECT_GT(saw_pending_reasons_, 0u);
+  EXPECT_GT(placed_runs_, 0u);
   EXPECT_TRUE(saw_pending);
   EXPECT_TRUE(saw_running);
   EXPECT_TRUE(saw_partial_util);
@@ -282,6 +299,22 @@ TEST_F(StateOverviewTest, WithoutNodeHistoryOrMetrics) {
   EXPECT_EQ(none.overview.gpu_util_pct, -1);
   EXPECT_EQ(none.info.gpu_step_s, 0);
   EXPECT_EQ(none.overview.running_jobs, 2);
+}
+
+TEST_F(StateOverviewTest, GpuIndicesOfAJobSpreadOverSharedNodes) {
+  // Job 1 takes GPUs 0-3 of n01; job 2 (two nodes, four GPUs each) then gets 4-7 there and 0-3 of n02: its runs'
+  // GPU indices differ per node, and job 3 (one GPU) lands where the binding leaves one.
+  const std::string text = R"({"name": "shared", "seed": 1,
+    "cluster": {"nodes": [{"prefix": "n", "count": 2, "cpus": 64, "memory_gb": 512, "gpus": 8, "gpu_type": "h100",
+                           "digits": 2}],
+                "partitions": [{"name": "gpu", "nodes": "ALL", "default": true}]},
+    "workload": {"jobs": [
+      {"id": 1, "nodes": 1, "cpus": 8, "gpus_per_node": 4, "run_time": 5000, "time_limit": 6000},
+      {"id": 2, "submit": 10, "nodes": 2, "cpus": 16, "gpus_per_node": 4, "run_time": 5000, "time_limit": 6000},
+      {"id": 3, "submit": 20, "nodes": 1, "cpus": 8, "gpus_per_node": 1, "run_time": 5000, "time_limit": 6000}]},
+    "scheduler": {"policy": "fcfs"}})";
+  const StateOverview f = check(text, 100);
+  EXPECT_EQ(f.overview.running_jobs, 3);
 }
 
 TEST_F(StateOverviewTest, ProfiledLoadsBelowFullUse) {
