@@ -99,14 +99,25 @@ class LivePresent {
   [[nodiscard]] const JobTable* jobs() const;
   /// True once jobs() answers without building.
   [[nodiscard]] bool jobs_made() const { return jobs_made_.load(std::memory_order_acquire); }
+  /// The slurmrestd-compatible API's source at now_s(): the copy's Jobs table, its node rows and partitions (the
+  /// figures'), and the GPU indices of every run (JobGpuPlacement), what the snapshot written of it would give; built
+  /// by the first call; null when the copy was let go without it (nobody was reading that API when it was made).
+  [[nodiscard]] const RunViewSlurmSource* slurm() const;
 
  private:
   friend class LiveRun;
   LivePresent(std::int64_t now_s, std::uint64_t generation, std::function<StateOverview()> compute,
-              std::function<std::unique_ptr<JobTable>()> compute_jobs)
-      : now_s_(now_s), generation_(generation), compute_(std::move(compute)), compute_jobs_(std::move(compute_jobs)) {}
-  /// Lets the copy go without building its Jobs table.
+              std::function<std::unique_ptr<JobTable>()> compute_jobs,
+              std::function<std::shared_ptr<const JobGpuPlacement>()> compute_placement)
+      : now_s_(now_s),
+        generation_(generation),
+        compute_(std::move(compute)),
+        compute_jobs_(std::move(compute_jobs)),
+        compute_placement_(std::move(compute_placement)) {}
+  /// Lets the copy go without building its Jobs table (nor its slurmrestd-compatible source).
   void drop_jobs() const;
+  /// Lets the copy go without building its slurmrestd-compatible source.
+  void drop_slurm() const;
   std::int64_t now_s_;
   std::uint64_t generation_;  // operator actions applied when copied
   mutable std::once_flag once_;
@@ -116,6 +127,9 @@ class LivePresent {
   mutable std::function<std::unique_ptr<JobTable>()> compute_jobs_;  // holds the copy until used or dropped
   mutable std::unique_ptr<JobTable> jobs_;
   mutable std::atomic<bool> jobs_made_{false};
+  mutable std::mutex slurm_mutex_;
+  mutable std::function<std::shared_ptr<const JobGpuPlacement>()> compute_placement_;  // holds the copy too
+  mutable std::unique_ptr<RunViewSlurmSource> slurm_;
 };
 
 /// A finished run's snapshot: `dir` read once, shown at `at_s` (-1: its end) by the slurmrestd-compatible source.
@@ -237,6 +251,11 @@ class LiveRun final : public RunGate, public RunObserver {
   /// operator's action, waits for a copy's table. Null once the run has finished (its results answer then). Throws
   /// LiveError 503 as present() does.
   std::shared_ptr<const LivePresent> present_jobs(JobSort sort = JobSort::kJobId, bool descending = false);
+  /// What the slurmrestd-compatible API shows now: the newest copy whose source (LivePresent::slurm) is built, as
+  /// present_jobs, the sources built by the present thread while that API was read within the last 60 s. Null once
+  /// the run has finished or is writing its results (the written snapshot answers then). Throws LiveError 503 as
+  /// present() does.
+  std::shared_ptr<const LivePresent> present_slurm();
   /// The clock and progress now.
   [[nodiscard]] LiveStatus status() const;
   /// Holds the clock (the simulation waits between two instants).
@@ -330,6 +349,11 @@ class LiveRun final : public RunGate, public RunObserver {
   /// The present thread (10 nicer than the simulation): makes the figures of each new copy, so that readers answer
   /// from the newest made ones at once.
   void compute_presents();
+  /// present_jobs and present_slurm: the newest copy in `ready` if an operator has not acted since, else the copy
+  /// present() gives (or the next one) with `build` made on it; `mark` notes the reader's interest again.
+  std::shared_ptr<const LivePresent> present_built(std::shared_ptr<LivePresent> LiveRun::*ready,
+                                                   const std::function<bool(const LivePresent&)>& build,
+                                                   const std::function<void()>& mark);
   /// Waits until the snapshot thread holds no copy (it may refer to the run's state); simulation's thread.
   void wait_snapshot_idle();
   /// What the observer notes of each event (formatted to a LiveEvent when published).
@@ -394,6 +418,8 @@ class LiveRun final : public RunGate, public RunObserver {
   std::shared_ptr<LivePresent> to_compute_;              // the newest copy, for the present thread, not yet taken
   std::shared_ptr<LivePresent> ready_, previous_ready_;  // the two newest copies whose figures are made
   std::shared_ptr<LivePresent> jobs_ready_;              // the newest copy whose Jobs table is built
+  std::shared_ptr<LivePresent> slurm_ready_;             // the newest copy whose slurmrestd-compatible source is built
+  std::atomic<std::int64_t> slurm_wanted_ns_{0};         // when that API was last read (steady clock ns; 0: never)
   // When the Jobs tab was last read, and each sort order (JobSort x 2 + descending) last asked for (steady clock
   // nanoseconds; 0: never).
   std::atomic<std::int64_t> jobs_wanted_ns_{0};

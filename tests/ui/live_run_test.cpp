@@ -587,17 +587,20 @@ TEST_F(LiveRunTest, OverviewNodesAndInfoFromTheCopyEqualTheWrittenSnapshots) {
   EXPECT_EQ(info, expected);
 }
 
+constexpr const char* kQueueScenario = R"({"name": "queue", "seed": 2,
+    "cluster": {"nodes": [{"prefix": "g", "count": 6, "cpus": 64, "memory_gb": 512, "gpus": 8, "gpu_type": "h100"}],
+                "partitions": [{"name": "gpu", "nodes": "ALL", "default": true, "max_time": "UNLIMITED"},
+                               {"name": "small", "nodes": "g[001-002]", "max_time": 3600}]},
+    "workload": {"synthetic": {"profile": "acme-seren", "jobs": 300, "load": 3, "users": 7, "accounts": 3}},
+    "scheduler": {"policy": "slurm"}})";
+
 TEST_F(LiveRunTest, JobsPagesFromTheCopyEqualTheWrittenSnapshots) {
   // A queue part way through: 300 jobs offered 3x the GPUs of 6 nodes (pending with reasons, running, ended, not
   // submitted yet), paused once 150 are submitted, then one pending job cancelled by an operator. Every page of the
   // Jobs tab (each filter, sort and direction, two offsets, three searches, at the copy's second, an earlier one and
   // a later one) and single jobs come from the copy in memory (no snapshot is written for them) and equal what the
   // snapshot written of the same state answers through a RunView at that second.
-  std::ofstream(dir_ / "queue.json") << R"({"name": "queue", "seed": 2,
-    "cluster": {"nodes": [{"prefix": "g", "count": 6, "cpus": 64, "memory_gb": 512, "gpus": 8, "gpu_type": "h100"}],
-                "partitions": [{"name": "gpu", "nodes": "ALL", "default": true, "max_time": "UNLIMITED"}]},
-    "workload": {"synthetic": {"profile": "acme-seren", "jobs": 300, "load": 3, "users": 7, "accounts": 3}},
-    "scheduler": {"policy": "slurm"}})";
+  std::ofstream(dir_ / "queue.json") << kQueueScenario;
   LiveOptions options;
   options.start_paused = true;
   options.refresh_ms = 200;
@@ -678,6 +681,74 @@ TEST_F(LiveRunTest, JobsPagesFromTheCopyEqualTheWrittenSnapshots) {
     ASSERT_EQ(code, 200) << asked;
     EXPECT_EQ(got, expected) << target << "\n" << got.dump() << "\n" << expected.dump();
   }
+}
+
+TEST_F(LiveRunTest, SlurmrestdReadsFromTheCopyEqualTheWrittenSnapshots) {
+  // The queue of JobsPagesFromTheCopyEqualTheWrittenSnapshots, paused part way after an operator's drain of g002:
+  // every read endpoint of the slurmrestd-compatible API, v0.0.41-v0.0.44, answered from the copy in memory (no
+  // snapshot written), equals, byte for byte, what the snapshot written of the same state answers through its
+  // RunView at that second (jobs with their GPU indices per node, nodes, partitions, diag, slurmdb).
+  std::ofstream(dir_ / "queue.json") << kQueueScenario;
+  LiveOptions options;
+  options.start_paused = true;
+  options.refresh_ms = 200;
+  options.out_dir = dir_ / "out";
+  LiveRun live(load_scenario((dir_ / "queue.json").string()), RunOptions{}, options);
+  live.set_speed(0);
+  live.resume();
+  for (int i = 0; i < 5000 && live.status().submitted < 150; ++i) std::this_thread::sleep_for(1ms);
+  live.pause();
+  live.drain_node("g002", "maint");
+  const auto present = live.present_slurm();
+  ASSERT_NE(present, nullptr);
+  ASSERT_NE(present->slurm(), nullptr);
+  EXPECT_EQ(live.status().snapshots, 0u);
+  const SlurmApi from_copy(*present->slurm(), {});
+  const auto get = [](const SlurmApi& api, const std::string& target) {
+    HttpRequest r;
+    r.method = "GET";
+    const std::size_t q = target.find('?');
+    r.path = target.substr(0, q);
+    if (q != std::string::npos) r.query = parse_query(target.substr(q + 1));
+    return api.handle(r);
+  };
+  // A running job (its GPU indices), a pending one, one ended within MinJobAge or long ago.
+  const json jobs = json::parse(get(from_copy, "/slurm/v0.0.44/jobs").body).at("jobs");
+  ASSERT_GT(jobs.size(), 5u);
+  std::vector<std::string> ids;
+  bool gres_indices = false;
+  for (const json& j : jobs) {
+    ids.push_back(std::to_string(j.at("job_id").get<std::int64_t>()));
+    gres_indices |= j.dump().find("IDX:") != std::string::npos;
+  }
+  EXPECT_TRUE(gres_indices);  // what the GPU placement shows
+  const std::vector<std::string> some = {ids.front(), ids[ids.size() / 2], ids.back(), "1", "2", "424242"};
+  std::vector<std::string> targets;
+  for (const char* v : {"v0.0.41", "v0.0.42", "v0.0.43", "v0.0.44"}) {
+    const std::string slurm = std::string("/slurm/") + v, db = std::string("/slurmdb/") + v;
+    for (const char* path : {"/ping", "/diag", "/jobs", "/nodes", "/node/g002", "/node/nope", "/partitions",
+                             "/partition/small", "/reservations"})
+      targets.push_back(slurm + path);
+    for (const std::string& id : some) targets.push_back(slurm + "/job/" + id);
+    for (const char* path : {"/jobs", "/jobs?start_time=0&end_time=100000000", "/qos", "/accounts", "/associations"})
+      targets.push_back(db + path);
+    for (const std::string& id : some) targets.push_back(db + "/job/" + id);
+  }
+  std::vector<HttpResponse> answers;
+  for (const std::string& target : targets) answers.push_back(get(from_copy, target));
+  EXPECT_EQ(live.status().snapshots, 0u);  // nothing written for them
+
+  const auto snap = live.snapshot();  // paused: the same state, written
+  ASSERT_EQ(snap->now_s, present->now_s());
+  const SlurmApi written(snap->slurm(), {});
+  std::size_t ok = 0;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    const HttpResponse expected = get(written, targets[i]);
+    EXPECT_EQ(answers[i].status, expected.status) << targets[i];
+    EXPECT_EQ(answers[i].body, expected.body) << targets[i];
+    ok += answers[i].status == 200;
+  }
+  EXPECT_GT(ok, targets.size() / 2);
 }
 
 TEST_F(LiveRunTest, TheOverviewAnswersFromTheCopyWhileTheHistoryNeedsASnapshot) {
