@@ -22,7 +22,9 @@
 // a large run is as fresh as its copies, and the first reader of a run too large to write quickly
 // gets an answer as soon as the simulation reaches an instant instead of a 503. The Jobs tab likewise (present_jobs):
 // while it is read, the present thread also builds each copy's Jobs table (results/state_overview: state_job_table,
-// the rows the snapshot written of it would hold, in the JobTable a RunView pages through). Events (job
+// the rows the snapshot written of it would hold, in the JobTable a RunView pages through); and the
+// slurmrestd-compatible reads (present_slurm: the table, the figures' nodes and partitions, the runs' GPU placement,
+// read by RunViewSlurmSource as a written run is). Events (job
 // starts and ends, node state changes, operator actions, preemptions, and the scaling, quota and operations
 // controllers' records) are pushed to a bounded buffer the SSE stream reads,
 // without a snapshot.
