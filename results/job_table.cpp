@@ -93,6 +93,11 @@ std::uint32_t JobTable::append_text(std::string_view s) {
   return off;
 }
 
+void JobTable::reserve(std::size_t rows, std::size_t text_bytes) {
+  jobs_.reserve(rows);
+  text_arena_.reserve(text_bytes);
+}
+
 void JobTable::add(const JobRecord& r) {
   Job j;
   j.job_id = r.job_id;

@@ -124,6 +124,8 @@ class JobTable {
   JobTable(const JobTable&) = delete;
   JobTable& operator=(const JobTable&) = delete;
 
+  /// Makes room for `rows` rows whose names and node lists take `text_bytes` bytes (optional: saves regrowing).
+  void reserve(std::size_t rows, std::size_t text_bytes);
   /// Appends a row; rows come in job id order (RunView reads them ORDER BY job_id).
   void add(const JobRecord& record);
   /// Ends the filling: `reasons` answers the reason of a job pending at a time (may be empty: none recorded).

@@ -171,6 +171,9 @@ std::unique_ptr<JobTable> state_job_table(const ClusterState& state, const RunRe
     std::stable_sort(order.begin(), order.end(), [&](JobIndex a, JobIndex b) { return id_of(a) < id_of(b); });
   }
   auto table = std::make_unique<JobTable>();
+  std::size_t name_bytes = 0;
+  for (JobIndex j = 0; j < state.job_count(); ++j) name_bytes += state.spec(j).name.size();
+  table->reserve(state.job_count(), name_bytes + 16 * state.job_count());  // node lists: "gpu[0001-0004]" or so
   const HostlistFormatter node_names = node_list_formatter(state);
   const std::vector<PartitionConfig>& partitions = state.config().partitions;
   std::string node_list;
