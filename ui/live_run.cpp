@@ -93,7 +93,6 @@ const JobTable* LivePresent::jobs() const {
   if (jobs_ == nullptr && compute_jobs_) {
     jobs_ = compute_jobs_();
     compute_jobs_ = nullptr;  // the copy goes with it (once the figures are made)
-    jobs_made_.store(true, std::memory_order_release);
   }
   return jobs_.get();
 }

@@ -99,8 +99,6 @@ class LivePresent {
   /// hold: built by the first call (a second caller waits for it); null when the copy was let go without it (nobody
   /// was reading the Jobs tab when it was made).
   [[nodiscard]] const JobTable* jobs() const;
-  /// True once jobs() answers without building.
-  [[nodiscard]] bool jobs_made() const { return jobs_made_.load(std::memory_order_acquire); }
   /// The slurmrestd-compatible API's source at now_s(): the copy's Jobs table, its node rows and partitions (the
   /// figures'), and the GPU indices of every run (JobGpuPlacement), what the snapshot written of it would give; built
   /// by the first call; null when the copy was let go without it (nobody was reading that API when it was made).
@@ -128,7 +126,6 @@ class LivePresent {
   mutable std::mutex jobs_mutex_;
   mutable std::function<std::unique_ptr<JobTable>()> compute_jobs_;  // holds the copy until used or dropped
   mutable std::unique_ptr<JobTable> jobs_;
-  mutable std::atomic<bool> jobs_made_{false};
   mutable std::mutex slurm_mutex_;
   mutable std::function<std::shared_ptr<const JobGpuPlacement>()> compute_placement_;  // holds the copy too
   mutable std::unique_ptr<RunViewSlurmSource> slurm_;
@@ -250,8 +247,9 @@ class LiveRun final : public RunGate, public RunObserver {
   /// asked for as present() asks. While someone reads the Jobs tab (asked within the last 10 s), the present thread
   /// builds each copy's table after its figures (and the sort order `sort`, `descending` of the pages asked within
   /// the last 30 s), so a page answers from the newest built at once; the first request, or the first after an
-  /// operator's action, waits for a copy's table. Null once the run has finished (its results answer then). Throws
-  /// LiveError 503 as present() does.
+  /// operator's action, waits for a copy's table. Null once the run has finished (its results answer then), or while
+  /// they are written if the end's copy has no table (the end's snapshot answers). Throws LiveError 503 as present()
+  /// does.
   std::shared_ptr<const LivePresent> present_jobs(JobSort sort = JobSort::kJobId, bool descending = false);
   /// What the slurmrestd-compatible API shows now: the newest copy whose source (LivePresent::slurm) is built, as
   /// present_jobs, the sources built by the present thread while that API was read within the last 60 s. Null once
