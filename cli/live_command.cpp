@@ -127,8 +127,17 @@ int run_live_command(Scenario scenario, RunOptions options, const std::filesyste
   try {
     server = std::make_unique<HttpServer>(dashboard_options, [&api](const HttpRequest& r) { return api.handle(r); });
     if (!serve.no_slurmrestd) {
-      // Each request reads one snapshot throughout (the cluster as it stood at one simulated time).
+      // Each request reads one copy of the state in memory throughout (the cluster as it stood at one simulated
+      // time), or, once the run has ended, one snapshot (its end, then its results).
       slurm_server = std::make_unique<HttpServer>(slurm_options, [&live, &slurm_api_options](const HttpRequest& r) {
+        std::shared_ptr<const LivePresent> present;
+        try {
+          present = live.present_slurm();
+        } catch (const LiveError&) {
+          present = nullptr;  // none yet: the snapshot's wait and answer
+        }
+        if (const RunViewSlurmSource* source = present != nullptr ? present->slurm() : nullptr)
+          return SlurmApi(*source, slurm_api_options).handle(r);
         const std::shared_ptr<const RunSnapshot> snap = live.snapshot();
         return SlurmApi(snap->slurm(), slurm_api_options).handle(r);
       });

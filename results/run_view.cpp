@@ -33,21 +33,6 @@ std::pair<std::int64_t, std::int64_t> node_range(std::int64_t first, std::int64_
   return {first, first + std::min(count, total - first)};
 }
 
-/// Case-insensitive: does `hay` contain `needle_lower` (already lower case)?
-bool contains_lower(std::string_view hay, std::string_view needle_lower) {
-  if (needle_lower.empty()) return true;
-  if (hay.size() < needle_lower.size()) return false;
-  for (std::size_t i = 0; i + needle_lower.size() <= hay.size(); ++i) {
-    std::size_t k = 0;
-    while (k < needle_lower.size() &&
-           std::tolower(static_cast<unsigned char>(hay[i + k])) == static_cast<unsigned char>(needle_lower[k])) {
-      ++k;
-    }
-    if (k == needle_lower.size()) return true;
-  }
-  return false;
-}
-
 std::int64_t column_int(sqlite3_stmt* row, int i, std::int64_t null_value) {
   return sqlite3_column_type(row, i) == SQLITE_NULL ? null_value : sqlite3_column_int64(row, i);
 }
@@ -77,45 +62,6 @@ Thinning thinning(std::int64_t from_s, std::int64_t to_s, std::int64_t step, std
 
 }  // namespace
 
-std::optional<JobFilter> parse_job_filter(std::string_view text) {
-  const std::string t = lower(text);
-  if (t == "all" || t.empty()) return JobFilter::kAll;
-  if (t == "running") return JobFilter::kRunning;
-  if (t == "pending") return JobFilter::kPending;
-  if (t == "completed") return JobFilter::kCompleted;
-  if (t == "failed") return JobFilter::kFailed;
-  if (t == "unknown") return JobFilter::kUnknown;
-  return std::nullopt;
-}
-
-std::optional<JobSort> parse_job_sort(std::string_view text) {
-  static constexpr std::pair<std::string_view, JobSort> kNames[] = {
-      {"job_id", JobSort::kJobId},       {"name", JobSort::kName},
-      {"user", JobSort::kUser},          {"partition", JobSort::kPartition},
-      {"nodes", JobSort::kNodes},        {"gpus", JobSort::kGpus},
-      {"run_time", JobSort::kRunTime},   {"time_limit", JobSort::kTimeLimit},
-      {"state", JobSort::kState},        {"priority", JobSort::kPriority},
-      {"submit_time", JobSort::kSubmit}, {"start_time", JobSort::kStart}};
-  for (const auto& [name, sort] : kNames) {
-    if (name == text) return sort;
-  }
-  return std::nullopt;
-}
-
-JobFilter job_state_group(std::string_view state) {
-  if (state == "RUNNING" || state == "COMPLETING" || state == "CONFIGURING" || state == "SUSPENDED") {
-    return JobFilter::kRunning;
-  }
-  if (state == "PENDING" || state == "REQUEUED") return JobFilter::kPending;
-  if (state == "COMPLETED") return JobFilter::kCompleted;
-  static constexpr std::string_view kFailed[] = {"FAILED",    "TIMEOUT",  "NODE_FAIL", "OUT_OF_MEMORY",
-                                                 "BOOT_FAIL", "DEADLINE", "CANCELLED", "PREEMPTED"};
-  for (std::string_view f : kFailed) {
-    if (state == f) return JobFilter::kFailed;
-  }
-  return JobFilter::kUnknown;
-}
-
 std::string_view node_state_group(std::string_view state) {
   if (state == "IDLE" || state == "POWERED_DOWN" || state == "POWERING_UP" || state == "POWERING_DOWN") return "IDLE";
   if (state == "MIXED") return "MIXED";
@@ -126,13 +72,6 @@ std::string_view node_state_group(std::string_view state) {
   if (state == "DOWN" || state == "REBOOTING") return "DOWN";
   return "UNKNOWN";
 }
-
-struct RunView::Job {
-  std::int64_t job_id = 0, submit = 0, start = -1, end = -1, time_limit = 0, priority = 0;
-  std::uint32_t name_off = 0, name_len = 0, nodes_off = 0, nodes_len = 0;
-  std::uint32_t user = 0, account = 0, partition = 0, qos = 0, final_state = 0, reason = 0;
-  std::int32_t nodes = 0, cpus = 0, gpus = 0;
-};
 
 struct RunView::NodeInfo {
   std::string name, gpu_type;
@@ -155,9 +94,6 @@ RunView::RunView(const std::filesystem::path& results_dir, ResultsCheck check) :
   node_event_ranges_ = db_->has_column("node_events", "node_count");
   strings_.reserve(64);
   intern("");
-  pending_id_ = intern("PENDING");
-  rejected_id_ = intern("REJECTED");
-  running_id_ = intern("RUNNING");
 
   if (db_->has_table("runs")) {
     db_->query("SELECT scenario, policy, seed FROM runs ORDER BY run_id LIMIT 1", {}, [&](sqlite3_stmt* row) {
@@ -185,11 +121,11 @@ RunView::RunView(const std::filesystem::path& results_dir, ResultsCheck check) :
   load_nodes();
   load_jobs();
   std::int64_t last = 0;
-  for (const Job& j : jobs_) last = std::max({last, j.submit, j.start, j.end});
+  for (const Job& j : table_->rows()) last = std::max({last, j.submit, j.start, j.end});
   if (!node_event_time_.empty())
     last = std::max(last, *std::max_element(node_event_time_.begin(), node_event_time_.end()));
   info_.end_s = horizon >= 0 ? std::max(horizon, last) : last;
-  info_.jobs = jobs_.size();
+  info_.jobs = table_->rows().size();
   info_.nodes = nodes_.size();
 }
 
@@ -272,38 +208,45 @@ void RunView::load_nodes() {
 }
 
 void RunView::load_jobs() {
-  const auto append_text = [&](const std::string& s, std::uint32_t& off, std::uint32_t& len) {
-    off = static_cast<std::uint32_t>(text_arena_.size());
-    len = static_cast<std::uint32_t>(s.size());
-    text_arena_.insert(text_arena_.end(), s.begin(), s.end());
-  };
+  table_ = std::make_unique<JobTable>();
   db_->query(
       "SELECT job_id, name, user, account, partition, qos, submit_time, start_time, end_time, state, nodes, cpus, "
       "gpus, time_limit, node_list, priority, reason FROM jobs ORDER BY job_id",
       {}, [&](sqlite3_stmt* row) {
-        Job j;
+        const std::string name = column_text(row, 1), user = column_text(row, 2), account = column_text(row, 3),
+                          partition = column_text(row, 4), qos = column_text(row, 5), state = column_text(row, 9),
+                          node_list = column_text(row, 14), reason = column_text(row, 16);
+        JobRecord j;
         j.job_id = sqlite3_column_int64(row, 0);
-        append_text(column_text(row, 1), j.name_off, j.name_len);
-        j.user = intern(column_text(row, 2));
-        j.account = intern(column_text(row, 3));
-        j.partition = intern(column_text(row, 4));
-        j.qos = intern(column_text(row, 5));
-        j.submit = sqlite3_column_int64(row, 6);
-        j.start = column_int(row, 7, -1);
-        j.end = column_int(row, 8, -1);
-        j.final_state = intern(column_text(row, 9));
+        j.name = name;
+        j.user = user;
+        j.account = account;
+        j.partition = partition;
+        j.qos = qos;
+        j.submit_s = sqlite3_column_int64(row, 6);
+        j.start_s = column_int(row, 7, -1);
+        j.end_s = column_int(row, 8, -1);
+        j.state = state;
         j.nodes = static_cast<std::int32_t>(sqlite3_column_int64(row, 10));
         j.cpus = static_cast<std::int32_t>(sqlite3_column_int64(row, 11));
         j.gpus = static_cast<std::int32_t>(sqlite3_column_int64(row, 12));
-        j.time_limit = sqlite3_column_int64(row, 13);
-        append_text(column_text(row, 14), j.nodes_off, j.nodes_len);
+        j.time_limit_s = sqlite3_column_int64(row, 13);
+        j.node_list = node_list;
         j.priority = column_int(row, 15, 0);
-        j.reason = intern(column_text(row, 16));
-        jobs_.push_back(j);
+        j.reason = reason;
+        table_->add(j);
       });
-  lower_names_.resize(text_arena_.size());
-  std::transform(text_arena_.begin(), text_arena_.end(), lower_names_.begin(),
-                 [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
+  JobTable::ReasonAt reasons;
+  if (db_->has_table("job_reasons")) {
+    reasons = [this](std::int64_t job_id, std::int64_t at_s) {
+      std::string reason;
+      std::lock_guard lock(db_mutex_);
+      db_->query("SELECT reason FROM job_reasons WHERE job_id = ? AND time <= ? ORDER BY time DESC LIMIT 1",
+                 {job_id, at_s}, [&](sqlite3_stmt* q) { reason = column_text(q, 0); });
+      return reason;
+    };
+  }
+  table_->finish(std::move(reasons));
 }
 
 JobPhase job_phase_at(std::int64_t submit_s, std::int64_t start_s, std::int64_t end_s, std::int64_t at_s) {
@@ -378,369 +321,32 @@ void set_partition_nodes(PartitionRow& p, std::span<const std::int32_t> members,
   for (const std::string& t : types) p.gpu_type += (p.gpu_type.empty() ? "" : ",") + t;
 }
 
-std::int32_t RunView::state_at(const Job& j, std::int64_t at_s) const {
-  switch (job_phase_at(j.submit, j.start, j.end, at_s)) {
-    case JobPhase::kNotSubmitted:
-      return -1;
-    case JobPhase::kRunning:
-      return static_cast<std::int32_t>(running_id_);
-    case JobPhase::kPending:
-      return static_cast<std::int32_t>(pending_id_);
-    case JobPhase::kRecorded:
-      break;
-  }
-  return static_cast<std::int32_t>(j.final_state);
-}
-
-JobRow RunView::row(const Job& j, std::int64_t at_s) const {
-  JobRow r;
-  r.job_id = j.job_id;
-  r.name.assign(text_arena_.data() + j.name_off, j.name_len);
-  r.user = text(j.user);
-  r.account = text(j.account);
-  r.partition = text(j.partition);
-  r.qos = text(j.qos);
-  const std::int32_t state = state_at(j, at_s);
-  r.state = state >= 0 ? std::string(text(static_cast<std::uint32_t>(state))) : "";
-  r.submit_s = j.submit;
-  const bool started = j.start >= 0 && at_s >= j.start;
-  r.start_s = started ? j.start : -1;
-  r.end_s = j.end >= 0 && at_s >= j.end ? j.end : -1;
-  r.run_time_s = started ? (r.end_s >= 0 ? j.end : at_s) - j.start : 0;
-  r.time_limit_s = j.time_limit;
-  r.priority = j.priority;
-  r.nodes = j.nodes;
-  r.cpus = j.cpus;
-  r.gpus = j.gpus;
-  if (started) r.node_list.assign(text_arena_.data() + j.nodes_off, j.nodes_len);
-  if (state == static_cast<std::int32_t>(pending_id_)) {
-    // The reason in force at `at_s`: the last one recorded before it, else the final one if it never started.
-    std::lock_guard lock(db_mutex_);
-    if (db_->has_table("job_reasons")) {
-      db_->query("SELECT reason FROM job_reasons WHERE job_id = ? AND time <= ? ORDER BY time DESC LIMIT 1",
-                 {j.job_id, at_s}, [&](sqlite3_stmt* q) { r.reason = column_text(q, 0); });
-    }
-    if (r.reason.empty() && j.start < 0) r.reason = text(j.reason);
-  } else if (state >= 0 && j.end >= 0 && at_s >= j.end) {
-    r.reason = text(j.reason);
-  }
-  return r;
-}
-
-const std::vector<std::uint32_t>& RunView::order_by(JobSort sort, bool descending) const {
-  std::lock_guard lock(cache_mutex_);
-  auto& order = orders_[static_cast<int>(sort) * 2 + (descending ? 1 : 0)];
-  if (!order.empty() || jobs_.empty()) return order;
-  order.resize(jobs_.size());
-  std::iota(order.begin(), order.end(), 0u);
-  // Ties keep job id order (jobs_ is in job id order) in both directions.
-  const auto by = [&](auto key) {
-    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-      return descending ? key(jobs_[b]) < key(jobs_[a]) : key(jobs_[a]) < key(jobs_[b]);
-    });
-  };
-  const auto name = [&](const Job& j) { return std::string_view(text_arena_.data() + j.name_off, j.name_len); };
-  switch (sort) {
-    case JobSort::kName:
-      by(name);
-      break;
-    case JobSort::kUser:
-      by([&](const Job& j) { return text(j.user); });
-      break;
-    case JobSort::kPartition:
-      by([&](const Job& j) { return text(j.partition); });
-      break;
-    case JobSort::kNodes:
-      by([](const Job& j) { return j.nodes; });
-      break;
-    case JobSort::kGpus:
-      by([](const Job& j) { return j.gpus; });
-      break;
-    case JobSort::kTimeLimit:
-      by([](const Job& j) { return j.time_limit; });
-      break;
-    case JobSort::kPriority:
-      by([](const Job& j) { return j.priority; });
-      break;
-    case JobSort::kSubmit:
-      by([](const Job& j) { return j.submit; });
-      break;
-    case JobSort::kStart:
-      by([](const Job& j) { return j.start < 0 ? INT64_MAX : j.start; });
-      break;
-    default:
-      by([](const Job& j) { return j.job_id; });
-      break;
-  }
-  return order;
-}
-
 void RunView::read_database(const std::function<void(ResultsDb&)>& read) const {
   std::lock_guard lock(db_mutex_);
   read(*db_);
 }
 
 void RunView::prepare_orders() const {
-  for (const JobSort sort : {JobSort::kName, JobSort::kUser, JobSort::kPartition, JobSort::kNodes, JobSort::kGpus,
-                             JobSort::kTimeLimit, JobSort::kPriority, JobSort::kSubmit, JobSort::kStart}) {
-    order_by(sort, false);
-    order_by(sort, true);
-  }
-  duration_order(false);
-  duration_order(true);
+  table_->prepare_orders();
   std::lock_guard lock(cache_mutex_);
   if (runs_begin_.empty()) build_gantt_index();
 }
 
-const std::vector<std::uint32_t>& RunView::duration_order(bool descending) const {
-  std::lock_guard lock(cache_mutex_);
-  auto& order = orders_[kDurationOrderKey + (descending ? 1 : 0)];
-  if (!order.empty()) return order;
-  for (std::uint32_t i = 0; i < jobs_.size(); ++i) {
-    if (jobs_[i].start >= 0 && jobs_[i].end >= 0) order.push_back(i);
-  }
-  const auto duration = [&](std::uint32_t i) { return jobs_[i].end - jobs_[i].start; };
-  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-    return descending ? duration(b) < duration(a) : duration(a) < duration(b);
-  });
-  return order;
-}
-
-void RunView::run_time_page(const JobQuery& query, const std::vector<std::uint8_t>& hit, std::size_t total,
-                            std::size_t from, std::size_t to, std::vector<std::uint32_t>& chosen) const {
-  // At time t a job's run time is end - start once it has ended, t - start while it runs, 0 before it starts (or if
-  // it never does). Each kind is walked in its order: ended jobs by duration (a permutation built once), running ones
-  // by start (the earlier start, the longer the run), the rest in job id order with run time 0 (these two collected
-  // here). The page is a merge of the three by (run time, job id). A page in the second half is found from the end:
-  // the same orders walked backwards merge in exactly the reverse order. A page in the middle is selected instead.
-  const std::int64_t t = query.at_s;
-  const bool desc = query.descending;
-  const auto& by_duration = duration_order(desc);
-  const bool backward = from > total / 2;
-  const std::size_t skip = backward ? total - to : from, take = to - from;
-  const auto select_page = [&] {
-    std::vector<std::pair<std::int64_t, std::uint32_t>> keyed;
-    keyed.reserve(total);
-    for (std::uint32_t i = 0; i < jobs_.size(); ++i) {
-      if (!hit[i]) continue;
-      const Job& j = jobs_[i];
-      std::int64_t run = 0;
-      if (j.start >= 0 && t >= j.start) run = (j.end >= 0 && t >= j.end ? j.end : t) - j.start;
-      keyed.emplace_back(desc ? -run : run, i);
-    }
-    const auto page_begin = keyed.begin() + static_cast<std::ptrdiff_t>(from);
-    const auto page_end = keyed.begin() + static_cast<std::ptrdiff_t>(to);
-    std::nth_element(keyed.begin(), page_begin, keyed.end());
-    if (page_end != keyed.end()) std::nth_element(page_begin, page_end, keyed.end());
-    std::sort(page_begin, page_end);
-    for (auto it = page_begin; it != page_end; ++it) chosen.push_back(it->second);
-  };
-  // A walk passes about two jobs per job it skips, each through a permutation (a cache miss): beyond some tens of
-  // thousands a sequential pass over the hits and a selection (about 15 ms for a million) is cheaper.
-  const std::size_t walk_limit = std::min<std::size_t>(total / 8, 25'000);
-  if (skip > walk_limit) {
-    select_page();
-    return;
-  }
-  // The jobs running at t (at most what the cluster holds at once), by start, and those not started by t (pending,
-  // or ended without starting), in job id order: one sequential pass.
-  std::vector<std::uint32_t> running, unstarted;
-  for (std::uint32_t i = 0; i < jobs_.size(); ++i) {
-    if (!hit[i]) continue;
-    const Job& j = jobs_[i];
-    if (j.start < 0 || j.start > t) {
-      unstarted.push_back(i);
-    } else if (j.end < 0 || j.end > t) {
-      running.push_back(i);
-    }
-  }
-  std::stable_sort(running.begin(), running.end(), [&](std::uint32_t a, std::uint32_t b) {
-    return desc ? jobs_[a].start < jobs_[b].start : jobs_[b].start < jobs_[a].start;
-  });
-  struct Stream {
-    const std::vector<std::uint32_t>* order = nullptr;  // the jobs in the stream's order
-    std::size_t left = 0;                               // positions not yet walked
-    std::uint32_t job = 0;                              // the job at the cursor (when left > 0)
-    std::pair<std::int64_t, std::uint32_t> key{};       // its (run time in the page's direction, index)
-  };
-  std::array<Stream, 3> streams{Stream{&by_duration}, Stream{&running}, Stream{&unstarted}};
-  const auto belongs = [&](std::size_t stream, std::uint32_t i) {  // the other two hold only their own jobs
-    return stream != 0 || (hit[i] && jobs_[i].start <= t && jobs_[i].end <= t);
-  };
-  // Jobs of another kind are passed over on the way (jobs that end after t, in the duration order): past a budget the
-  // walk gives way to the selection.
-  std::size_t budget = 2 * walk_limit + take;
-  const auto settle = [&](std::size_t k) {  // moves stream k's cursor to its next job of its kind
-    Stream& s = streams[k];
-    for (; s.left > 0 && budget > 0; --s.left, --budget) {
-      const std::size_t pos = backward ? s.left - 1 : s.order->size() - s.left;
-      s.job = (*s.order)[pos];
-      if (!belongs(k, s.job)) continue;
-      const Job& j = jobs_[s.job];
-      const std::int64_t run = k == 0 ? j.end - j.start : k == 1 ? t - j.start : 0;
-      s.key = {desc ? -run : run, s.job};
-      return;
-    }
-    s.left = 0;  // out of budget (or walked to its end)
-  };
-  for (Stream& stream : streams) stream.left = stream.order->size();
-  for (std::size_t k = 0; k < streams.size(); ++k) settle(k);
-  const std::size_t first = chosen.size();
-  for (std::size_t seen = 0; seen < skip + take; ++seen) {
-    std::size_t best = streams.size();
-    for (std::size_t k = 0; k < streams.size(); ++k) {
-      if (streams[k].left == 0) continue;
-      if (best == streams.size() ||
-          (backward ? streams[best].key < streams[k].key : streams[k].key < streams[best].key)) {
-        best = k;
-      }
-    }
-    if (best == streams.size()) break;
-    if (seen >= skip) chosen.push_back(streams[best].job);
-    --streams[best].left;
-    settle(best);
-  }
-  if (budget == 0) {
-    chosen.resize(first);
-    select_page();
-    return;
-  }
-  if (backward) std::reverse(chosen.begin() + static_cast<std::ptrdiff_t>(first), chosen.end());
-}
-
 JobPage RunView::jobs(const JobQuery& query) const {
-  JobPage page;
-  const std::string needle = lower(query.search);
-  std::int64_t needle_id = -1;
-  if (!needle.empty() && needle.size() < 18 &&
-      std::all_of(needle.begin(), needle.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
-    needle_id = std::stoll(needle);
-  }
-  std::uint32_t user_id = UINT32_MAX;
-  if (!query.user.empty()) {
-    auto it = string_ids_.find(query.user);
-    if (it == string_ids_.end()) return page;  // no such user: nothing matches
-    user_id = it->second;
-  }
-  // Each state's group, computed once per distinct state id.
-  std::vector<JobFilter> group_of(strings_.size());
-  for (std::size_t s = 0; s < strings_.size(); ++s) group_of[s] = job_state_group(strings_[s]);
-  // Interned strings (user, account, partition) are tested once each; names with a plain search of the lowered copy.
-  std::vector<std::uint8_t> string_matches(strings_.size(), 0);
-  if (!needle.empty()) {
-    for (std::size_t s = 0; s < strings_.size(); ++s) string_matches[s] = contains_lower(strings_[s], needle) ? 1 : 0;
-  }
-  const std::boyer_moore_horspool_searcher searcher(needle.begin(), needle.end());
-  const auto matches_text = [&](const Job& j) {
-    if (needle.empty()) return true;
-    if (needle_id >= 0 && j.job_id == needle_id) return true;
-    if (string_matches[j.user] || string_matches[j.account] || string_matches[j.partition]) return true;
-    const char* name = lower_names_.data() + j.name_off;
-    return j.name_len >= needle.size() && std::search(name, name + j.name_len, searcher) != name + j.name_len;
-  };
-  // One pass: which jobs match (a flag per job), and the counts per tab.
-  std::vector<std::uint8_t> hit(jobs_.size(), 0);
-  std::vector<std::uint32_t> state_hits(strings_.size(), 0);  // hits per state id (the sort by state)
-  for (std::size_t i = 0; i < jobs_.size(); ++i) {
-    const Job& j = jobs_[i];
-    if (user_id != UINT32_MAX && j.user != user_id) continue;
-    const std::int32_t s = state_at(j, query.at_s);
-    if (s < 0 || !matches_text(j)) continue;
-    const JobFilter g = group_of[static_cast<std::size_t>(s)];
-    ++page.counts[static_cast<std::size_t>(JobFilter::kAll)];
-    ++page.counts[static_cast<std::size_t>(g)];
-    if (query.filter == JobFilter::kAll || query.filter == g) {
-      hit[i] = 1;
-      ++state_hits[static_cast<std::size_t>(s)];
-      ++page.total;
-    }
-  }
-  const std::size_t from = std::min(query.offset, page.total);
-  const std::size_t to = std::min(page.total, from + std::min<std::size_t>(query.limit, 10000));
-  if (from >= to) return page;
-
-  std::vector<std::uint32_t> chosen;
-  chosen.reserve(to - from);
-  const auto walk = [&](auto&& next_index, std::size_t n) {  // the hits from..to in a given order
-    std::size_t seen = 0;
-    for (std::size_t k = 0; k < n && seen < to; ++k) {
-      const std::uint32_t i = next_index(k);
-      if (!hit[i]) continue;
-      if (seen >= from) chosen.push_back(i);
-      ++seen;
-    }
-  };
-  if (query.sort == JobSort::kJobId) {
-    const auto n = static_cast<std::uint32_t>(jobs_.size());
-    if (query.descending) {
-      walk([&](std::size_t k) { return static_cast<std::uint32_t>(n - 1 - k); }, n);
-    } else {
-      walk([](std::size_t k) { return static_cast<std::uint32_t>(k); }, n);
-    }
-  } else if (query.sort != JobSort::kRunTime && query.sort != JobSort::kState) {
-    const auto& order = order_by(query.sort, query.descending);
-    walk([&](std::size_t k) { return order[k]; }, order.size());
-  } else if (query.sort == JobSort::kState) {
-    // By state name at the time, ties in job id order: the states' counts place the page; each state on it is then
-    // one walk in job id order.
-    std::vector<std::uint32_t> states;
-    for (std::uint32_t s = 0; s < state_hits.size(); ++s) {
-      if (state_hits[s] > 0) states.push_back(s);
-    }
-    std::sort(states.begin(), states.end(), [&](std::uint32_t a, std::uint32_t b) {
-      return query.descending ? text(b) < text(a) : text(a) < text(b);
-    });
-    std::size_t before = 0;  // hits in the states before this one
-    for (const std::uint32_t s : states) {
-      const std::size_t count = state_hits[s];
-      if (before + count > from && before < to) {
-        std::size_t seen = before;
-        for (std::uint32_t i = 0; i < jobs_.size() && seen < to; ++i) {
-          if (!hit[i] || state_at(jobs_[i], query.at_s) != static_cast<std::int32_t>(s)) continue;
-          if (seen >= from) chosen.push_back(i);
-          ++seen;
-        }
-      }
-      before += count;
-      if (before >= to) break;
-    }
-  } else {
-    run_time_page(query, hit, page.total, from, to, chosen);
-  }
-  page.rows.reserve(chosen.size());
-  for (std::uint32_t i : chosen) page.rows.push_back(row(jobs_[i], query.at_s));
-  return page;
+  return table_->jobs(query);
 }
 
 std::optional<JobRow> RunView::job(std::int64_t job_id, std::int64_t at_s) const {
-  const auto it =
-      std::lower_bound(jobs_.begin(), jobs_.end(), job_id, [](const Job& j, std::int64_t id) { return j.job_id < id; });
-  if (it == jobs_.end() || it->job_id != job_id) return std::nullopt;
-  return row(*it, at_s);
+  return table_->job(job_id, at_s);
 }
 
 std::vector<JobRow> RunView::controller_jobs(std::int64_t at_s, std::int64_t min_job_age_s) const {
-  std::vector<JobRow> rows;
-  for (const Job& j : jobs_) {
-    if (j.final_state == rejected_id_) continue;  // refused at submit: slurmctld never had it
-    if (j.submit > at_s || (j.end >= 0 && j.end <= at_s && at_s - j.end > min_job_age_s)) continue;
-    rows.push_back(row(j, at_s));
-  }
-  return rows;
+  return table_->controller_jobs(at_s, min_job_age_s);
 }
 
 std::vector<JobRow> RunView::jobs_between(std::int64_t at_s, std::int64_t from_s, std::int64_t to_s,
                                           std::size_t max_jobs) const {
-  std::vector<JobRow> rows;
-  const std::int64_t last = std::min(at_s, to_s);
-  for (const Job& j : jobs_) {
-    if (rows.size() >= max_jobs) break;
-    if (j.final_state == rejected_id_) continue;  // refused at submit: never in the accounting database
-    if (j.submit > last) continue;
-    if (j.end >= 0 && j.end <= at_s && j.end < from_s) continue;
-    rows.push_back(row(j, at_s));
-  }
-  return rows;
+  return table_->jobs_between(at_s, from_s, to_s, max_jobs);
 }
 
 std::vector<std::pair<std::int32_t, std::string>> RunView::job_gpus(std::int64_t job_id, std::int64_t start_s) const {
@@ -756,29 +362,11 @@ std::vector<std::pair<std::int32_t, std::string>> RunView::job_gpus(std::int64_t
 }
 
 std::vector<std::pair<std::string, std::string>> RunView::account_users() const {
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> ids;
-  ids.reserve(jobs_.size());
-  for (const Job& j : jobs_) ids.emplace_back(j.account, j.user);
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  std::vector<std::pair<std::string, std::string>> out;
-  out.reserve(ids.size());
-  for (const auto& [account, user] : ids) out.emplace_back(text(account), text(user));
-  std::sort(out.begin(), out.end());
-  return out;
+  return table_->account_users();
 }
 
 std::vector<std::string> RunView::qos_names() const {
-  std::vector<std::uint32_t> ids;
-  for (const Job& j : jobs_) ids.push_back(j.qos);
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  std::vector<std::string> out;
-  for (const std::uint32_t id : ids) {
-    if (!text(id).empty()) out.emplace_back(text(id));
-  }
-  std::sort(out.begin(), out.end());
-  return out;
+  return table_->qos_names();
 }
 
 std::int32_t RunView::node_index(std::string_view name) const {
@@ -948,8 +536,8 @@ Overview RunView::overview(std::int64_t at_s) const {
   o.total_gpus = static_cast<std::int64_t>(info_.total_gpus);
   o.total_nodes = static_cast<std::int64_t>(nodes_.size());
   for (std::size_t n = 0; n < nodes_.size(); ++n) count_node(o, node_state_at(n, at_s));
-  for (const Job& j : jobs_) {
-    count_job(o, job_phase_at(j.submit, j.start, j.end, at_s), text(j.final_state), j.gpus);
+  for (const Job& j : table_->rows()) {
+    count_job(o, job_phase_at(j.submit, j.start, j.end, at_s), table_->text(j.final_state), j.gpus);
   }
   set_gpu_use(o, gpu_samples(at_s), fb_totals());
   return o;
@@ -1141,13 +729,14 @@ std::vector<EventLine> RunView::events(std::int64_t at_s, std::size_t limit, std
   if (all || kind == "job") {
     {
       std::lock_guard lock(cache_mutex_);
-      if (jobs_by_submit_.empty() && !jobs_.empty()) {
+      if (jobs_by_submit_.empty() && !table_->rows().empty()) {
         const auto sorted = [&](auto key) {
           std::vector<std::uint32_t> v;
-          for (std::uint32_t i = 0; i < jobs_.size(); ++i) {
-            if (key(jobs_[i]) >= 0) v.push_back(i);
+          for (std::uint32_t i = 0; i < table_->rows().size(); ++i) {
+            if (key(table_->rows()[i]) >= 0) v.push_back(i);
           }
-          std::stable_sort(v.begin(), v.end(), [&](auto a, auto b) { return key(jobs_[a]) < key(jobs_[b]); });
+          std::stable_sort(v.begin(), v.end(),
+                           [&](auto a, auto b) { return key(table_->rows()[a]) < key(table_->rows()[b]); });
           return v;
         };
         jobs_by_submit_ = sorted([](const Job& j) { return j.submit; });
@@ -1157,32 +746,32 @@ std::vector<EventLine> RunView::events(std::int64_t at_s, std::size_t limit, std
     }
     const auto take = [&](const std::vector<std::uint32_t>& order, auto key, auto describe) {
       const auto it = std::upper_bound(order.begin(), order.end(), at_s,
-                                       [&](std::int64_t t, std::uint32_t i) { return t < key(jobs_[i]); });
+                                       [&](std::int64_t t, std::uint32_t i) { return t < key(table_->rows()[i]); });
       const std::size_t n = static_cast<std::size_t>(it - order.begin());
       for (std::size_t k = n > limit ? n - limit : 0; k < n; ++k) {
-        const Job& j = jobs_[order[k]];
+        const Job& j = table_->rows()[order[k]];
         out.push_back(EventLine{key(j), "job", std::to_string(j.job_id), describe(j)});
       }
     };
     take(
         jobs_by_submit_, [](const Job& j) { return j.submit; },
         [&](const Job& j) {
-          return "submitted: " + std::string(text_arena_.data() + j.name_off, j.name_len) + " by " +
-                 std::string(text(j.user)) + ", " + std::to_string(j.gpus) + " GPUs on " + std::to_string(j.nodes) +
-                 " node(s), partition " + std::string(text(j.partition));
+          return "submitted: " + std::string(table_->name(j)) + " by " + std::string(table_->text(j.user)) + ", " +
+                 std::to_string(j.gpus) + " GPUs on " + std::to_string(j.nodes) + " node(s), partition " +
+                 std::string(table_->text(j.partition));
         });
     take(
         jobs_by_start_, [](const Job& j) { return j.start; },
         [&](const Job& j) {
-          return "started on " + std::string(text_arena_.data() + j.nodes_off, j.nodes_len) + " after waiting " +
+          return "started on " + std::string(table_->node_list(j)) + " after waiting " +
                  std::to_string(j.start - j.submit) + " s";
         });
     take(
         jobs_by_end_, [](const Job& j) { return j.end; },
         [&](const Job& j) {
-          std::string s = "ended " + std::string(text(j.final_state));
+          std::string s = "ended " + std::string(table_->text(j.final_state));
           if (j.start >= 0) s += " after running " + std::to_string(j.end - j.start) + " s";
-          if (!text(j.reason).empty()) s += " (" + std::string(text(j.reason)) + ")";
+          if (!table_->text(j.reason).empty()) s += " (" + std::string(table_->text(j.reason)) + ")";
           return s;
         });
   }
@@ -1306,13 +895,13 @@ std::vector<EventLine> RunView::events(std::int64_t at_s, std::size_t limit, std
 void RunView::build_gantt_index() const {
   // (node, job) pairs of every started job, then grouped per node by a counting sort, each group by start.
   std::vector<std::pair<std::int32_t, std::uint32_t>> pairs;
-  pairs.reserve(jobs_.size());
-  for (std::uint32_t j = 0; j < jobs_.size(); ++j) {
-    const Job& job = jobs_[j];
+  pairs.reserve(table_->rows().size());
+  for (std::uint32_t j = 0; j < table_->rows().size(); ++j) {
+    const Job& job = table_->rows()[j];
     if (job.start < 0 || job.nodes_len == 0) continue;
     std::vector<std::string> names;
     try {
-      names = expand_hostlist(std::string_view(text_arena_.data() + job.nodes_off, job.nodes_len));
+      names = expand_hostlist(table_->node_list(job));
     } catch (const std::exception&) {
       continue;  // a node_list that is not a hostlist (a damaged results.sqlite) draws on no node, as in partitions()
     }
@@ -1327,7 +916,7 @@ void RunView::build_gantt_index() const {
   runs_.assign(pairs.size(), {});
   std::vector<std::uint32_t> next(runs_begin_.begin(), runs_begin_.end() - 1);
   for (const auto& [node, job] : pairs) {
-    const Job& j = jobs_[job];
+    const Job& j = table_->rows()[job];
     runs_[next[static_cast<std::size_t>(node)]++] = {j.start, j.end >= 0 ? j.end : info_.end_s, job};
   }
   longest_run_.assign(nodes_.size(), 0);
@@ -1370,7 +959,8 @@ GanttView RunView::gantt(const GanttQuery& query) const {
     view.segments.reserve(view.jobs_in_view);
     for (std::int32_t n = first; n < last; ++n) {
       for_runs(n, [&](const NodeRun& r) {
-        view.segments.push_back({n - first, std::max(r.start, from), std::min(r.end, to), jobs_[r.job].job_id});
+        view.segments.push_back(
+            {n - first, std::max(r.start, from), std::min(r.end, to), table_->rows()[r.job].job_id});
       });
     }
     return view;
@@ -1411,7 +1001,7 @@ GanttView RunView::gantt(const GanttQuery& query) const {
 WaitDistribution RunView::waits(std::int64_t at_s, std::size_t points) const {
   WaitDistribution d;
   std::vector<std::int64_t> waits;
-  for (const Job& j : jobs_) {
+  for (const Job& j : table_->rows()) {
     if (j.start >= 0 && j.start <= at_s) waits.push_back(j.start - j.submit);
   }
   if (waits.empty()) return d;

@@ -29,78 +29,14 @@
 #include <utility>
 #include <vector>
 
+#include "results/job_table.hpp"
 #include "results/results_db.hpp"
 
 namespace gputwin {
 
-/// Which jobs a Jobs tab shows: the consoles' ALL/RUNNING/PENDING/COMPLETED/FAILED/UNKNOWN.
-enum class JobFilter : std::uint8_t { kAll, kRunning, kPending, kCompleted, kFailed, kUnknown };
-
-/// Parses "all", "running", "pending", "completed", "failed", "unknown" (any case). Empty when unknown.
-std::optional<JobFilter> parse_job_filter(std::string_view text);
-
-/// The Jobs table's sortable columns.
-enum class JobSort : std::uint8_t {
-  kJobId,
-  kName,
-  kUser,
-  kPartition,
-  kNodes,
-  kGpus,
-  kRunTime,
-  kTimeLimit,
-  kState,
-  kPriority,
-  kSubmit,
-  kStart
-};
-
-/// Parses a column name ("job_id", "name", "user", "partition", "nodes", "gpus", "run_time", "time_limit", "state",
-/// "priority", "submit_time", "start_time"). Empty when unknown.
-std::optional<JobSort> parse_job_sort(std::string_view text);
-
-/// The group a job state falls in: RUNNING, PENDING, COMPLETED; FAILED for every unsuccessful end (FAILED, TIMEOUT,
-/// NODE_FAIL, OUT_OF_MEMORY, BOOT_FAIL, DEADLINE, CANCELLED, PREEMPTED); UNKNOWN for anything else.
-JobFilter job_state_group(std::string_view state);
-
 /// The health-grid group of a node state: IDLE (also powered-down cloud nodes, sinfo's idle~), MIXED, ALLOCATED,
 /// DRAIN (DRAINING, DRAINED, FAILING, FAIL), DOWN (also REBOOTING), UNKNOWN.
 std::string_view node_state_group(std::string_view state);
-
-/// One page request of the Jobs table.
-struct JobQuery {
-  std::int64_t at_s = 0;               ///< Simulated time the table shows (jobs not yet submitted are left out).
-  JobFilter filter = JobFilter::kAll;  ///< Which states.
-  std::string search;                  ///< Case-insensitive substring of job id, name, user, account or partition.
-  std::string user;                    ///< Only this user's jobs, when set.
-  JobSort sort = JobSort::kJobId;      ///< Order.
-  bool descending = false;             ///< Reverse order (ties stay in job id order).
-  std::size_t offset = 0;              ///< First row of the page.
-  std::size_t limit = 50;              ///< Rows per page.
-};
-
-/// A job as the Jobs table shows it at a time.
-struct JobRow {
-  std::int64_t job_id = 0;
-  std::string name, user, account, partition, qos;
-  std::string state;          ///< At the query's time: PENDING, RUNNING, or the final state.
-  std::string reason;         ///< Pending reason at that time ("" when none is recorded).
-  std::int64_t submit_s = 0;  ///< Submit time.
-  std::int64_t start_s = -1;  ///< Start time, -1 if it had not started by then.
-  std::int64_t end_s = -1;    ///< End time, -1 if it had not ended by then.
-  std::int64_t run_time_s = 0;
-  std::int64_t time_limit_s = 0;
-  std::int64_t priority = 0;
-  std::int32_t nodes = 0, cpus = 0, gpus = 0;
-  std::string node_list;  ///< Its nodes once started ("" while pending).
-};
-
-/// One page of the Jobs table, with the counts the filter tabs show.
-struct JobPage {
-  std::size_t total = 0;                ///< Jobs matching filter, search and user.
-  std::array<std::size_t, 6> counts{};  ///< Submitted jobs per JobFilter (index by the enum), search and user applied.
-  std::vector<JobRow> rows;             ///< The page.
-};
 
 /// A node as the grid and the Nodes tab show it at a time.
 struct NodeRow {
@@ -356,6 +292,8 @@ class RunView {
   /// Builds every sort order and the Gantt index now (else each is built by the first page that asks for it: about
   /// 0.2 s per order and 0.5 s for the index for a million jobs), so that every page answers at once.
   void prepare_orders() const;
+  /// The jobs table the job queries answer from.
+  [[nodiscard]] const JobTable& job_table() const { return *table_; }
   /// Index of the node named `name`; -1 if none.
   [[nodiscard]] std::int32_t node_index(std::string_view name) const;
   /// Runs `read` on the folder's database (opened and checked whole when the view was made) under the view's lock,
@@ -363,22 +301,11 @@ class RunView {
   void read_database(const std::function<void(ResultsDb&)>& read) const;
 
  private:
-  struct Job;
+  using Job = JobTable::Job;
   struct NodeInfo;
-  /// The state of job `j` at `at_s`, as an interned id, or -1 if it was not submitted yet.
-  [[nodiscard]] std::int32_t state_at(const Job& j, std::int64_t at_s) const;
-  [[nodiscard]] JobRow row(const Job& j, std::int64_t at_s) const;
   [[nodiscard]] std::string_view text(std::uint32_t id) const { return strings_[id]; }
   std::uint32_t intern(std::string_view s);
   [[nodiscard]] std::string node_state_at(std::size_t node, std::int64_t at_s) const;
-  /// Permutation of jobs_ by a time-independent column (ties in job id order), built once per direction.
-  const std::vector<std::uint32_t>& order_by(JobSort sort, bool descending) const;
-  /// Jobs that started and ended, by run time (end - start; ties in job id order), built once per direction.
-  const std::vector<std::uint32_t>& duration_order(bool descending) const;
-  /// The hits from..to (of `total`) of the Jobs table sorted by run time at query.at_s, appended to `chosen`.
-  void run_time_page(const JobQuery& query, const std::vector<std::uint8_t>& hit, std::size_t total, std::size_t from,
-                     std::size_t to, std::vector<std::uint32_t>& chosen) const;
-  static constexpr int kDurationOrderKey = 1000;  // orders_'s key for duration_order (+1 descending)
   /// Every node's GPU sample at or before `at_s` (one read of the sample); empty without GPU metrics.
   [[nodiscard]] std::vector<NodeGpuSample> gpu_samples(std::int64_t at_s) const;
   /// Each node's per-GPU framebuffer (MiB).
@@ -391,12 +318,10 @@ class RunView {
   mutable std::mutex db_mutex_;  // SQLite handle: one query at a time
   RunDescription info_;
   bool has_job_gpus_ = false;
-  bool node_event_ranges_ = false;  // node_events has node_count (schema 2); else one node per row
-  std::vector<std::string> strings_;
+  bool node_event_ranges_ = false;    // node_events has node_count (schema 2); else one node per row
+  std::vector<std::string> strings_;  // node event states, interned
   std::unordered_map<std::string, std::uint32_t> string_ids_;
-  std::vector<Job> jobs_;
-  std::vector<char> text_arena_;   // job names and node lists
-  std::vector<char> lower_names_;  // text_arena_ in lower case (the name search)
+  std::unique_ptr<JobTable> table_;  // the jobs table
   std::vector<NodeInfo> nodes_;
   std::unordered_map<std::string, std::int32_t> node_by_name_;
   std::vector<std::int64_t> node_event_time_;  // node events grouped per node, each group by time
@@ -404,12 +329,10 @@ class RunView {
   std::vector<std::uint32_t> node_event_begin_;  // per node, its first event; size nodes + 1
   bool node_event_rows_in_time_order_ = false;   // node_events rows 1..n in time order (as this build writes them)
   std::int64_t node_event_rows_ = 0;
-  std::uint32_t pending_id_ = 0, running_id_ = 0, rejected_id_ = 0;
   mutable std::mutex cache_mutex_;
   mutable std::mutex samples_mutex_;        // gpu_samples' cache: one reader at a time
   mutable std::int64_t samples_time_ = -1;  // the GPU sample time samples_ holds; -1: none
   mutable std::vector<NodeGpuSample> samples_;
-  mutable std::unordered_map<int, std::vector<std::uint32_t>> orders_;
   mutable std::vector<std::uint32_t> jobs_by_submit_, jobs_by_start_, jobs_by_end_;
   void load_costs() const;
   mutable bool costs_loaded_ = false;

@@ -146,4 +146,138 @@ StateOverview state_overview(const RunInfo& info, const ClusterState& state, con
   return out;
 }
 
+std::unique_ptr<JobTable> state_job_table(const ClusterState& state, const RunRecorder& recorder) {
+  // The pending reasons as RunView asks the job_reasons rows: the last change of that job id at or before a second
+  // (write_results writes the recorder's changes in order, seconds truncated; SQLite walks the (job_id, time) index
+  // backwards, so of changes in one second the last written answers).
+  struct Reason {
+    std::int64_t job_id = 0, time_s = 0;
+    PendingReason reason = PendingReason::kNone;
+  };
+  auto reasons = std::make_shared<std::vector<Reason>>();
+  reasons->reserve(recorder.reason_events().size());
+  for (const ReasonEvent& e : recorder.reason_events()) {
+    reasons->push_back({static_cast<std::int64_t>(state.spec(e.job).id), to_seconds(e.time), e.reason});
+  }
+  std::stable_sort(reasons->begin(), reasons->end(), [](const Reason& a, const Reason& b) {
+    return a.job_id != b.job_id ? a.job_id < b.job_id : a.time_s < b.time_s;
+  });
+
+  // The rows in job id order (RunView reads them ORDER BY job_id; equal ids stay in table order).
+  std::vector<JobIndex> order(state.job_count());
+  for (JobIndex j = 0; j < state.job_count(); ++j) order[j] = j;
+  const auto id_of = [&](JobIndex j) { return static_cast<std::int64_t>(state.spec(j).id); };
+  if (!std::is_sorted(order.begin(), order.end(), [&](JobIndex a, JobIndex b) { return id_of(a) < id_of(b); })) {
+    std::stable_sort(order.begin(), order.end(), [&](JobIndex a, JobIndex b) { return id_of(a) < id_of(b); });
+  }
+  auto table = std::make_unique<JobTable>();
+  std::size_t name_bytes = 0;
+  for (JobIndex j = 0; j < state.job_count(); ++j) name_bytes += state.spec(j).name.size();
+  table->reserve(state.job_count(), name_bytes + 16 * state.job_count());  // node lists: "gpu[0001-0004]" or so
+  const HostlistFormatter node_names = node_list_formatter(state);
+  const std::vector<PartitionConfig>& partitions = state.config().partitions;
+  std::string node_list;
+  for (const JobIndex j : order) {
+    // The jobs row write_results writes (results_store.cpp) as RunView reads it back: NULLs as -1 or "".
+    const JobSpec& spec = state.spec(j);
+    const JobRuntime& rt = state.job(j);
+    const JobTres tres = job_tres(state, j);
+    JobRecord r;
+    r.job_id = id_of(j);
+    r.name = spec.name;
+    r.user = spec.user;
+    r.account = spec.account;
+    r.partition = partitions[rt.partition].name;
+    r.qos = spec.qos.empty() ? std::string_view("normal") : std::string_view(spec.qos);
+    r.submit_s = spec.submit_s;
+    r.start_s = rt.start >= 0 ? to_seconds(rt.start) : -1;
+    r.end_s = rt.end >= 0 ? to_seconds(rt.end) : -1;
+    r.state = recorded_state_name(rt);
+    // INTEGER columns read back into 32 bits.
+    r.nodes = static_cast<std::int32_t>(tres.nodes);
+    r.cpus = static_cast<std::int32_t>(tres.cpus);
+    r.gpus = static_cast<std::int32_t>(tres.gpus);
+    r.time_limit_s = rt.time_limit_s;
+    node_list.clear();
+    if (rt.start >= 0) node_list = job_node_list(state, j, node_names);
+    r.node_list = node_list;
+    r.priority = rt.priority;
+    if (rt.state == JobState::kPending || rt.rejected) r.reason = pending_reason_name(rt.reason);
+    table->add(r);
+  }
+  JobTable::ReasonAt reason_at;
+  if (!reasons->empty()) {
+    reason_at = [reasons](std::int64_t job_id, std::int64_t at_s) -> std::string {
+      const auto it = std::upper_bound(reasons->begin(), reasons->end(), std::pair{job_id, at_s},
+                                       [](const std::pair<std::int64_t, std::int64_t>& key, const Reason& r) {
+                                         return key.first != r.job_id ? key.first < r.job_id : key.second < r.time_s;
+                                       });
+      if (it == reasons->begin() || std::prev(it)->job_id != job_id) return "";
+      return std::string(pending_reason_name(std::prev(it)->reason));
+    };
+  }
+  table->finish(std::move(reason_at));
+  return table;
+}
+
+std::string gpu_index_list(std::uint64_t mask) {
+  // As results_store.cpp's gpu_indices writes the job_gpus rows.
+  std::string out;
+  for (int i = 0; i < 64;) {
+    if ((mask >> i & 1) == 0) {
+      ++i;
+      continue;
+    }
+    int j = i;
+    while (j + 1 < 64 && (mask >> (j + 1) & 1) != 0) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(i);
+    if (j > i) out += '-' + std::to_string(j);
+    i = j + 1;
+  }
+  return out;
+}
+
+JobGpuPlacement::JobGpuPlacement(const ClusterState& state, SimTime horizon) {
+  const GpuBinding binding(state, horizon);
+  // The rows write_results writes: the discarded runs, then each started job's current run; one per node with GPUs.
+  const auto add = [&](JobIndex j, SimTime start, std::uint32_t offset, std::span<const NodeAllocation> alloc) {
+    Run run{static_cast<std::int64_t>(state.spec(j).id), to_seconds(start), static_cast<std::uint32_t>(nodes_.size()),
+            0};
+    for (std::size_t k = 0; k < alloc.size(); ++k) {
+      if (alloc[k].gpus == 0) continue;
+      nodes_.push_back(static_cast<std::int32_t>(alloc[k].node));
+      masks_.push_back(binding.mask_at(offset + k));
+      ++run.count;
+    }
+    if (run.count > 0) runs_.push_back(run);
+  };
+  for (const PastRun& run : state.past_runs()) add(run.job, run.start, run.alloc_offset, state.allocation(run));
+  for (JobIndex j = 0; j < state.job_count(); ++j) {
+    const JobRuntime& rt = state.job(j);
+    if (rt.start >= 0) add(j, rt.start, rt.alloc_offset, state.allocation(j));
+  }
+  std::stable_sort(runs_.begin(), runs_.end(), [](const Run& a, const Run& b) {
+    return a.job_id != b.job_id ? a.job_id < b.job_id : a.start_s < b.start_s;
+  });
+}
+
+std::vector<std::pair<std::int32_t, std::string>> JobGpuPlacement::job_gpus(std::int64_t job_id,
+                                                                            std::int64_t start_s) const {
+  // RunView: SELECT node_index, gpus FROM job_gpus WHERE job_id = ? AND start_time = ? ORDER BY node_index.
+  std::vector<std::pair<std::int32_t, std::uint64_t>> rows;
+  auto it = std::lower_bound(runs_.begin(), runs_.end(), std::pair{job_id, start_s},
+                             [](const Run& r, const std::pair<std::int64_t, std::int64_t>& key) {
+                               return r.job_id != key.first ? r.job_id < key.first : r.start_s < key.second;
+                             });
+  for (; it != runs_.end() && it->job_id == job_id && it->start_s == start_s; ++it) {
+    for (std::uint32_t k = 0; k < it->count; ++k) rows.emplace_back(nodes_[it->first + k], masks_[it->first + k]);
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::pair<std::int32_t, std::string>> out;
+  out.reserve(rows.size());
+  for (const auto& [node, mask] : rows) out.emplace_back(node, gpu_index_list(mask));
+  return out;
+}
+
 }  // namespace gputwin

@@ -16,8 +16,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "results/job_table.hpp"
 #include "results/recorder.hpp"
 #include "results/results_store.hpp"
 #include "results/run_view.hpp"
@@ -38,5 +42,36 @@ struct StateOverview {
 /// the series stop: `now` for a copy of a run in progress). `state` and `recorder` are only read.
 StateOverview state_overview(const RunInfo& info, const ClusterState& state, const RunRecorder& recorder,
                              const MetricsInput* metrics, SimTime now);
+
+/// The Jobs table of `state` as RunView reads it back from the folder write_results writes of it: the same rows (the
+/// jobs table's columns, in job id order) and the same pending reasons (`recorder`'s reason history), so the same
+/// pages, jobs and counts at any second. O(jobs + reason changes); each started job's node list is formatted.
+std::unique_ptr<JobTable> state_job_table(const ClusterState& state, const RunRecorder& recorder);
+
+/// The GPU indices each run of each job held on each node: the job_gpus rows write_results writes with metrics (the
+/// GpuBinding of the runs up to the horizon), as RunView::job_gpus reads them back, from memory. Compact (a node
+/// index and a mask per allocation with GPUs); it keeps nothing of the state it was made from.
+class JobGpuPlacement {
+ public:
+  /// The placement of every run of `state` (each job's current or last run and those requeues discarded), bound as
+  /// write_results binds them with `horizon` ending the runs still going.
+  JobGpuPlacement(const ClusterState& state, SimTime horizon);
+  /// RunView::job_gpus(job_id, start_s): (node index, "0-3,6") of the run of job id `job_id` that began at second
+  /// `start_s`, by node index.
+  [[nodiscard]] std::vector<std::pair<std::int32_t, std::string>> job_gpus(std::int64_t job_id,
+                                                                           std::int64_t start_s) const;
+
+ private:
+  struct Run {
+    std::int64_t job_id = 0, start_s = 0;
+    std::uint32_t first = 0, count = 0;  // its allocations with GPUs: nodes_[first ..], masks_[first ..]
+  };
+  std::vector<Run> runs_;  // by (job id, start), in the order write_results writes them within each
+  std::vector<std::int32_t> nodes_;
+  std::vector<std::uint64_t> masks_;
+};
+
+/// "0-3,6": the GPU indices of a mask, as Slurm prints GRES indices (IDX:0-3,6) and the job_gpus rows hold them.
+std::string gpu_index_list(std::uint64_t mask);
 
 }  // namespace gputwin

@@ -12,6 +12,7 @@
 
 #include "model/errors.hpp"
 #include "model/input_limits.hpp"
+#include "results/job_table.hpp"
 #include "results/metrics_export.hpp"
 #include "results/results_store.hpp"
 #include "ui/compare_api.hpp"
@@ -175,6 +176,56 @@ std::string nodes_json(const std::vector<NodeRow>& nodes, std::int64_t t, const 
                 {"healthy_gpus", healthy_gpus}}},
               {"nodes", rows}}
       .dump(-1, ' ', false, kReplaceInvalidUtf8);
+}
+
+// The Jobs table's page request (filter, sort, order, search, user, offset, limit) at `at_s`. Throws HttpError 400.
+JobQuery job_query(const HttpRequest& request, std::int64_t at_s) {
+  JobQuery q;
+  q.at_s = at_s;
+  const auto filter = parse_job_filter(request.param("filter").value_or("all"));
+  if (!filter) throw HttpError(400, "parameter 'filter': expected all, running, pending, completed, failed or unknown");
+  q.filter = *filter;
+  const auto sort = parse_job_sort(request.param("sort").value_or("job_id"));
+  if (!sort) {
+    throw HttpError(400,
+                    "parameter 'sort': expected job_id, name, user, partition, nodes, gpus, run_time, "
+                    "time_limit, state, priority, submit_time or start_time");
+  }
+  q.sort = *sort;
+  const std::string order = request.param("order").value_or("asc");
+  if (order != "asc" && order != "desc") throw HttpError(400, "parameter 'order': expected asc or desc");
+  q.descending = order == "desc";
+  q.search = request.param("search").value_or("");
+  if (q.search.size() > 200) throw HttpError(400, "parameter 'search': at most 200 characters");
+  q.user = request.param("user").value_or("");
+  q.offset = static_cast<std::size_t>(int_param(request, "offset", 0, 0, 1'000'000'000));
+  q.limit = static_cast<std::size_t>(int_param(request, "limit", 50, 1, 1000));
+  return q;
+}
+
+// /api/jobs' answer: one page of `table` (a snapshot's view's, or a live run's copy's) with the counts per tab.
+std::string jobs_json(const JobTable& table, const JobQuery& q) {
+  const JobPage page = table.jobs(q);
+  static constexpr const char* kCountNames[] = {"ALL", "RUNNING", "PENDING", "COMPLETED", "FAILED", "UNKNOWN"};
+  json counts = json::object();
+  for (std::size_t i = 0; i < page.counts.size(); ++i) counts[kCountNames[i]] = page.counts[i];
+  json rows = json::array();
+  for (const JobRow& r : page.rows) rows.push_back(to_json(r));
+  return json{{"t", q.at_s},      {"total", page.total}, {"offset", q.offset},
+              {"limit", q.limit}, {"counts", counts},    {"jobs", rows}}
+      .dump(-1, ' ', false, kReplaceInvalidUtf8);
+}
+
+// /api/jobs/{id}'s answer at `at_s` (`path` names the job). Throws HttpError 400 or 404.
+std::string job_json(const JobTable& table, const std::string& path, std::int64_t at_s) {
+  const std::string id_text = path.substr(10);
+  std::int64_t id = 0;
+  const auto [end, ec] = std::from_chars(id_text.data(), id_text.data() + id_text.size(), id);
+  if (ec != std::errc() || end != id_text.data() + id_text.size())
+    throw HttpError(400, "job id '" + id_text.substr(0, 40) + "' is not a number");
+  const auto job = table.job(id, at_s);
+  if (!job) throw HttpError(404, "no job " + id_text);
+  return to_json(*job).dump(-1, ' ', false, kReplaceInvalidUtf8);
 }
 
 bool is_safe_asset_path(std::string_view path) {
@@ -353,6 +404,30 @@ std::optional<HttpResponse> DashboardApi::present_answer(const HttpRequest& requ
   return HttpResponse::json(nodes_json(present->figures().nodes, now_s, filter, gpu_use));
 }
 
+std::optional<HttpResponse> DashboardApi::present_jobs_answer(const HttpRequest& request) const {
+  // The request is checked before anything waits for a copy.
+  const bool page = request.path == "/api/jobs";
+  const std::optional<std::int64_t> t =
+      request.param("t") ? std::optional(int_param(request, "t", 0, -kTimeBound, kTimeBound)) : std::nullopt;
+  const JobQuery query = page ? job_query(request, 0) : JobQuery{};
+  std::shared_ptr<const LivePresent> present;
+  try {
+    present = live_->present_jobs(query.sort, query.descending);
+  } catch (const LiveError& e) {
+    throw HttpError(e.status(), e.what());
+  }
+  if (present == nullptr) return std::nullopt;  // the run has finished (its results answer), or is writing them
+  const JobTable* table = present->jobs();
+  if (table == nullptr) return std::nullopt;
+  // The copy's second, or an earlier one asked for: its rows know the run's history as the snapshot written of them
+  // would (a later second shows the newest state known, the copy's).
+  const std::int64_t at_s = std::min(t.value_or(present->now_s()), present->now_s());
+  if (!page) return HttpResponse::json(job_json(*table, request.path, at_s));
+  JobQuery q = query;
+  q.at_s = at_s;
+  return HttpResponse::json(jobs_json(*table, q));
+}
+
 HttpResponse DashboardApi::api(const HttpRequest& request) const {
   if (request.path == "/api/forecasts" || request.path == "/api/actions") return twin_pages(request);
   if (request.path.rfind("/api/compare", 0) == 0) {
@@ -364,6 +439,9 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
   if (live_ != nullptr &&
       (request.path == "/api/info" || request.path == "/api/overview" || request.path == "/api/nodes")) {
     if (std::optional<HttpResponse> answer = present_answer(request)) return std::move(*answer);
+  }
+  if (live_ != nullptr && (request.path == "/api/jobs" || request.path.rfind("/api/jobs/", 0) == 0)) {
+    if (std::optional<HttpResponse> answer = present_jobs_answer(request)) return std::move(*answer);
   }
   const std::shared_ptr<const RunSnapshot> snap = snapshot();
   const RunView& view = *snap->view;
@@ -381,51 +459,10 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
     return HttpResponse::json(overview_json(view.overview(t), view.partitions(t), t, snap->now_s));
   }
   if (path == "/api/jobs") {
-    JobQuery q;
-    q.at_s = at();
-    const auto filter = parse_job_filter(request.param("filter").value_or("all"));
-    if (!filter)
-      throw HttpError(400, "parameter 'filter': expected all, running, pending, completed, failed or unknown");
-    q.filter = *filter;
-    const auto sort = parse_job_sort(request.param("sort").value_or("job_id"));
-    if (!sort) {
-      throw HttpError(400,
-                      "parameter 'sort': expected job_id, name, user, partition, nodes, gpus, run_time, "
-                      "time_limit, state, priority, submit_time or start_time");
-    }
-    q.sort = *sort;
-    const std::string order = request.param("order").value_or("asc");
-    if (order != "asc" && order != "desc") throw HttpError(400, "parameter 'order': expected asc or desc");
-    q.descending = order == "desc";
-    q.search = request.param("search").value_or("");
-    if (q.search.size() > 200) throw HttpError(400, "parameter 'search': at most 200 characters");
-    q.user = request.param("user").value_or("");
-    q.offset = static_cast<std::size_t>(int_param(request, "offset", 0, 0, 1'000'000'000));
-    q.limit = static_cast<std::size_t>(int_param(request, "limit", 50, 1, 1000));
-    const JobPage page = view.jobs(q);
-    static constexpr const char* kCountNames[] = {"ALL", "RUNNING", "PENDING", "COMPLETED", "FAILED", "UNKNOWN"};
-    json counts = json::object();
-    for (std::size_t i = 0; i < page.counts.size(); ++i) counts[kCountNames[i]] = page.counts[i];
-    json rows = json::array();
-    for (const JobRow& r : page.rows) rows.push_back(to_json(r));
-    return HttpResponse::json(json{
-        {"t", q.at_s},
-        {"total", page.total},
-        {"offset", q.offset},
-        {"limit", q.limit},
-        {"counts", counts},
-        {"jobs", rows}}.dump(-1, ' ', false, kReplaceInvalidUtf8));
+    const JobQuery q = job_query(request, at());
+    return HttpResponse::json(jobs_json(view.job_table(), q));
   }
-  if (path.rfind("/api/jobs/", 0) == 0) {
-    const std::string id_text = path.substr(10);
-    std::int64_t id = 0;
-    const auto [end, ec] = std::from_chars(id_text.data(), id_text.data() + id_text.size(), id);
-    if (ec != std::errc() || end != id_text.data() + id_text.size())
-      throw HttpError(400, "job id '" + id_text.substr(0, 40) + "' is not a number");
-    const auto job = view.job(id, at());
-    if (!job) throw HttpError(404, "no job " + id_text);
-    return HttpResponse::json(to_json(*job).dump(-1, ' ', false, kReplaceInvalidUtf8));
-  }
+  if (path.rfind("/api/jobs/", 0) == 0) return HttpResponse::json(job_json(view.job_table(), path, at()));
   if (path == "/api/nodes") {
     const std::int64_t t = at();
     const std::string filter = node_filter(request);

@@ -19,8 +19,9 @@
 // default `t` is then the simulated time now), except /api/info, /api/overview and /api/nodes at or after the
 // newest copy's second (what the Overview page and the Nodes tab ask while they follow the clock): those come from
 // that copy of the simulation's state in memory (LiveRun::present), the same figures as the snapshot written of
-// it would give, without waiting for it to be written; their `t` and `snapshot_s` are then the copy's second. It
-// also answers:
+// it would give, without waiting for it to be written; their `t` and `snapshot_s` are then the copy's second. So are
+// /api/jobs and /api/jobs/{id} at any second (LiveRun::present_jobs: the newest copy's Jobs table; a second after the
+// copy's shows the copy's, `t` says which). It also answers:
 //   GET /api/live                                   clock and progress: state, now, speed, jobs submitted and ended
 //   GET /api/stream                                 Server-Sent Events: each event one JSON line (job, node,
 //                                                   action), `status` events every second; Last-Event-ID resumes
@@ -85,6 +86,9 @@ class DashboardApi {
   /// A live run's /api/info, /api/overview or /api/nodes from its newest copy in memory; empty when the copy cannot
   /// answer (the run has finished, or `t` is before the copy's second).
   std::optional<HttpResponse> present_answer(const HttpRequest& request) const;
+  /// A live run's /api/jobs or /api/jobs/{id} from the newest copy in memory whose Jobs table is built; empty when
+  /// none can answer (the run has finished, or is writing its results).
+  std::optional<HttpResponse> present_jobs_answer(const HttpRequest& request) const;
   HttpResponse asset(const HttpRequest& request) const;
   HttpResponse metrics(const HttpRequest& request) const;
   HttpResponse control(const HttpRequest& request) const;

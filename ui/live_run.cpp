@@ -29,6 +29,18 @@ constexpr std::uint32_t kClockCheckEvery = 64;
 constexpr auto kTick = std::chrono::milliseconds(50);
 // A reader waits at most this long for a snapshot (the simulation may be inside a long scheduler pass).
 constexpr auto kSnapshotWait = std::chrono::seconds(30);
+// A copy's Jobs table is built while the Jobs tab was read within this long, and a sort order of its pages while they
+// were asked within kOrderWanted (a page refreshes every second while it follows the clock).
+constexpr auto kJobsWanted = std::chrono::nanoseconds(std::chrono::seconds(10));
+constexpr auto kOrderWanted = std::chrono::nanoseconds(std::chrono::seconds(30));
+// A copy's slurmrestd-compatible source is built while that API was read within this long (exporters and portals
+// poll every 15-60 s).
+constexpr auto kSlurmWanted = std::chrono::nanoseconds(std::chrono::seconds(60));
+
+std::int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 // Budget of per-GPU metric rows in a snapshot (MetricsConfig::max_gpu_samples).
 constexpr std::uint64_t kSnapshotGpuSamples = 500'000;
 
@@ -74,6 +86,55 @@ const StateOverview& LivePresent::figures() const {
     compute_ = nullptr;  // the copy goes with it (unless a snapshot of it is still being written)
   });
   return figures_;
+}
+
+const JobTable* LivePresent::jobs() const {
+  std::lock_guard lock(jobs_mutex_);
+  if (jobs_ == nullptr && compute_jobs_) {
+    jobs_ = compute_jobs_();
+    compute_jobs_ = nullptr;  // the copy goes with it (once the figures are made)
+  }
+  return jobs_.get();
+}
+
+void LivePresent::drop_jobs() const {
+  drop_slurm();
+  std::lock_guard lock(jobs_mutex_);
+  compute_jobs_ = nullptr;
+}
+
+void LivePresent::drop_slurm() const {
+  std::lock_guard lock(slurm_mutex_);
+  compute_placement_ = nullptr;
+}
+
+const RunViewSlurmSource* LivePresent::slurm() const {
+  std::lock_guard lock(slurm_mutex_);
+  if (slurm_ != nullptr || !compute_placement_) return slurm_.get();
+  const JobTable* table = jobs();
+  if (table == nullptr) return nullptr;
+  const std::shared_ptr<const JobGpuPlacement> placement = compute_placement_();
+  compute_placement_ = nullptr;  // the copy goes with it (once the figures and the table are made)
+  const StateOverview& f = figures();
+  SlurmRunState run;
+  run.info = f.info;
+  run.at_s = now_s_;
+  run.jobs = table;
+  run.nodes = f.nodes;
+  for (NodeRow& n : run.nodes) {  // as RunView::nodes(at_s, false): without GPU use
+    n.gpu_util_pct = -1;
+    n.gpu_mem_pct = -1;
+    n.xid = 0;
+  }
+  run.partitions = f.partitions;
+  // Without metrics the snapshot has no job_gpus rows: no GPU indices.
+  run.job_gpus = [placement](std::int64_t job_id, std::int64_t start_s) {
+    return placement != nullptr ? placement->job_gpus(job_id, start_s)
+                                : std::vector<std::pair<std::int32_t, std::string>>{};
+  };
+  run.keep = placement;
+  slurm_ = std::make_unique<RunViewSlurmSource>(std::move(run));
+  return slurm_.get();
 }
 
 std::shared_ptr<const RunSnapshot> finished_snapshot(const std::filesystem::path& dir, std::int64_t at_s) {
@@ -177,10 +238,15 @@ void LiveRun::simulate(Scenario scenario, RunOptions options) {
       write_results(dir, run_info(*outcome), *outcome->state, outcome->summary, *outcome->recorder);
     }
     auto snap = std::const_pointer_cast<RunSnapshot>(finished_snapshot(dir, to_seconds(outcome->world->now())));
+    // Every sort order before the results answer (as `gputwin serve` builds them): else the first sorted page after
+    // the end waits for its order (0.5 s each for 1,000,000 jobs), while the end's copy answers meanwhile.
+    snap->view->prepare_orders();
     std::lock_guard lock(mutex_);
     current_ = std::move(snap);
     present_.reset();  // the results answer from now on
     ready_.reset();
+    jobs_ready_.reset();
+    slurm_ready_.reset();
     previous_ready_.reset();
     to_compute_.reset();
   } catch (const std::exception& e) {
@@ -376,10 +442,17 @@ void LiveRun::copy_state(SimWorld& world, bool write, std::uint64_t request, std
   const double wall_s = std::chrono::duration<double>(WallClock::now() - started).count();
   // The in-memory answers' figures, made from the copy by the present thread (or a reader that cannot wait for it),
   // not here: the simulation only copies.
-  std::shared_ptr<LivePresent> present(new LivePresent(to_seconds(input->now), [input] {
-    const MetricsInput* metrics = input->metrics.config.enabled ? &input->metrics : nullptr;
-    return state_overview(input->info, *input->state, *input->recorder, metrics, input->now);
-  }));
+  std::shared_ptr<LivePresent> present(new LivePresent(
+      to_seconds(input->now), generation,
+      [input] {
+        const MetricsInput* metrics = input->metrics.config.enabled ? &input->metrics : nullptr;
+        return state_overview(input->info, *input->state, *input->recorder, metrics, input->now);
+      },
+      [input] { return state_job_table(*input->state, *input->recorder); },
+      [input]() -> std::shared_ptr<const JobGpuPlacement> {
+        if (!input->metrics.config.enabled) return nullptr;
+        return std::make_shared<const JobGpuPlacement>(*input->state, input->metrics.horizon);
+      }));
   std::lock_guard lock(mutex_);
   snapshot_copy_wall_s_ += wall_s;
   last_copy_wall_s_ = wall_s;
@@ -417,6 +490,39 @@ void LiveRun::compute_presents() {
       previous_ready_ = std::move(ready_);
       ready_ = next;
     }
+    cv_.notify_all();
+    // The Jobs table after the figures (the Overview does not wait for it), while someone reads the Jobs tab; else
+    // the copy goes now, and so does the last table (a reader coming back waits for a fresh one, not a stale one).
+    // The slurmrestd-compatible API's source likewise (it reads the table), while that API is read.
+    const std::int64_t now_ns = steady_ns();
+    const bool slurm_wanted = now_ns - slurm_wanted_ns_.load() <= kSlurmWanted.count();
+    if (!slurm_wanted) {
+      next->drop_slurm();
+      slurm_ready_.reset();
+    }
+    if (!slurm_wanted && now_ns - jobs_wanted_ns_.load() > kJobsWanted.count()) {
+      next->drop_jobs();
+      jobs_ready_.reset();
+      continue;
+    }
+    lock.unlock();
+    if (const JobTable* table = next->jobs()) {
+      for (std::size_t k = 0; k < order_wanted_ns_.size(); ++k) {
+        const std::int64_t asked = order_wanted_ns_[k].load();
+        if (asked != 0 && now_ns - asked <= kOrderWanted.count())
+          table->prepare_order(static_cast<JobSort>(k / 2), k % 2 == 1);
+      }
+    }
+    lock.lock();
+    if (present_ == nullptr && ready_ == nullptr) continue;
+    if (jobs_ready_ == nullptr || next->now_s() >= jobs_ready_->now_s()) jobs_ready_ = next;
+    cv_.notify_all();
+    if (!slurm_wanted) continue;
+    lock.unlock();
+    const bool built = next->slurm() != nullptr;
+    lock.lock();
+    if (present_ == nullptr && ready_ == nullptr) continue;
+    if (built && (slurm_ready_ == nullptr || next->now_s() >= slurm_ready_->now_s())) slurm_ready_ = next;
     cv_.notify_all();
   }
 }
@@ -553,6 +659,66 @@ std::shared_ptr<const LivePresent> LiveRun::present(std::optional<std::int64_t> 
   if (present_ == nullptr)
     throw LiveError(503, "no copy of the state yet (the simulation is inside a long step): try again");
   return choose();
+}
+
+std::shared_ptr<const LivePresent> LiveRun::present_jobs(JobSort sort, bool descending) {
+  const std::int64_t asked = steady_ns();
+  jobs_wanted_ns_.store(asked);
+  order_wanted_ns_[static_cast<std::size_t>(sort) * 2 + (descending ? 1 : 0)].store(asked);
+  return present_built(
+      &LiveRun::jobs_ready_, [](const LivePresent& p) { return p.jobs() != nullptr; },
+      [this] { jobs_wanted_ns_.store(steady_ns()); });
+}
+
+std::shared_ptr<const LivePresent> LiveRun::present_slurm() {
+  const auto mark = [this] {
+    const std::int64_t asked = steady_ns();
+    jobs_wanted_ns_.store(asked);
+    slurm_wanted_ns_.store(asked);
+  };
+  mark();
+  return present_built(
+      &LiveRun::slurm_ready_, [](const LivePresent& p) { return p.slurm() != nullptr; }, mark);
+}
+
+std::shared_ptr<const LivePresent> LiveRun::present_built(std::shared_ptr<LivePresent> LiveRun::*ready,
+                                                          const std::function<bool(const LivePresent&)>& build,
+                                                          const std::function<void()>& mark) {
+  // Copies are asked for (and the first, or one after an operator's action, waited for) as for the Overview.
+  std::shared_ptr<const LivePresent> newest = present();
+  if (newest == nullptr) return nullptr;  // the run has finished: its results answer
+  {
+    std::lock_guard lock(mutex_);
+    const std::shared_ptr<LivePresent>& built = this->*ready;
+    // The newest built, unless an operator acted since it was copied (the answer must show the action) or it is
+    // older than the copy present() gave (the run's end: its last copy).
+    if (built != nullptr && built->generation_ == action_generation_ &&
+        (!simulation_done_ || built->now_s() >= newest->now_s())) {
+      return built;
+    }
+    // present() may give the newest copy whose figures are made, made before the action when the present thread has
+    // not yet made those of the copy after it: that copy then.
+    if (newest->generation_ != action_generation_ && present_ != nullptr) newest = present_;
+  }
+  // None built yet: the copy present() gave, built now (or waited for, if the present thread builds it).
+  if (build(*newest)) return newest;
+  // That copy went before anyone read this: the next one (asked for now) keeps what it needs.
+  std::shared_ptr<LivePresent> next;
+  {
+    std::unique_lock lock(mutex_);
+    if (simulation_done_) return nullptr;  // the end's snapshot answers until the results are written
+    const std::uint64_t want = ++present_requests_;
+    attention_.store(true, std::memory_order_release);
+    cv_.notify_all();
+    cv_.wait_for(lock, kSnapshotWait,
+                 [&] { return present_done_ >= want || finished_ || (simulation_done_ && present_ != nullptr); });
+    if (finished_) return nullptr;
+    mark();
+    next = present_;
+  }
+  if (next == nullptr || !build(*next))
+    throw LiveError(503, "no copy of the state yet (the simulation is inside a long step): try again");
+  return next;
 }
 
 LiveStatus LiveRun::status() const {

@@ -20,7 +20,11 @@
 // the newest copy so computed. Copies for it are asked for by the snapshots' rule (from half refresh_ms on), made
 // even while the snapshot thread writes an older one, and written only if a snapshot reader asks. So the Overview of
 // a large run is as fresh as its copies, and the first reader of a run too large to write quickly
-// gets an answer as soon as the simulation reaches an instant instead of a 503. Events (job
+// gets an answer as soon as the simulation reaches an instant instead of a 503. The Jobs tab likewise (present_jobs):
+// while it is read, the present thread also builds each copy's Jobs table (results/state_overview: state_job_table,
+// the rows the snapshot written of it would hold, in the JobTable a RunView pages through); and the
+// slurmrestd-compatible reads (present_slurm: the table, the figures' nodes and partitions, the runs' GPU placement,
+// read by RunViewSlurmSource as a written run is). Events (job
 // starts and ends, node state changes, operator actions, preemptions, and the scaling, quota and operations
 // controllers' records) are pushed to a bounded buffer the SSE stream reads,
 // without a snapshot.
@@ -34,6 +38,7 @@
 // forwards what it hears to a RunObserver; LiveRun is both.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -53,6 +58,7 @@
 #include "gpu/gpu_telemetry.hpp"
 #include "model/run_observer.hpp"
 #include "model/scenario.hpp"
+#include "results/job_table.hpp"
 #include "results/run_view.hpp"
 #include "results/state_overview.hpp"
 #include "sim/run_gate.hpp"
@@ -87,17 +93,42 @@ class LivePresent {
  public:
   /// The simulated second of the copy.
   [[nodiscard]] std::int64_t now_s() const { return now_s_; }
-  /// The figures at now_s() (computed by the first call; the copy is released then).
+  /// The figures at now_s() (computed by the first call; the copy is released then, unless its Jobs table is wanted).
   [[nodiscard]] const StateOverview& figures() const;
+  /// The Jobs table of the copy (results/state_overview: state_job_table), the rows the snapshot written of it would
+  /// hold: built by the first call (a second caller waits for it); null when the copy was let go without it (nobody
+  /// was reading the Jobs tab when it was made).
+  [[nodiscard]] const JobTable* jobs() const;
+  /// The slurmrestd-compatible API's source at now_s(): the copy's Jobs table, its node rows and partitions (the
+  /// figures'), and the GPU indices of every run (JobGpuPlacement), what the snapshot written of it would give; built
+  /// by the first call; null when the copy was let go without it (nobody was reading that API when it was made).
+  [[nodiscard]] const RunViewSlurmSource* slurm() const;
 
  private:
   friend class LiveRun;
-  LivePresent(std::int64_t now_s, std::function<StateOverview()> compute)
-      : now_s_(now_s), compute_(std::move(compute)) {}
+  LivePresent(std::int64_t now_s, std::uint64_t generation, std::function<StateOverview()> compute,
+              std::function<std::unique_ptr<JobTable>()> compute_jobs,
+              std::function<std::shared_ptr<const JobGpuPlacement>()> compute_placement)
+      : now_s_(now_s),
+        generation_(generation),
+        compute_(std::move(compute)),
+        compute_jobs_(std::move(compute_jobs)),
+        compute_placement_(std::move(compute_placement)) {}
+  /// Lets the copy go without building its Jobs table (nor its slurmrestd-compatible source).
+  void drop_jobs() const;
+  /// Lets the copy go without building its slurmrestd-compatible source.
+  void drop_slurm() const;
   std::int64_t now_s_;
+  std::uint64_t generation_;  // operator actions applied when copied
   mutable std::once_flag once_;
   mutable std::function<StateOverview()> compute_;  // holds the copy until used
   mutable StateOverview figures_;
+  mutable std::mutex jobs_mutex_;
+  mutable std::function<std::unique_ptr<JobTable>()> compute_jobs_;  // holds the copy until used or dropped
+  mutable std::unique_ptr<JobTable> jobs_;
+  mutable std::mutex slurm_mutex_;
+  mutable std::function<std::shared_ptr<const JobGpuPlacement>()> compute_placement_;  // holds the copy too
+  mutable std::unique_ptr<RunViewSlurmSource> slurm_;
 };
 
 /// A finished run's snapshot: `dir` read once, shown at `at_s` (-1: its end) by the slurmrestd-compatible source.
@@ -212,6 +243,19 @@ class LiveRun final : public RunGate, public RunObserver {
   /// run has finished (its results answer then). Throws LiveError 503 if there is none yet (the simulation did not
   /// come to an instant within 30 s).
   std::shared_ptr<const LivePresent> present(std::optional<std::int64_t> at_s = std::nullopt);
+  /// What the Jobs tab shows now: the newest copy in memory whose Jobs table is built (LivePresent::jobs), copies
+  /// asked for as present() asks. While someone reads the Jobs tab (asked within the last 10 s), the present thread
+  /// builds each copy's table after its figures (and the sort order `sort`, `descending` of the pages asked within
+  /// the last 30 s), so a page answers from the newest built at once; the first request, or the first after an
+  /// operator's action, waits for a copy's table. Null once the run has finished (its results answer then), or while
+  /// they are written if the end's copy has no table (the end's snapshot answers). Throws LiveError 503 as present()
+  /// does.
+  std::shared_ptr<const LivePresent> present_jobs(JobSort sort = JobSort::kJobId, bool descending = false);
+  /// What the slurmrestd-compatible API shows now: the newest copy whose source (LivePresent::slurm) is built, as
+  /// present_jobs, the sources built by the present thread while that API was read within the last 60 s. Null once
+  /// the run has finished or is writing its results (the written snapshot answers then). Throws LiveError 503 as
+  /// present() does.
+  std::shared_ptr<const LivePresent> present_slurm();
   /// The clock and progress now.
   [[nodiscard]] LiveStatus status() const;
   /// Holds the clock (the simulation waits between two instants).
@@ -305,6 +349,11 @@ class LiveRun final : public RunGate, public RunObserver {
   /// The present thread (10 nicer than the simulation): makes the figures of each new copy, so that readers answer
   /// from the newest made ones at once.
   void compute_presents();
+  /// present_jobs and present_slurm: the newest copy in `ready` if an operator has not acted since, else the copy
+  /// present() gives (or the next one) with `build` made on it; `mark` notes the reader's interest again.
+  std::shared_ptr<const LivePresent> present_built(std::shared_ptr<LivePresent> LiveRun::*ready,
+                                                   const std::function<bool(const LivePresent&)>& build,
+                                                   const std::function<void()>& mark);
   /// Waits until the snapshot thread holds no copy (it may refer to the run's state); simulation's thread.
   void wait_snapshot_idle();
   /// What the observer notes of each event (formatted to a LiveEvent when published).
@@ -368,7 +417,14 @@ class LiveRun final : public RunGate, public RunObserver {
   std::shared_ptr<LivePresent> present_;                 // the newest copy (its figures maybe not made yet)
   std::shared_ptr<LivePresent> to_compute_;              // the newest copy, for the present thread, not yet taken
   std::shared_ptr<LivePresent> ready_, previous_ready_;  // the two newest copies whose figures are made
-  std::condition_variable present_cv_;                   // the present thread waits here
+  std::shared_ptr<LivePresent> jobs_ready_;              // the newest copy whose Jobs table is built
+  std::shared_ptr<LivePresent> slurm_ready_;             // the newest copy whose slurmrestd-compatible source is built
+  std::atomic<std::int64_t> slurm_wanted_ns_{0};         // when that API was last read (steady clock ns; 0: never)
+  // When the Jobs tab was last read, and each sort order (JobSort x 2 + descending) last asked for (steady clock
+  // nanoseconds; 0: never).
+  std::atomic<std::int64_t> jobs_wanted_ns_{0};
+  std::array<std::atomic<std::int64_t>, 24> order_wanted_ns_{};
+  std::condition_variable present_cv_;  // the present thread waits here
   std::thread present_thread_;
   std::uint64_t present_generation_ = 0;
   WallClock::time_point present_taken_{};

@@ -44,15 +44,32 @@ std::string RunViewSlurmSource::cluster_name(std::string_view scenario) {
   return out.empty() ? "gputwin" : out;
 }
 
-RunViewSlurmSource::RunViewSlurmSource(const RunView& view, std::int64_t at_s) : view_(view), at_s_(at_s) {
-  node_rows_ = view_.nodes(0, false);
-  for (std::size_t i = 0; i < node_rows_.size(); ++i) {
-    node_index_.emplace(node_rows_[i].name, static_cast<std::int32_t>(i));
+namespace {
+
+SlurmRunState view_state(const RunView& view, std::int64_t at_s) {
+  SlurmRunState s;
+  s.info = view.info();
+  s.at_s = at_s;
+  s.jobs = &view.job_table();
+  s.nodes = view.nodes(at_s, false);
+  s.partitions = view.partitions(at_s);
+  s.job_gpus = [&view](std::int64_t job_id, std::int64_t start_s) { return view.job_gpus(job_id, start_s); };
+  return s;
+}
+
+}  // namespace
+
+RunViewSlurmSource::RunViewSlurmSource(const RunView& view, std::int64_t at_s)
+    : RunViewSlurmSource(view_state(view, at_s)) {}
+
+RunViewSlurmSource::RunViewSlurmSource(SlurmRunState state) : run_(std::move(state)), at_s_(run_.at_s) {
+  for (std::size_t i = 0; i < run_.nodes.size(); ++i) {
+    node_index_.emplace(run_.nodes[i].name, static_cast<std::int32_t>(i));
   }
-  const auto pairs = view_.account_users();
+  const auto pairs = run_.jobs->account_users();
   std::set<std::string> account_names;
   for (const auto& [account, user] : pairs) account_names.insert(account);
-  const std::vector<std::string> qos = view_.qos_names();  // every association may use every QOS the jobs used
+  const std::vector<std::string> qos = run_.jobs->qos_names();  // every association may use every QOS the jobs used
   std::int32_t id = 1;
   auto add = [&](std::string account, std::string user, std::string parent, bool is_default) {
     ServedAssociation a;
@@ -78,8 +95,8 @@ RunViewSlurmSource::RunViewSlurmSource(const RunView& view, std::int64_t at_s) :
 
 SlurmShapeContext RunViewSlurmSource::context() const {
   SlurmShapeContext c;
-  c.cluster = cluster_name(view_.info().scenario);
-  c.epoch_unix_s = view_.info().epoch_unix_s != 0 ? view_.info().epoch_unix_s : kDefaultEpochUnixS;
+  c.cluster = cluster_name(run_.info.scenario);
+  c.epoch_unix_s = run_.info.epoch_unix_s != 0 ? run_.info.epoch_unix_s : kDefaultEpochUnixS;
   c.now_s = at_s_;
   return c;
 }
@@ -88,10 +105,10 @@ ServedJob RunViewSlurmSource::slurm_job(JobRow row) const {
   ServedJob job;
   if (!row.node_list.empty()) job.node_names = hosts_of(row.node_list);
   std::vector<std::pair<std::int32_t, std::string>> placement;
-  if (row.start_s >= 0 && row.gpus > 0) placement = view_.job_gpus(row.job_id, row.start_s);
+  if (row.start_s >= 0 && row.gpus > 0) placement = run_.job_gpus(row.job_id, row.start_s);
   for (const std::string& name : job.node_names) {
     const auto it = node_index_.find(name);
-    const NodeRow* node = it == node_index_.end() ? nullptr : &node_rows_[static_cast<std::size_t>(it->second)];
+    const NodeRow* node = it == node_index_.end() ? nullptr : &run_.nodes[static_cast<std::size_t>(it->second)];
     job.node_cpus.push_back(node != nullptr ? node->cpus : 0);
     if (node != nullptr && job.gpu_type.empty()) job.gpu_type = node->gpu_type;
     std::string indices;
@@ -112,12 +129,12 @@ ServedJob RunViewSlurmSource::slurm_job(JobRow row) const {
 
 std::vector<ServedJob> RunViewSlurmSource::controller_jobs() const {
   std::vector<ServedJob> jobs;
-  for (JobRow& row : view_.controller_jobs(at_s_, kMinJobAgeS)) jobs.push_back(slurm_job(std::move(row)));
+  for (JobRow& row : run_.jobs->controller_jobs(at_s_, kMinJobAgeS)) jobs.push_back(slurm_job(std::move(row)));
   return jobs;
 }
 
 std::optional<ServedJob> RunViewSlurmSource::controller_job(std::int64_t job_id) const {
-  auto row = view_.job(job_id, at_s_);
+  auto row = run_.jobs->job(job_id, at_s_);
   if (!row || row->state.empty() || row->state == "REJECTED") return std::nullopt;  // refused at submit
   if (row->end_s >= 0 && at_s_ - row->end_s > kMinJobAgeS) return std::nullopt;     // purged from slurmctld
   return slurm_job(std::move(*row));
@@ -125,7 +142,7 @@ std::optional<ServedJob> RunViewSlurmSource::controller_job(std::int64_t job_id)
 
 std::vector<ServedNode> RunViewSlurmSource::nodes() const {
   std::vector<ServedNode> nodes;
-  std::vector<NodeRow> rows = view_.nodes(at_s_, false);
+  std::vector<NodeRow> rows = run_.nodes;
   nodes.reserve(rows.size());
   for (NodeRow& row : rows) {
     ServedNode node;
@@ -133,7 +150,7 @@ std::vector<ServedNode> RunViewSlurmSource::nodes() const {
     nodes.push_back(std::move(node));
   }
   // Partitions holding each node.
-  for (const PartitionRow& p : view_.partitions(at_s_)) {
+  for (const PartitionRow& p : run_.partitions) {
     for (const std::string& name : hosts_of(p.nodes)) {
       const auto it = node_index_.find(name);
       if (it != node_index_.end()) nodes[static_cast<std::size_t>(it->second)].partitions.push_back(p.name);
@@ -165,18 +182,18 @@ std::vector<ServedNode> RunViewSlurmSource::nodes() const {
 }
 
 std::vector<PartitionRow> RunViewSlurmSource::partitions() const {
-  return view_.partitions(at_s_);
+  return run_.partitions;
 }
 
 std::vector<ServedJob> RunViewSlurmSource::accounting_jobs(std::int64_t from_s, std::int64_t to_s,
                                                            std::size_t max_jobs) const {
   std::vector<ServedJob> jobs;
-  for (JobRow& row : view_.jobs_between(at_s_, from_s, to_s, max_jobs)) jobs.push_back(slurm_job(std::move(row)));
+  for (JobRow& row : run_.jobs->jobs_between(at_s_, from_s, to_s, max_jobs)) jobs.push_back(slurm_job(std::move(row)));
   return jobs;
 }
 
 std::optional<ServedJob> RunViewSlurmSource::accounting_job(std::int64_t job_id) const {
-  auto row = view_.job(job_id, at_s_);
+  auto row = run_.jobs->job(job_id, at_s_);
   if (!row || row->state.empty() || row->state == "REJECTED") return std::nullopt;  // refused at submit
   return slurm_job(std::move(*row));
 }
@@ -184,7 +201,7 @@ std::optional<ServedJob> RunViewSlurmSource::accounting_job(std::int64_t job_id)
 std::vector<ServedQos> RunViewSlurmSource::qos() const {
   std::vector<ServedQos> out;
   std::int32_t id = 1;
-  for (const std::string& name : view_.qos_names()) {
+  for (const std::string& name : run_.jobs->qos_names()) {
     ServedQos q;
     q.name = name;
     q.id = id++;
@@ -210,7 +227,7 @@ SlurmDiagCounts RunViewSlurmSource::diag() const {
   JobQuery query;
   query.at_s = at_s_;
   query.limit = 0;
-  const JobPage page = view_.jobs(query);
+  const JobPage page = run_.jobs->jobs(query);
   const auto count = [&](JobFilter f) { return static_cast<std::int64_t>(page.counts[static_cast<std::size_t>(f)]); };
   SlurmDiagCounts d;
   d.jobs_pending = count(JobFilter::kPending);

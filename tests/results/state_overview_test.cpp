@@ -1,10 +1,11 @@
 // state_overview against RunView: runs stopped part way (as a live run's copy is a run as of its instant), written
 // with write_results and read back with RunView, must give the same Overview, node rows, partitions and description,
-// field by field and bit for bit (doubles compared with ==), at the state's second. The runs cover what the figures
-// depend on: jobs pending, running, ended, rejected and not submitted yet; node states of a drain, an XID, a reboot
-// and a requeue (faults); per-GPU samples thinned by the budget (the sample before the second, not at it), loads
-// below 100% (a data-parallel profile), no per-GPU metrics, no metrics at all, nodes without GPUs, partitions DOWN
-// and over part of the nodes, and a run without node history.
+// field by field and bit for bit (doubles compared with ==), at the state's second; and state_job_table the same
+// Jobs pages, jobs and slurmctld views as the view's jobs table at seconds before, at and after it. The runs cover what
+// the figures depend on: jobs pending, running, ended, rejected and not submitted yet; node states of a drain, an XID,
+// a reboot and a requeue (faults); per-GPU samples thinned by the budget (the sample before the second, not at it),
+// loads below 100% (a data-parallel profile), no per-GPU metrics, no metrics at all, nodes without GPUs, partitions
+// DOWN and over part of the nodes, and a run without node history.
 #include "results/state_overview.hpp"
 
 #include <gtest/gtest.h>
@@ -45,6 +46,22 @@ class StateOverviewTest : public ::testing::Test {
     EXPECT_EQ(figures.at_s, to_seconds(o.world->now()));
     const RunView view(dir);
     expect_same(figures, view);
+    expect_same_jobs(*state_job_table(*o.state, *o.recorder), view, figures.at_s);
+    // The GPU indices of every run (the current ones and those requeues discarded), as the job_gpus rows.
+    if (written != nullptr) {
+      const JobGpuPlacement placement(*o.state, metrics.horizon);
+      const auto same = [&](JobIndex j, SimTime start) {
+        const auto id = static_cast<std::int64_t>(o.state->spec(j).id);
+        const auto got = placement.job_gpus(id, to_seconds(start));
+        EXPECT_EQ(got, view.job_gpus(id, to_seconds(start))) << "job " << id << " run at " << to_seconds(start);
+        placed_runs_ += got.empty() ? 0 : 1;
+      };
+      for (const PastRun& run : o.state->past_runs()) same(run.job, run.start);
+      for (JobIndex j = 0; j < o.state->job_count(); ++j) {
+        if (o.state->job(j).start >= 0) same(j, o.state->job(j).start);
+      }
+      EXPECT_TRUE(placement.job_gpus(-1, 0).empty());
+    }
     return figures;
   }
 
@@ -118,6 +135,84 @@ class StateOverviewTest : public ::testing::Test {
     }
   }
 
+  /// A job row as text, every field (equal texts: equal rows).
+  static std::string text(const JobRow& r) {
+    return std::to_string(r.job_id) + "|" + r.name + "|" + r.user + "|" + r.account + "|" + r.partition + "|" + r.qos +
+           "|" + r.state + "|" + r.reason + "|" + std::to_string(r.submit_s) + "|" + std::to_string(r.start_s) + "|" +
+           std::to_string(r.end_s) + "|" + std::to_string(r.run_time_s) + "|" + std::to_string(r.time_limit_s) + "|" +
+           std::to_string(r.priority) + "|" + std::to_string(r.nodes) + "|" + std::to_string(r.cpus) + "|" +
+           std::to_string(r.gpus) + "|" + r.node_list;
+  }
+  static std::string text(const JobPage& page) {
+    std::string out = std::to_string(page.total) + " [";
+    for (const std::size_t c : page.counts) out += std::to_string(c) + " ";
+    out += "]\n";
+    for (const JobRow& r : page.rows) out += text(r) + "\n";
+    return out;
+  }
+
+  /// The Jobs table of the state against the view's: every filter, sort and direction, pages at the start, inside
+  /// and at the end, searches (a user, a digit, a name's letters in another case, nothing), a user's jobs, every job
+  /// alone and slurmctld's view, at seconds before, at and after the state's.
+  static void expect_same_jobs(const JobTable& table, const RunView& view, std::int64_t now_s) {
+    ASSERT_EQ(table.rows().size(), view.info().jobs);
+    std::size_t pages = 0, rows = 0, pending_with_reason = 0;
+    for (const std::int64_t at : {std::int64_t{0}, now_s / 3, now_s / 2, now_s, now_s + 5000}) {
+      for (int f = 0; f <= static_cast<int>(JobFilter::kUnknown); ++f) {
+        for (int s = 0; s <= static_cast<int>(JobSort::kStart); ++s) {
+          for (const bool desc : {false, true}) {
+            for (const std::string search : {"", "u", "1", "A", "zzz"}) {
+              JobQuery q;
+              q.at_s = at;
+              q.filter = static_cast<JobFilter>(f);
+              q.sort = static_cast<JobSort>(s);
+              q.descending = desc;
+              q.search = search;
+              q.limit = 7;
+              const JobPage first = view.jobs(q);
+              for (const std::size_t offset :
+                   {std::size_t{0}, std::size_t{9}, first.total / 2, first.total > 3 ? first.total - 3 : 0}) {
+                q.offset = offset;
+                const JobPage expected = view.jobs(q);
+                const JobPage got = table.jobs(q);
+                ASSERT_EQ(text(got), text(expected))
+                    << "t=" << at << " filter=" << f << " sort=" << s << " desc=" << desc << " search=" << search
+                    << " offset=" << offset;
+                ++pages;
+                rows += got.rows.size();
+                for (const JobRow& r : got.rows) pending_with_reason += r.state == "PENDING" && !r.reason.empty();
+              }
+            }
+          }
+        }
+      }
+      JobQuery mine;
+      mine.at_s = at;
+      mine.user = view.account_users().empty() ? "" : view.account_users().front().second;
+      mine.limit = 1000;
+      EXPECT_EQ(text(table.jobs(mine)), text(view.jobs(mine)));
+      for (const JobTable::Job& j : table.rows()) {
+        const auto a = table.job(j.job_id, at);
+        const auto b = view.job(j.job_id, at);
+        ASSERT_TRUE(a && b);
+        EXPECT_EQ(text(*a), text(*b));
+      }
+      const auto slurm_a = table.controller_jobs(at, 300);
+      const auto slurm_b = view.controller_jobs(at, 300);
+      ASSERT_EQ(slurm_a.size(), slurm_b.size());
+      for (std::size_t i = 0; i < slurm_a.size(); ++i) EXPECT_EQ(text(slurm_a[i]), text(slurm_b[i]));
+    }
+    EXPECT_FALSE(table.job(-5, now_s).has_value());
+    EXPECT_EQ(table.account_users(), view.account_users());
+    EXPECT_EQ(table.qos_names(), view.qos_names());
+    // What the checks went through (else equal answers could be empty ones).
+    EXPECT_GT(pages, 1000u);
+    EXPECT_GT(rows, 0u);
+    saw_pending_reasons_ += pending_with_reason;
+  }
+
+  static inline std::size_t saw_pending_reasons_ = 0;
+  static inline std::size_t placed_runs_ = 0;
   std::filesystem::path dir_;
 };
 
@@ -150,6 +245,8 @@ TEST_F(StateOverviewTest, AGpuClusterPartWayThroughItsDay) {
     EXPECT_GE(thin.info.gpu_step_s, f.info.gpu_step_s);
   }
   // What the checks went through (else the equalities above could hold on empty figures).
+  EXPECT_GT(saw_pending_reasons_, 0u);
+  EXPECT_GT(placed_runs_, 0u);
   EXPECT_TRUE(saw_pending);
   EXPECT_TRUE(saw_running);
   EXPECT_TRUE(saw_partial_util);
@@ -202,6 +299,22 @@ TEST_F(StateOverviewTest, WithoutNodeHistoryOrMetrics) {
   EXPECT_EQ(none.overview.gpu_util_pct, -1);
   EXPECT_EQ(none.info.gpu_step_s, 0);
   EXPECT_EQ(none.overview.running_jobs, 2);
+}
+
+TEST_F(StateOverviewTest, GpuIndicesOfAJobSpreadOverSharedNodes) {
+  // Job 1 takes GPUs 0-3 of n01; job 2 (two nodes, four GPUs each) then gets 4-7 there and 0-3 of n02: its runs'
+  // GPU indices differ per node, and job 3 (one GPU) lands where the binding leaves one.
+  const std::string text = R"({"name": "shared", "seed": 1,
+    "cluster": {"nodes": [{"prefix": "n", "count": 2, "cpus": 64, "memory_gb": 512, "gpus": 8, "gpu_type": "h100",
+                           "digits": 2}],
+                "partitions": [{"name": "gpu", "nodes": "ALL", "default": true}]},
+    "workload": {"jobs": [
+      {"id": 1, "nodes": 1, "cpus": 8, "gpus_per_node": 4, "run_time": 5000, "time_limit": 6000},
+      {"id": 2, "submit": 10, "nodes": 2, "cpus": 16, "gpus_per_node": 4, "run_time": 5000, "time_limit": 6000},
+      {"id": 3, "submit": 20, "nodes": 1, "cpus": 8, "gpus_per_node": 1, "run_time": 5000, "time_limit": 6000}]},
+    "scheduler": {"policy": "fcfs"}})";
+  const StateOverview f = check(text, 100);
+  EXPECT_EQ(f.overview.running_jobs, 3);
 }
 
 TEST_F(StateOverviewTest, ProfiledLoadsBelowFullUse) {

@@ -587,9 +587,174 @@ TEST_F(LiveRunTest, OverviewNodesAndInfoFromTheCopyEqualTheWrittenSnapshots) {
   EXPECT_EQ(info, expected);
 }
 
+constexpr const char* kQueueScenario = R"({"name": "queue", "seed": 2,
+    "cluster": {"nodes": [{"prefix": "g", "count": 6, "cpus": 64, "memory_gb": 512, "gpus": 8, "gpu_type": "h100"}],
+                "partitions": [{"name": "gpu", "nodes": "ALL", "default": true, "max_time": "UNLIMITED"},
+                               {"name": "small", "nodes": "g[001-002]", "max_time": 3600}]},
+    "workload": {"synthetic": {"profile": "acme-seren", "jobs": 300, "load": 3, "users": 7, "accounts": 3}},
+    "scheduler": {"policy": "slurm"}})";
+
+TEST_F(LiveRunTest, JobsPagesFromTheCopyEqualTheWrittenSnapshots) {
+  // A queue part way through: 300 jobs offered 3x the GPUs of 6 nodes (pending with reasons, running, ended, not
+  // submitted yet), paused once 150 are submitted, then one pending job cancelled by an operator. Every page of the
+  // Jobs tab (each filter, sort and direction, two offsets, three searches, at the copy's second, an earlier one and
+  // a later one) and single jobs come from the copy in memory (no snapshot is written for them) and equal what the
+  // snapshot written of the same state answers through a RunView at that second.
+  std::ofstream(dir_ / "queue.json") << kQueueScenario;
+  LiveOptions options;
+  options.start_paused = true;
+  options.refresh_ms = 200;
+  options.out_dir = dir_ / "out";
+  LiveRun live(load_scenario((dir_ / "queue.json").string()), RunOptions{}, options);
+  const DashboardApi api(live, dir_ / "no-assets", kToken);
+  live.set_speed(0);
+  live.resume();
+  for (int i = 0; i < 5000 && live.status().submitted < 150; ++i) std::this_thread::sleep_for(1ms);
+  live.pause();
+  ASSERT_GE(live.status().submitted, 150u);
+  ASSERT_LT(live.status().submitted, 300u);
+  auto [status, pending] = call(api, "GET", "/api/jobs?filter=pending&limit=1");
+  ASSERT_EQ(status, 200) << pending.dump();
+  ASSERT_EQ(pending.at("jobs").size(), 1u);
+  const std::int64_t cancelled = pending.at("jobs")[0].at("job_id").get<std::int64_t>();
+  live.cancel_job(cancelled);
+  // The operator's action shows at once (a copy made after it), still without a snapshot.
+  json job;
+  std::tie(status, job) = call(api, "GET", "/api/jobs/" + std::to_string(cancelled));
+  ASSERT_EQ(status, 200);
+  EXPECT_EQ(job.at("state"), "CANCELLED");
+  const std::int64_t now = live.status().now_s;
+  auto [first_status, first] = call(api, "GET", "/api/jobs");
+  ASSERT_EQ(first_status, 200);
+  EXPECT_EQ(first.at("t"), now);
+  // What the checks go through (else equal answers could be empty ones).
+  EXPECT_GT(first.at("counts").at("PENDING").get<int>(), 5);
+  EXPECT_GT(first.at("counts").at("RUNNING").get<int>(), 0);
+  EXPECT_GT(first.at("counts").at("COMPLETED").get<int>(), 0);
+  EXPECT_GT(first.at("counts").at("FAILED").get<int>(), 0);  // the cancelled one at least
+
+  std::vector<std::pair<std::string, json>> answers;  // request, live answer
+  const std::vector<std::string> sorts = {"job_id",   "name",       "user",  "partition", "nodes",       "gpus",
+                                          "run_time", "time_limit", "state", "priority",  "submit_time", "start_time"};
+  std::size_t reasons = 0;
+  for (const std::int64_t t : {now, now / 2, now + 1000}) {
+    for (const char* filter : {"all", "running", "pending", "completed", "failed", "unknown"}) {
+      for (const std::string& sort : sorts) {
+        for (const char* order : {"asc", "desc"}) {
+          for (const char* search : {"", "u", "1"}) {
+            for (const char* offset : {"0", "20"}) {
+              const std::string target = "/api/jobs?t=" + std::to_string(t) + "&filter=" + filter + "&sort=" + sort +
+                                         "&order=" + order + "&search=" + search + "&offset=" + offset + "&limit=9";
+              auto [code, body] = call(api, "GET", target);
+              ASSERT_EQ(code, 200) << target << " " << body.dump();
+              for (const json& r : body.at("jobs")) reasons += r.at("state") == "PENDING" && r.at("reason") != "";
+              answers.emplace_back(target, std::move(body));
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(reasons, 0u);
+  for (const std::int64_t id : {std::int64_t{1}, cancelled, std::int64_t{200}, std::int64_t{299}}) {
+    const std::string target = "/api/jobs/" + std::to_string(id);
+    auto [code, body] = call(api, "GET", target);
+    ASSERT_EQ(code, 200) << target;
+    answers.emplace_back(target, std::move(body));
+  }
+  EXPECT_EQ(call(api, "GET", "/api/jobs/123456").first, 404);
+  EXPECT_EQ(call(api, "GET", "/api/jobs?sort=colour").first, 400);
+  EXPECT_EQ(live.status().snapshots, 0u);  // nothing written for them
+
+  // The snapshot written of the same state (the run is paused), read as a finished run's folder is read.
+  const auto snap = live.snapshot();
+  ASSERT_EQ(snap->now_s, now);
+  const DashboardApi written(snap->dir, dir_ / "no-assets");
+  for (const auto& [target, got] : answers) {
+    // A later second shows the newest state known, the copy's: the snapshot at its own second.
+    std::string asked = target;
+    const std::string later = "t=" + std::to_string(now + 1000);
+    if (const std::size_t at = asked.find(later); at != std::string::npos)
+      asked.replace(at, later.size(), "t=" + std::to_string(now));
+    if (asked.find("t=") == std::string::npos) asked += "?t=" + std::to_string(now);
+    const auto [code, expected] = call(written, "GET", asked);
+    ASSERT_EQ(code, 200) << asked;
+    EXPECT_EQ(got, expected) << target << "\n" << got.dump() << "\n" << expected.dump();
+  }
+}
+
+TEST_F(LiveRunTest, SlurmrestdReadsFromTheCopyEqualTheWrittenSnapshots) {
+  // The queue of JobsPagesFromTheCopyEqualTheWrittenSnapshots, paused part way after an operator's drain of g002:
+  // every read endpoint of the slurmrestd-compatible API, v0.0.41-v0.0.44, answered from the copy in memory (no
+  // snapshot written), equals, byte for byte, what the snapshot written of the same state answers through its
+  // RunView at that second (jobs with their GPU indices per node, nodes, partitions, diag, slurmdb).
+  std::ofstream(dir_ / "queue.json") << kQueueScenario;
+  LiveOptions options;
+  options.start_paused = true;
+  options.refresh_ms = 200;
+  options.out_dir = dir_ / "out";
+  LiveRun live(load_scenario((dir_ / "queue.json").string()), RunOptions{}, options);
+  live.set_speed(0);
+  live.resume();
+  for (int i = 0; i < 5000 && live.status().submitted < 150; ++i) std::this_thread::sleep_for(1ms);
+  live.pause();
+  live.drain_node("g002", "maint");
+  const auto present = live.present_slurm();
+  ASSERT_NE(present, nullptr);
+  ASSERT_NE(present->slurm(), nullptr);
+  EXPECT_EQ(live.status().snapshots, 0u);
+  const SlurmApi from_copy(*present->slurm(), {});
+  const auto get = [](const SlurmApi& api, const std::string& target) {
+    HttpRequest r;
+    r.method = "GET";
+    const std::size_t q = target.find('?');
+    r.path = target.substr(0, q);
+    if (q != std::string::npos) r.query = parse_query(target.substr(q + 1));
+    return api.handle(r);
+  };
+  // A running job (its GPU indices), a pending one, one ended within MinJobAge or long ago.
+  const json jobs = json::parse(get(from_copy, "/slurm/v0.0.44/jobs").body).at("jobs");
+  ASSERT_GT(jobs.size(), 5u);
+  std::vector<std::string> ids;
+  bool gres_indices = false;
+  for (const json& j : jobs) {
+    ids.push_back(std::to_string(j.at("job_id").get<std::int64_t>()));
+    gres_indices |= j.dump().find("IDX:") != std::string::npos;
+  }
+  EXPECT_TRUE(gres_indices);  // what the GPU placement shows
+  const std::vector<std::string> some = {ids.front(), ids[ids.size() / 2], ids.back(), "1", "2", "424242"};
+  std::vector<std::string> targets;
+  for (const char* v : {"v0.0.41", "v0.0.42", "v0.0.43", "v0.0.44"}) {
+    const std::string slurm = std::string("/slurm/") + v, db = std::string("/slurmdb/") + v;
+    for (const char* path : {"/ping", "/diag", "/jobs", "/nodes", "/node/g002", "/node/nope", "/partitions",
+                             "/partition/small", "/reservations"})
+      targets.push_back(slurm + path);
+    for (const std::string& id : some) targets.push_back(slurm + "/job/" + id);
+    for (const char* path : {"/jobs", "/jobs?start_time=0&end_time=100000000", "/qos", "/accounts", "/associations"})
+      targets.push_back(db + path);
+    for (const std::string& id : some) targets.push_back(db + "/job/" + id);
+  }
+  std::vector<HttpResponse> answers;
+  for (const std::string& target : targets) answers.push_back(get(from_copy, target));
+  EXPECT_EQ(live.status().snapshots, 0u);  // nothing written for them
+
+  const auto snap = live.snapshot();  // paused: the same state, written
+  ASSERT_EQ(snap->now_s, present->now_s());
+  const SlurmApi written(snap->slurm(), {});
+  std::size_t ok = 0;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    const HttpResponse expected = get(written, targets[i]);
+    EXPECT_EQ(answers[i].status, expected.status) << targets[i];
+    EXPECT_EQ(answers[i].body, expected.body) << targets[i];
+    ok += answers[i].status == 200;
+  }
+  EXPECT_GT(ok, targets.size() / 2);
+}
+
 TEST_F(LiveRunTest, TheOverviewAnswersFromTheCopyWhileTheHistoryNeedsASnapshot) {
-  // The Overview's reads do not wait for a snapshot to be written; the Jobs tab and a second in the past do (the
-  // written snapshot is the run's history); after an operator's action the in-memory answer shows it at once.
+  // The Overview's and the Jobs tab's reads do not wait for a snapshot to be written; an Overview at a second in the
+  // past does (the written snapshot is the run's history); after an operator's action the in-memory answer shows it
+  // at once.
   auto live = start(0, true);
   run_past_the_second_submit(*live);
   const DashboardApi api(*live, dir_ / "no-assets", kToken);
@@ -603,7 +768,8 @@ TEST_F(LiveRunTest, TheOverviewAnswersFromTheCopyWhileTheHistoryNeedsASnapshot) 
   std::tie(status, body) = call(api, "GET", "/api/jobs");
   ASSERT_EQ(status, 200);
   EXPECT_EQ(body.at("counts").at("PENDING"), 1);
-  EXPECT_EQ(live->status().snapshots, 1u);
+  EXPECT_EQ(body.at("t"), now);
+  EXPECT_EQ(live->status().snapshots, 0u);
   // A second before the copy's: from the written snapshot, which knows the run's history (job 2 not yet submitted).
   std::tie(status, body) = call(api, "GET", "/api/overview?t=5");
   ASSERT_EQ(status, 200);
