@@ -596,7 +596,7 @@ constexpr const char* kQueueScenario = R"({"name": "queue", "seed": 2,
 
 TEST_F(LiveRunTest, JobsPagesFromTheCopyEqualTheWrittenSnapshots) {
   // A queue part way through: 300 jobs offered 3x the GPUs of 6 nodes (pending with reasons, running, ended, not
-  // submitted yet), paused once 150 are submitted, then one pending job cancelled by an operator. Every page of the
+  // submitted yet), paused once 200 are submitted, then one pending job cancelled by an operator. Every page of the
   // Jobs tab (each filter, sort and direction, two offsets, three searches, at the copy's second, an earlier one and
   // a later one) and single jobs come from the copy in memory (no snapshot is written for them) and equal what the
   // snapshot written of the same state answers through a RunView at that second.
@@ -607,11 +607,15 @@ TEST_F(LiveRunTest, JobsPagesFromTheCopyEqualTheWrittenSnapshots) {
   options.out_dir = dir_ / "out";
   LiveRun live(load_scenario((dir_ / "queue.json").string()), RunOptions{}, options);
   const DashboardApi api(live, dir_ / "no-assets", kToken);
-  live.set_speed(0);
+  // At 10,000 simulated seconds a wall second the 200th submit (t = 38,296; about 25 jobs pending then) comes after
+  // about 3.8 s and the last (t = 51,436) 1.3 s later, so the pause lands between them however late a 1 ms sleep
+  // wakes on a loaded machine. (At full speed the run could pass both between two polls, and a pause right after the
+  // 150th submit left only 5 jobs pending once one is cancelled.)
+  live.set_speed(10000);
   live.resume();
-  for (int i = 0; i < 5000 && live.status().submitted < 150; ++i) std::this_thread::sleep_for(1ms);
+  for (int i = 0; i < 20000 && live.status().submitted < 200; ++i) std::this_thread::sleep_for(1ms);
   live.pause();
-  ASSERT_GE(live.status().submitted, 150u);
+  ASSERT_GE(live.status().submitted, 200u);
   ASSERT_LT(live.status().submitted, 300u);
   auto [status, pending] = call(api, "GET", "/api/jobs?filter=pending&limit=1");
   ASSERT_EQ(status, 200) << pending.dump();
@@ -694,10 +698,12 @@ TEST_F(LiveRunTest, SlurmrestdReadsFromTheCopyEqualTheWrittenSnapshots) {
   options.refresh_ms = 200;
   options.out_dir = dir_ / "out";
   LiveRun live(load_scenario((dir_ / "queue.json").string()), RunOptions{}, options);
-  live.set_speed(0);
+  // Paused between the 200th and the last submit, as in JobsPagesFromTheCopyEqualTheWrittenSnapshots.
+  live.set_speed(10000);
   live.resume();
-  for (int i = 0; i < 5000 && live.status().submitted < 150; ++i) std::this_thread::sleep_for(1ms);
+  for (int i = 0; i < 20000 && live.status().submitted < 200; ++i) std::this_thread::sleep_for(1ms);
   live.pause();
+  ASSERT_GE(live.status().submitted, 200u);
   live.drain_node("g002", "maint");
   const auto present = live.present_slurm();
   ASSERT_NE(present, nullptr);
