@@ -98,7 +98,11 @@ try {
     // Pending tab.
     await page.fill('[data-testid="job-search"]', '');
     await page.click('[data-testid="job-filter-PENDING"]');
-    await page.waitForFunction((n) => document.querySelectorAll('#job-table tbody tr').length === Math.min(50, n), pending);
+    // The tab is active and its page is shown (the search's page, with as many rows, may still be there at first).
+    await page.waitForFunction((n) => document.querySelector('[data-testid="job-filter-PENDING"]').classList.contains('active') &&
+      document.querySelectorAll('#job-table tbody tr').length === Math.min(50, n) &&
+      [...document.querySelectorAll('#job-table tbody .state')].every((s) => s.innerText === 'PENDING'), pending, { timeout: 10000 })
+      .catch(() => {});  // the assertion below says what is shown instead
     const states = await page.locator('#job-table tbody .state').allInnerTexts();
     assert.ok(states.every((s) => s === 'PENDING'), `pending tab shows ${[...new Set(states)]}`);
     await page.screenshot({ path: path.join(artifacts, 'jobs-pending.png'), fullPage: true });

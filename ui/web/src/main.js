@@ -95,10 +95,14 @@ function renderJobHeader() {
   }));
 }
 
+let jobsRequests = 0;  // renderJobs calls so far: an answer that comes after a newer call's is not shown
+
 async function renderJobs() {
   renderJobHeader();
   const q = state.jobs;
+  const request = ++jobsRequests;
   const page = await api('jobs', { t: state.t, filter: q.filter, sort: q.sort, order: q.order, offset: q.offset, limit: q.limit, search: q.search });
+  if (request !== jobsRequests) return;  // a newer tab, search, sort, page or time was asked meanwhile
   $('job-filters').replaceChildren(...['ALL', 'RUNNING', 'PENDING', 'COMPLETED', 'FAILED', 'UNKNOWN'].map((name) =>
     el('button', { class: q.filter === name.toLowerCase() ? 'active' : '', 'data-testid': `job-filter-${name}`,
       onclick: () => { Object.assign(q, { filter: name.toLowerCase(), offset: 0 }); renderJobs(); } },
