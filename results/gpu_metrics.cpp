@@ -292,6 +292,23 @@ std::uint64_t per_gpu_samples(const ClusterState& state, const GpuBinding& bindi
 
 }  // namespace
 
+std::string gpu_index_list(std::uint64_t mask) {
+  std::string out;
+  for (int i = 0; i < 64;) {
+    if ((mask >> i & 1) == 0) {
+      ++i;
+      continue;
+    }
+    int j = i;
+    while (j + 1 < 64 && (mask >> (j + 1) & 1) != 0) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(i);
+    if (j > i) out += '-' + std::to_string(j);
+    i = j + 1;
+  }
+  return out;
+}
+
 std::uint32_t GpuBinding::sockets(std::uint32_t gpus) {
   return gpus >= 4 && gpus % 2 == 0 ? 2 : 1;
 }

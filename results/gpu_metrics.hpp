@@ -39,6 +39,9 @@ struct NodeConditionEvent {
   NodeCondition condition = NodeCondition::kNone;  ///< New condition.
 };
 
+/// "0-3,6": the GPU indices of a mask, as Slurm prints GRES indices (IDX:0-3,6) and the job_gpus rows hold them.
+std::string gpu_index_list(std::uint64_t mask);
+
 /// Which GPUs of its nodes each run of each job held: bit i of a mask is GPU i of the node.
 class GpuBinding {
  public:

@@ -276,24 +276,6 @@ CREATE TABLE job_gpus (job_id INTEGER NOT NULL, node_index INTEGER NOT NULL, gpu
   start_time INTEGER NOT NULL);
 )sql";
 
-/// "0-3,6": the GPU indices of a mask, as Slurm prints GRES indices (IDX:0-3,6).
-std::string gpu_indices(std::uint64_t mask) {
-  std::string out;
-  for (int i = 0; i < 64;) {
-    if ((mask >> i & 1) == 0) {
-      ++i;
-      continue;
-    }
-    int j = i;
-    while (j + 1 < 64 && (mask >> (j + 1) & 1) != 0) ++j;
-    if (!out.empty()) out += ',';
-    out += std::to_string(i);
-    if (j > i) out += '-' + std::to_string(j);
-    i = j + 1;
-  }
-  return out;
-}
-
 // The run's metrics, built on a thread of their own while the writer's thread inserts rows: the per-GPU samples
 // come over in batches through a short queue (the build runs at most kQueued batches ahead), then the cluster series
 // is built while the writer goes on with other tables. Destroyed early (the writer failed), it stops the build.
@@ -450,7 +432,7 @@ MetricsTotals write_cluster_metrics(Database& db, const ClusterState& state, con
         if (alloc[k].gpus == 0) continue;
         ins.int64(1, static_cast<sqlite3_int64>(state.spec(j).id));
         ins.int64(2, alloc[k].node);
-        ins.text(3, gpu_indices(binding.mask_at(offset + k)));
+        ins.text(3, gpu_index_list(binding.mask_at(offset + k)));
         ins.int64(4, to_seconds(start));
         ins.end_row();
       }

@@ -220,24 +220,6 @@ std::unique_ptr<JobTable> state_job_table(const ClusterState& state, const RunRe
   return table;
 }
 
-std::string gpu_index_list(std::uint64_t mask) {
-  // As results_store.cpp's gpu_indices writes the job_gpus rows.
-  std::string out;
-  for (int i = 0; i < 64;) {
-    if ((mask >> i & 1) == 0) {
-      ++i;
-      continue;
-    }
-    int j = i;
-    while (j + 1 < 64 && (mask >> (j + 1) & 1) != 0) ++j;
-    if (!out.empty()) out += ',';
-    out += std::to_string(i);
-    if (j > i) out += '-' + std::to_string(j);
-    i = j + 1;
-  }
-  return out;
-}
-
 JobGpuPlacement::JobGpuPlacement(const ClusterState& state, SimTime horizon) {
   const GpuBinding binding(state, horizon);
   // The rows write_results writes: the discarded runs, then each started job's current run; one per node with GPUs.

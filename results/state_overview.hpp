@@ -71,7 +71,4 @@ class JobGpuPlacement {
   std::vector<std::uint64_t> masks_;
 };
 
-/// "0-3,6": the GPU indices of a mask, as Slurm prints GRES indices (IDX:0-3,6) and the job_gpus rows hold them.
-std::string gpu_index_list(std::uint64_t mask);
-
 }  // namespace gputwin
