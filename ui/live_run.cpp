@@ -483,7 +483,7 @@ void LiveRun::compute_presents() {
     if (snapshot_thread_stop_) return;
     const std::shared_ptr<LivePresent> next = std::move(to_compute_);
     lock.unlock();
-    next->figures();  // a reader may be computing it already: then this waits for it
+    (void)next->figures();  // a reader may be computing it already: then this waits for it
     lock.lock();
     if (present_ == nullptr && ready_ == nullptr) continue;  // the run finished meanwhile: its results answer
     if (ready_ == nullptr || next->now_s() >= ready_->now_s()) {
