@@ -81,6 +81,8 @@ serve_once() {
   # "N copies of the state in S s of it, M snapshots written in W s" (before the in-memory Overview: "N snapshots
   # copied in S s of it and written in W s").
   echo "$ended" | grep -oE '[0-9]* (snapshots copied|copies of the state) in [0-9.]* s of it,? (and written|[0-9]* snapshots written) in [0-9.]* s' >"$WORK/snapshots-$load.txt" || true
+  # "its thread on a CPU N% of the time": below 100% when other threads took the simulation's CPU.
+  echo "$ended" | grep -oE 'on a CPU [0-9]*%' >"$WORK/oncpu-$load.txt" || true
   echo "$wall"
 }
 
@@ -110,7 +112,7 @@ for round in $(seq 1 "$ROUNDS"); do
   read -r slurm_requests slurm_errors slurm_slowest < <(wrk_counts "$WORK/wrk-slurm.txt")
   slowdown=$(echo "scale=1; 100 * ($loaded - $plain) / $plain" | bc)
   slowdowns+=("$slowdown")
-  echo "round $round: simulation ${plain} s alone, ${loaded} s under load (${slowdown}%; $(cat "$WORK/snapshots-load.txt")); dashboard ${dash_requests} requests, ${dash_errors} errors, slowest ${dash_slowest}; slurmrestd-compatible ${slurm_requests} requests, ${slurm_errors} errors, slowest ${slurm_slowest}"
+  echo "round $round: simulation ${plain} s alone ($(cat "$WORK/oncpu-none.txt")), ${loaded} s under load (${slowdown}%; $(cat "$WORK/oncpu-load.txt"); $(cat "$WORK/snapshots-load.txt")); dashboard ${dash_requests} requests, ${dash_errors} errors, slowest ${dash_slowest}; slurmrestd-compatible ${slurm_requests} requests, ${slurm_errors} errors, slowest ${slurm_slowest}"
   if [ "$dash_errors" != 0 ] || [ "$slurm_errors" != 0 ]; then
     echo "live_load: wrk saw errors:" >&2
     cat "$WORK/wrk-dash.txt" "$WORK/wrk-slurm.txt" >&2 2>/dev/null || true

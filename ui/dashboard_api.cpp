@@ -656,6 +656,7 @@ std::string live_status_json(const LiveStatus& s) {
          {"events", s.events},
          {"snapshots", s.snapshots},
          {"copies", s.copies},
+         {"reused_copies", s.reused_copies},
          {"snapshot_wall_s", s.snapshot_wall_s},
          {"snapshot_copy_wall_s", s.snapshot_copy_wall_s}};
   if (!s.error.empty()) j["error"] = s.error;

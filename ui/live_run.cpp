@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include <algorithm>
 #include <utility>
@@ -147,6 +148,29 @@ std::shared_ptr<const RunSnapshot> finished_snapshot(const std::filesystem::path
   return snap;
 }
 
+struct LiveRun::SnapshotInput {
+  std::uint64_t request = 0;                       // the newest reader request it answers
+  std::uint64_t generation = 0;                    // operator actions applied when it was copied
+  std::chrono::steady_clock::time_point copied{};  // when the simulation's state was copied (the data's age)
+  SimTime now = 0;
+  RunInfo info;
+  std::shared_ptr<const ClusterConfig> config;  // what `state` refers to
+  std::unique_ptr<ClusterState> state;
+  std::unique_ptr<RunRecorder> recorder;
+  std::optional<FaultLog> faults;
+  MetricsInput metrics;                       // its `load` looks up `loads`
+  std::vector<std::optional<GpuLoad>> loads;  // by allocation pool offset
+};
+
+// The last copy every reader has let go of, kept (while `keep`) for the next copy to be made into: copying a large
+// state into fresh memory costs the kernel a page fault per page (about 0.2 s of system time per copy of a
+// 1,000,000-job run, more than the copying), into memory touched before only the copying.
+struct LiveRun::SpareCopy {
+  std::mutex mutex;
+  std::unique_ptr<SnapshotInput> input;
+  bool keep = true;  // false once the run has ended: no copy is made after the last
+};
+
 LiveRun::LiveRun(Scenario scenario, RunOptions options, LiveOptions live)
     : options_(std::move(live)), snapshot_root_(make_snapshot_root()) {
   paused_ = options_.start_paused;
@@ -204,7 +228,19 @@ void LiveRun::simulate(Scenario scenario, RunOptions options) {
   std::string error;
   std::exception_ptr failure;
   try {
+    const auto thread_cpu_s = [] {
+      timespec t{};
+      ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+      return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+    };
+    const double cpu_before = thread_cpu_s();
+    const auto wall_before = WallClock::now();
     outcome = std::make_unique<RunOutcome>(run_scenario(std::move(scenario), options));
+    const double run_wall_s = std::chrono::duration<double>(WallClock::now() - wall_before).count();
+    {
+      std::lock_guard lock(mutex_);
+      simulation_on_cpu_ = run_wall_s > 0 ? (thread_cpu_s() - cpu_before) / run_wall_s : 0;
+    }
     wait_snapshot_idle();
     std::uint64_t request = 0, generation = 0, present_request = 0;
     {
@@ -220,6 +256,12 @@ void LiveRun::simulate(Scenario scenario, RunOptions options) {
     // meanwhile, also for a run that ended before anyone asked.
     outcome_ = outcome.get();
     copy_state(*outcome->world, true, request, generation, present_request);
+    if (spare_ != nullptr) {  // no copy is made after the last: its memory goes back
+      std::unique_ptr<SnapshotInput> spare;
+      std::lock_guard lock(spare_->mutex);
+      spare_->keep = false;
+      spare = std::move(spare_->input);
+    }
     collect_controller_records();  // those of the last instant
     outcome_ = nullptr;
     sim_now_ = outcome->world->now();
@@ -382,34 +424,42 @@ bool LiveRun::before_instant(SimWorld& world, SimTime next) {
   return acted;
 }
 
-struct LiveRun::SnapshotInput {
-  std::uint64_t request = 0;                       // the newest reader request it answers
-  std::uint64_t generation = 0;                    // operator actions applied when it was copied
-  std::chrono::steady_clock::time_point copied{};  // when the simulation's state was copied (the data's age)
-  SimTime now = 0;
-  RunInfo info;
-  std::shared_ptr<const ClusterConfig> config;  // what `state` refers to
-  std::unique_ptr<ClusterState> state;
-  std::unique_ptr<RunRecorder> recorder;
-  std::optional<FaultLog> faults;
-  MetricsInput metrics;                       // its `load` looks up `loads`
-  std::vector<std::optional<GpuLoad>> loads;  // by allocation pool offset
-};
-
 void LiveRun::copy_state(SimWorld& world, bool write, std::uint64_t request, std::uint64_t generation,
                          std::uint64_t present_request) {
   const auto started = WallClock::now();
   const RunOutcome& o = *outcome_;
-  auto input = std::make_shared<SnapshotInput>();
+  if (spare_ == nullptr) spare_ = std::make_shared<SpareCopy>();
+  std::unique_ptr<SnapshotInput> spare;
+  {
+    std::lock_guard lock(spare_->mutex);
+    spare = std::move(spare_->input);
+  }
+  // Handed back to the spare by whichever thread lets go of it last (it is then no reader's).
+  const auto give_back = [to = std::weak_ptr<SpareCopy>(spare_)](SnapshotInput* copy) {
+    std::unique_ptr<SnapshotInput> owned(copy);  // destroyed after the lock below is released, unless kept
+    if (const std::shared_ptr<SpareCopy> keeper = to.lock()) {
+      std::lock_guard lock(keeper->mutex);
+      if (keeper->keep && keeper->input == nullptr) keeper->input = std::move(owned);
+    }
+  };
+  const bool reused = spare != nullptr;
+  std::shared_ptr<SnapshotInput> input(reused ? spare.release() : new SnapshotInput(), give_back);
   input->request = request;
   input->generation = generation;
   input->copied = started;
   input->now = world.now();
   input->info = run_info(o);
   input->config = snapshot_config_;
-  input->state = std::make_unique<ClusterState>(*o.state, *input->config);
-  input->recorder = std::make_unique<RunRecorder>(*o.recorder);
+  if (input->state != nullptr)
+    input->state->assign_copy(*o.state, *input->config);
+  else
+    input->state = std::make_unique<ClusterState>(*o.state, *input->config);
+  if (input->recorder != nullptr)
+    *input->recorder = *o.recorder;
+  else
+    input->recorder = std::make_unique<RunRecorder>(*o.recorder);
   input->recorder->forward_to(nullptr);
+  input->faults.reset();
   if (const FaultLog* faults = fault_log(o)) input->faults = *faults;
   input->metrics = metrics_input(o);
   // The per-GPU series dominate a snapshot of a large run (5 million rows by default: 12 of 14 s at 4,096 nodes):
@@ -438,6 +488,8 @@ void LiveRun::copy_state(SimWorld& world, bool write, std::uint64_t request, std
       const auto offset = static_cast<std::size_t>(allocation.data() - pool.data());
       return offset < in->loads.size() ? in->loads[offset] : std::nullopt;
     };
+  } else {
+    input->loads.clear();
   }
   const double wall_s = std::chrono::duration<double>(WallClock::now() - started).count();
   // The in-memory answers' figures, made from the copy by the present thread (or a reader that cannot wait for it),
@@ -457,6 +509,7 @@ void LiveRun::copy_state(SimWorld& world, bool write, std::uint64_t request, std
   snapshot_copy_wall_s_ += wall_s;
   last_copy_wall_s_ = wall_s;
   ++copies_;
+  if (reused) ++reused_copies_;
   to_compute_ = present;  // replaces one the present thread has not taken yet (it was never shown)
   present_cv_.notify_all();
   present_ = std::move(present);
@@ -610,10 +663,12 @@ std::shared_ptr<const RunSnapshot> LiveRun::snapshot() {
 }
 
 LiveRun::WallClock::duration LiveRun::reuse_period(std::chrono::milliseconds refresh) const {
-  // A copy is reused for `refresh`, and at least for 9 times what it cost: readers cost the simulation at most a
-  // tenth of its time however large the run (an operator's action always gets a fresh one).
-  return std::max<WallClock::duration>(
-      refresh, std::chrono::duration_cast<WallClock::duration>(std::chrono::duration<double>(9 * last_copy_wall_s_)));
+  // A copy is reused for `refresh`, and at least for 19 times what it cost: copies cost the simulation at most a
+  // twentieth of its time however large the run (an operator's action always gets a fresh one), leaving room in
+  // the tenth a load test allows for the readers' work on the other CPUs.
+  constexpr double kReuseOverCost = 19;
+  return std::max<WallClock::duration>(refresh, std::chrono::duration_cast<WallClock::duration>(
+                                                    std::chrono::duration<double>(kReuseOverCost * last_copy_wall_s_)));
 }
 
 std::shared_ptr<const LivePresent> LiveRun::present(std::optional<std::int64_t> at_s) {
@@ -732,6 +787,8 @@ LiveStatus LiveRun::status() const {
   s.speed = speed_;
   s.snapshots = snapshots_;
   s.copies = copies_;
+  s.reused_copies = reused_copies_;
+  s.simulation_on_cpu = simulation_on_cpu_;
   s.snapshot_wall_s = snapshot_wall_s_;
   s.snapshot_copy_wall_s = snapshot_copy_wall_s_;
   s.error = error_;

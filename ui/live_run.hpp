@@ -156,16 +156,20 @@ struct LiveStatus {
   std::uint64_t events = 0;      ///< Simulator events processed.
   std::uint64_t snapshots = 0;   ///< Snapshots written so far.
   std::uint64_t copies = 0;      ///< Copies of the state made so far (for snapshots and for the in-memory answers).
-  double snapshot_wall_s = 0;    ///< Wall seconds the snapshot thread spent writing and opening them.
+  std::uint64_t reused_copies = 0;  ///< ... of them made into the memory of an earlier copy no reader held any more.
+  double snapshot_wall_s = 0;       ///< Wall seconds the snapshot thread spent writing and opening them.
   double snapshot_copy_wall_s = 0;  ///< Wall seconds the simulation's thread spent copying its state (every copy).
-  std::string error;                ///< Why the run failed (state "failed").
+  /// Share of the run's wall time (loading included) its thread was on a CPU, once it has ended (0 before): below 1
+  /// when other threads took its CPU (readers beside a run on a busy machine).
+  double simulation_on_cpu = 0;
+  std::string error;  ///< Why the run failed (state "failed").
 };
 
 /// A live run's settings.
 struct LiveOptions {
   double speed = 0;           ///< Initial speed: simulated seconds per wall second; 0: as fast as it goes.
   bool start_paused = false;  ///< Start paused (the clock at the first submit).
-  /// A snapshot is reused this long, and at least 9x what its copy cost the simulation (unless an operator acted
+  /// A snapshot is reused this long, and at least 19x what its copy cost the simulation (unless an operator acted
   /// since).
   int refresh_ms = 1000;
   std::filesystem::path out_dir;      ///< Where the results go when the run ends; empty: not written.
@@ -342,7 +346,7 @@ class LiveRun final : public RunGate, public RunObserver {
   /// requests up to `request`).
   void copy_state(SimWorld& world, bool write, std::uint64_t request, std::uint64_t generation,
                   std::uint64_t present_request);
-  /// How long a copy is reused: `refresh`, and at least 9x what the last copy cost the simulation (under mutex_).
+  /// How long a copy is reused: `refresh`, and at least 19x what the last copy cost the simulation (under mutex_).
   [[nodiscard]] WallClock::duration reuse_period(std::chrono::milliseconds refresh) const;
   /// The snapshot thread: writes each copy handed to it and publishes the snapshot.
   void write_snapshots();
@@ -429,6 +433,8 @@ class LiveRun final : public RunGate, public RunObserver {
   std::uint64_t present_generation_ = 0;
   WallClock::time_point present_taken_{};
   std::uint64_t copies_ = 0;
+  std::uint64_t reused_copies_ = 0;
+  double simulation_on_cpu_ = 0;
   double snapshot_wall_s_ = 0;
   double snapshot_copy_wall_s_ = 0;
   double last_copy_wall_s_ = 0;  // what the newest snapshot's copy cost the simulation
@@ -457,6 +463,9 @@ class LiveRun final : public RunGate, public RunObserver {
   // simulation's thread: the speed model is not thread-safe), and which offsets are known.
   std::vector<std::optional<GpuLoad>> run_loads_;
   std::vector<std::uint8_t> run_load_known_;
+  // A copy no reader holds any more, kept to copy the next one into (SpareCopy; shared with the copies' deleters).
+  struct SpareCopy;
+  std::shared_ptr<SpareCopy> spare_;
 
   // The event buffer, under events_mutex_.
   mutable std::mutex events_mutex_;

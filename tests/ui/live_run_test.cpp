@@ -687,6 +687,71 @@ TEST_F(LiveRunTest, JobsPagesFromTheCopyEqualTheWrittenSnapshots) {
   }
 }
 
+TEST_F(LiveRunTest, ACopyMadeIntoAnEarlierCopysMemoryAnswersAsTheWrittenSnapshot) {
+  // Copies no reader holds any more are kept and the next copy is made into their memory (no page faults), so such a
+  // copy must be the state of its own instant, not the earlier one's: the queue of JobsPagesFromTheCopy...,
+  // read while it runs (copies every 100 ms of wall time, each then replaced and let go), then paused and read until
+  // a copy is made into a reused one; the Overview, the node list, Jobs pages and a job from that copy equal what the
+  // snapshot written of the same state answers, at its second and earlier ones. (Copying the state only into a fresh
+  // copy fails this: the reused one is of an earlier second.)
+  std::ofstream(dir_ / "queue.json") << kQueueScenario;
+  LiveOptions options;
+  options.start_paused = true;
+  options.refresh_ms = 200;
+  options.out_dir = dir_ / "out";
+  LiveRun live(load_scenario((dir_ / "queue.json").string()), RunOptions{}, options);
+  const DashboardApi api(live, dir_ / "no-assets", kToken);
+  live.set_speed(10000);
+  live.resume();
+  for (int i = 0; i < 20000 && live.status().submitted < 200; ++i) {
+    if (i % 20 == 0) ASSERT_EQ(call(api, "GET", "/api/overview").first, 200);
+    std::this_thread::sleep_for(1ms);
+  }
+  live.pause();
+  ASSERT_GE(live.status().submitted, 200u);
+  ASSERT_LT(live.status().submitted, 300u);
+  const std::int64_t now = live.status().now_s;
+  const std::uint64_t reused_before = live.status().reused_copies;
+  EXPECT_GT(reused_before, 0u);  // copies while running were made into reused ones too
+  // While paused a copy is made for a reader at most every half refresh_ms; the pause (an operator's action) asks one.
+  // Read until one of them is made into a reused copy: the answers below then come from it (or a later one).
+  for (int i = 0; i < 100 && live.status().reused_copies == reused_before; ++i) {
+    ASSERT_EQ(call(api, "GET", "/api/overview").first, 200);
+    ASSERT_EQ(call(api, "GET", "/api/jobs").first, 200);
+    std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_GT(live.status().reused_copies, reused_before);
+  std::vector<std::pair<std::string, json>> answers;
+  for (const std::string& target : std::vector<std::string>{
+           "/api/overview", "/api/nodes", "/api/jobs", "/api/jobs?filter=pending&sort=priority&order=desc",
+           "/api/jobs?filter=pending&sort=submit_time&order=desc", "/api/jobs?filter=running&sort=start_time",
+           "/api/jobs?filter=completed&offset=20", "/api/jobs/200",
+           "/api/jobs?filter=pending&sort=submit_time&order=desc&t=" + std::to_string(now - 300),
+           "/api/jobs?sort=state&t=" + std::to_string(now - 600)}) {
+    auto [code, body] = call(api, "GET", target);
+    ASSERT_EQ(code, 200) << target << " " << body.dump();
+    answers.emplace_back(target, std::move(body));
+  }
+  EXPECT_EQ(answers[0].second.at("snapshot_s"), now);
+  EXPECT_GT(answers[0].second.at("running_jobs").get<int>(), 0);
+  EXPECT_GT(answers[2].second.at("counts").at("PENDING").get<int>(), 5);
+  EXPECT_EQ(live.status().snapshots, 0u);
+
+  const auto snap = live.snapshot();
+  ASSERT_EQ(snap->now_s, now);
+  const DashboardApi written(snap->dir, dir_ / "no-assets");
+  for (auto& [target, got] : answers) {
+    const std::string asked =
+        target.find("&t=") != std::string::npos
+            ? target
+            : target + (target.find('?') == std::string::npos ? "?" : "&") + "t=" + std::to_string(now);
+    auto [code, expected] = call(written, "GET", asked);
+    ASSERT_EQ(code, 200) << asked;
+    if (target == "/api/overview") expected["snapshot_s"] = now;  // a folder says its end, the live API the copy's
+    EXPECT_EQ(got, expected) << target << "\n" << got.dump() << "\n" << expected.dump();
+  }
+}
+
 TEST_F(LiveRunTest, SlurmrestdReadsFromTheCopyEqualTheWrittenSnapshots) {
   // The queue of JobsPagesFromTheCopyEqualTheWrittenSnapshots, paused part way after an operator's drain of g002:
   // every read endpoint of the slurmrestd-compatible API, v0.0.41-v0.0.44, answered from the copy in memory (no
