@@ -71,20 +71,9 @@ JobFilter job_state_group(std::string_view state) {
 }
 
 JobTable::JobTable() {
-  strings_.reserve(64);
-  intern("");
-  pending_id_ = intern("PENDING");
-  rejected_id_ = intern("REJECTED");
-  running_id_ = intern("RUNNING");
-}
-
-std::uint32_t JobTable::intern(std::string_view s) {
-  auto it = string_ids_.find(std::string(s));
-  if (it != string_ids_.end()) return it->second;
-  const auto id = static_cast<std::uint32_t>(strings_.size());
-  strings_.emplace_back(s);
-  string_ids_.emplace(std::string(s), id);
-  return id;
+  pending_id_ = strings_.intern("PENDING");
+  rejected_id_ = strings_.intern("REJECTED");
+  running_id_ = strings_.intern("RUNNING");
 }
 
 std::uint32_t JobTable::append_text(std::string_view s) {
@@ -103,14 +92,14 @@ void JobTable::add(const JobRecord& r) {
   j.job_id = r.job_id;
   j.name_off = append_text(r.name);
   j.name_len = static_cast<std::uint32_t>(r.name.size());
-  j.user = intern(r.user);
-  j.account = intern(r.account);
-  j.partition = intern(r.partition);
-  j.qos = intern(r.qos);
+  j.user = strings_.intern(r.user);
+  j.account = strings_.intern(r.account);
+  j.partition = strings_.intern(r.partition);
+  j.qos = strings_.intern(r.qos);
   j.submit = r.submit_s;
   j.start = r.start_s;
   j.end = r.end_s;
-  j.final_state = intern(r.state);
+  j.final_state = strings_.intern(r.state);
   j.nodes = r.nodes;
   j.cpus = r.cpus;
   j.gpus = r.gpus;
@@ -118,7 +107,7 @@ void JobTable::add(const JobRecord& r) {
   j.nodes_off = append_text(r.node_list);
   j.nodes_len = static_cast<std::uint32_t>(r.node_list.size());
   j.priority = r.priority;
-  j.reason = intern(r.reason);
+  j.reason = strings_.intern(r.reason);
   jobs_.push_back(j);
 }
 
@@ -381,20 +370,21 @@ std::shared_ptr<const JobTable::Matches> JobTable::matches(const JobQuery& query
   std::uint32_t user_id = UINT32_MAX;
   bool no_user = false;
   if (!query.user.empty()) {
-    auto it = string_ids_.find(query.user);
-    if (it == string_ids_.end()) {
-      no_user = true;  // no such user: nothing matches
+    if (const std::optional<std::uint32_t> id = strings_.find(query.user)) {
+      user_id = *id;
     } else {
-      user_id = it->second;
+      no_user = true;  // no such user: nothing matches
     }
   }
   // Each state's group, computed once per distinct state id.
   std::vector<JobFilter> group_of(strings_.size());
-  for (std::size_t s = 0; s < strings_.size(); ++s) group_of[s] = job_state_group(strings_[s]);
+  for (std::size_t s = 0; s < strings_.size(); ++s)
+    group_of[s] = job_state_group(strings_.text(static_cast<std::uint32_t>(s)));
   // Interned strings (user, account, partition) are tested once each; names with a plain search of the lowered copy.
   std::vector<std::uint8_t> string_matches(strings_.size(), 0);
   if (!needle.empty()) {
-    for (std::size_t s = 0; s < strings_.size(); ++s) string_matches[s] = contains_lower(strings_[s], needle) ? 1 : 0;
+    for (std::size_t s = 0; s < strings_.size(); ++s)
+      string_matches[s] = contains_lower(strings_.text(static_cast<std::uint32_t>(s)), needle) ? 1 : 0;
   }
   const std::boyer_moore_horspool_searcher searcher(needle.begin(), needle.end());
   const auto matches_text = [&](const Job& j) {

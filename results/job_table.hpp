@@ -27,6 +27,8 @@
 #include <utility>
 #include <vector>
 
+#include "results/string_pool.hpp"
+
 namespace gputwin {
 
 /// Which jobs a Jobs tab shows: the consoles' ALL/RUNNING/PENDING/COMPLETED/FAILED/UNKNOWN.
@@ -152,7 +154,7 @@ class JobTable {
   /// The packed rows, in job id order.
   [[nodiscard]] const std::vector<Job>& rows() const { return jobs_; }
   /// An interned string (user, account, partition, QOS, state, reason).
-  [[nodiscard]] std::string_view text(std::uint32_t id) const { return strings_[id]; }
+  [[nodiscard]] std::string_view text(std::uint32_t id) const { return strings_.text(id); }
   /// A row's job name.
   [[nodiscard]] std::string_view name(const Job& j) const { return {text_arena_.data() + j.name_off, j.name_len}; }
   /// A row's node list ("" if it never started).
@@ -165,7 +167,6 @@ class JobTable {
  private:
   /// The state of job `j` at `at_s`, as an interned id, or -1 if it was not submitted yet.
   [[nodiscard]] std::int32_t state_at(const Job& j, std::int64_t at_s) const;
-  std::uint32_t intern(std::string_view s);
   std::uint32_t append_text(std::string_view s);
   /// Permutation of jobs_ by a time-independent column (ties in job id order), built once per direction.
   const std::vector<std::uint32_t>& order_by(JobSort sort, bool descending) const;
@@ -188,8 +189,7 @@ class JobTable {
   /// The Matches of `query`: one of the last kKeptMatches made if it was for the same second, tab, search and user.
   [[nodiscard]] std::shared_ptr<const Matches> matches(const JobQuery& query) const;
 
-  std::vector<std::string> strings_;
-  std::unordered_map<std::string, std::uint32_t> string_ids_;
+  StringPool strings_;  // users, accounts, partitions, QOS, states, reasons
   std::vector<Job> jobs_;
   std::vector<char> text_arena_;   // job names and node lists
   std::vector<char> lower_names_;  // text_arena_ in lower case (the name search)

@@ -92,8 +92,6 @@ RunView::RunView(const std::filesystem::path& results_dir, ResultsCheck check) :
   db_->require_columns("nodes", {"node_index", "name", "cpus", "memory_mb", "gpus", "gpu_type"});
   db_->require_columns("node_events", {"time", "node_index", "state"});
   node_event_ranges_ = db_->has_column("node_events", "node_count");
-  strings_.reserve(64);
-  intern("");
 
   if (db_->has_table("runs")) {
     db_->query("SELECT scenario, policy, seed FROM runs ORDER BY run_id LIMIT 1", {}, [&](sqlite3_stmt* row) {
@@ -131,15 +129,6 @@ RunView::RunView(const std::filesystem::path& results_dir, ResultsCheck check) :
 
 RunView::~RunView() = default;
 
-std::uint32_t RunView::intern(std::string_view s) {
-  auto it = string_ids_.find(std::string(s));
-  if (it != string_ids_.end()) return it->second;
-  const auto id = static_cast<std::uint32_t>(strings_.size());
-  strings_.emplace_back(s);
-  string_ids_.emplace(std::string(s), id);
-  return id;
-}
-
 void RunView::load_nodes() {
   db_->query("SELECT node_index, name, cpus, memory_mb, gpus, gpu_type FROM nodes ORDER BY node_index", {},
              [&](sqlite3_stmt* row) {
@@ -167,7 +156,7 @@ void RunView::load_nodes() {
   std::int64_t previous_time = std::numeric_limits<std::int64_t>::min();
   db_->query(sql.c_str(), {}, [&](sqlite3_stmt* row) {
     const auto [lo, hi] = node_range(sqlite3_column_int64(row, 1), sqlite3_column_int64(row, 3), nodes_.size());
-    const std::uint32_t state = intern(column_text(row, 2));
+    const std::uint32_t state = strings_.intern(column_text(row, 2));
     const std::int64_t time = sqlite3_column_int64(row, 0);
     ++node_event_rows_;
     if (time < previous_time || sqlite3_column_int64(row, 4) != node_event_rows_)

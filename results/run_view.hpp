@@ -31,6 +31,7 @@
 
 #include "results/job_table.hpp"
 #include "results/results_db.hpp"
+#include "results/string_pool.hpp"
 
 namespace gputwin {
 
@@ -303,8 +304,7 @@ class RunView {
  private:
   using Job = JobTable::Job;
   struct NodeInfo;
-  [[nodiscard]] std::string_view text(std::uint32_t id) const { return strings_[id]; }
-  std::uint32_t intern(std::string_view s);
+  [[nodiscard]] std::string_view text(std::uint32_t id) const { return strings_.text(id); }
   [[nodiscard]] std::string node_state_at(std::size_t node, std::int64_t at_s) const;
   /// Every node's GPU sample at or before `at_s` (one read of the sample); empty without GPU metrics.
   [[nodiscard]] std::vector<NodeGpuSample> gpu_samples(std::int64_t at_s) const;
@@ -318,9 +318,8 @@ class RunView {
   mutable std::mutex db_mutex_;  // SQLite handle: one query at a time
   RunDescription info_;
   bool has_job_gpus_ = false;
-  bool node_event_ranges_ = false;    // node_events has node_count (schema 2); else one node per row
-  std::vector<std::string> strings_;  // node event states, interned
-  std::unordered_map<std::string, std::uint32_t> string_ids_;
+  bool node_event_ranges_ = false;   // node_events has node_count (schema 2); else one node per row
+  StringPool strings_;               // node event states
   std::unique_ptr<JobTable> table_;  // the jobs table
   std::vector<NodeInfo> nodes_;
   std::unordered_map<std::string, std::int32_t> node_by_name_;
