@@ -13,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -51,6 +52,13 @@ constexpr const char* kScenario = R"({
   "scheduler": {"policy": "slurm"}
 })";
 
+constexpr const char* kQueueScenario = R"({"name": "queue", "seed": 2,
+    "cluster": {"nodes": [{"prefix": "g", "count": 6, "cpus": 64, "memory_gb": 512, "gpus": 8, "gpu_type": "h100"}],
+                "partitions": [{"name": "gpu", "nodes": "ALL", "default": true, "max_time": "UNLIMITED"},
+                               {"name": "small", "nodes": "g[001-002]", "max_time": 3600}]},
+    "workload": {"synthetic": {"profile": "acme-seren", "jobs": 300, "load": 3, "users": 7, "accounts": 3}},
+    "scheduler": {"policy": "slurm"}})";
+
 class LiveRunTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -71,6 +79,31 @@ class LiveRunTest : public ::testing::Test {
     RunOptions run;
     run.policy = policy;
     return std::make_unique<LiveRun>(load_scenario((dir_ / "live.json").string()), run, options);
+  }
+
+  /// A run of kQueueScenario (300 jobs offered 3x the GPUs of 6 nodes), paused at its start.
+  std::unique_ptr<LiveRun> start_queue() {
+    std::ofstream(dir_ / "queue.json") << kQueueScenario;
+    LiveOptions options;
+    options.start_paused = true;
+    options.refresh_ms = 200;
+    options.out_dir = dir_ / "out";
+    return std::make_unique<LiveRun>(load_scenario((dir_ / "queue.json").string()), RunOptions{}, options);
+  }
+
+  /// Lets a paused queue run go until 200 jobs are submitted, then pauses it; `meanwhile`, if given, is called every
+  /// 20 polls. At 10,000 simulated seconds a wall second the 200th submit (t = 38,296; about 25 jobs pending then)
+  /// comes after about 3.8 s and the last (t = 51,436) 1.3 s later, so the pause lands between them however late a
+  /// 1 ms sleep wakes on a loaded machine. (At full speed the run could pass both between two polls, and a pause right
+  /// after the 150th submit left only 5 jobs pending once one is cancelled.)
+  static void run_to_the_200th_submit(LiveRun& live, const std::function<void()>& meanwhile = {}) {
+    live.set_speed(10000);
+    live.resume();
+    for (int i = 0; i < 20000 && live.status().submitted < 200; ++i) {
+      if (meanwhile && i % 20 == 0) meanwhile();
+      std::this_thread::sleep_for(1ms);
+    }
+    live.pause();
   }
 
   /// Lets a paused run go at 10x until jobs 1 and 2 are submitted (10 s), then pauses it (well before 1,000 s).
@@ -587,34 +620,16 @@ TEST_F(LiveRunTest, OverviewNodesAndInfoFromTheCopyEqualTheWrittenSnapshots) {
   EXPECT_EQ(info, expected);
 }
 
-constexpr const char* kQueueScenario = R"({"name": "queue", "seed": 2,
-    "cluster": {"nodes": [{"prefix": "g", "count": 6, "cpus": 64, "memory_gb": 512, "gpus": 8, "gpu_type": "h100"}],
-                "partitions": [{"name": "gpu", "nodes": "ALL", "default": true, "max_time": "UNLIMITED"},
-                               {"name": "small", "nodes": "g[001-002]", "max_time": 3600}]},
-    "workload": {"synthetic": {"profile": "acme-seren", "jobs": 300, "load": 3, "users": 7, "accounts": 3}},
-    "scheduler": {"policy": "slurm"}})";
-
 TEST_F(LiveRunTest, JobsPagesFromTheCopyEqualTheWrittenSnapshots) {
   // A queue part way through: 300 jobs offered 3x the GPUs of 6 nodes (pending with reasons, running, ended, not
   // submitted yet), paused once 200 are submitted, then one pending job cancelled by an operator. Every page of the
   // Jobs tab (each filter, sort and direction, two offsets, three searches, at the copy's second, an earlier one and
   // a later one) and single jobs come from the copy in memory (no snapshot is written for them) and equal what the
   // snapshot written of the same state answers through a RunView at that second.
-  std::ofstream(dir_ / "queue.json") << kQueueScenario;
-  LiveOptions options;
-  options.start_paused = true;
-  options.refresh_ms = 200;
-  options.out_dir = dir_ / "out";
-  LiveRun live(load_scenario((dir_ / "queue.json").string()), RunOptions{}, options);
+  const std::unique_ptr<LiveRun> run = start_queue();
+  LiveRun& live = *run;
   const DashboardApi api(live, dir_ / "no-assets", kToken);
-  // At 10,000 simulated seconds a wall second the 200th submit (t = 38,296; about 25 jobs pending then) comes after
-  // about 3.8 s and the last (t = 51,436) 1.3 s later, so the pause lands between them however late a 1 ms sleep
-  // wakes on a loaded machine. (At full speed the run could pass both between two polls, and a pause right after the
-  // 150th submit left only 5 jobs pending once one is cancelled.)
-  live.set_speed(10000);
-  live.resume();
-  for (int i = 0; i < 20000 && live.status().submitted < 200; ++i) std::this_thread::sleep_for(1ms);
-  live.pause();
+  run_to_the_200th_submit(live);
   ASSERT_GE(live.status().submitted, 200u);
   ASSERT_LT(live.status().submitted, 300u);
   auto [status, pending] = call(api, "GET", "/api/jobs?filter=pending&limit=1");
@@ -694,20 +709,10 @@ TEST_F(LiveRunTest, ACopyMadeIntoAnEarlierCopysMemoryAnswersAsTheWrittenSnapshot
   // a copy is made into a reused one; the Overview, the node list, Jobs pages and a job from that copy equal what the
   // snapshot written of the same state answers, at its second and earlier ones. (Copying the state only into a fresh
   // copy fails this: the reused one is of an earlier second.)
-  std::ofstream(dir_ / "queue.json") << kQueueScenario;
-  LiveOptions options;
-  options.start_paused = true;
-  options.refresh_ms = 200;
-  options.out_dir = dir_ / "out";
-  LiveRun live(load_scenario((dir_ / "queue.json").string()), RunOptions{}, options);
+  const std::unique_ptr<LiveRun> run = start_queue();
+  LiveRun& live = *run;
   const DashboardApi api(live, dir_ / "no-assets", kToken);
-  live.set_speed(10000);
-  live.resume();
-  for (int i = 0; i < 20000 && live.status().submitted < 200; ++i) {
-    if (i % 20 == 0) ASSERT_EQ(call(api, "GET", "/api/overview").first, 200);
-    std::this_thread::sleep_for(1ms);
-  }
-  live.pause();
+  run_to_the_200th_submit(live, [&] { EXPECT_EQ(call(api, "GET", "/api/overview").first, 200); });
   ASSERT_GE(live.status().submitted, 200u);
   ASSERT_LT(live.status().submitted, 300u);
   const std::int64_t now = live.status().now_s;
@@ -757,17 +762,9 @@ TEST_F(LiveRunTest, SlurmrestdReadsFromTheCopyEqualTheWrittenSnapshots) {
   // every read endpoint of the slurmrestd-compatible API, v0.0.41-v0.0.44, answered from the copy in memory (no
   // snapshot written), equals, byte for byte, what the snapshot written of the same state answers through its
   // RunView at that second (jobs with their GPU indices per node, nodes, partitions, diag, slurmdb).
-  std::ofstream(dir_ / "queue.json") << kQueueScenario;
-  LiveOptions options;
-  options.start_paused = true;
-  options.refresh_ms = 200;
-  options.out_dir = dir_ / "out";
-  LiveRun live(load_scenario((dir_ / "queue.json").string()), RunOptions{}, options);
-  // Paused between the 200th and the last submit, as in JobsPagesFromTheCopyEqualTheWrittenSnapshots.
-  live.set_speed(10000);
-  live.resume();
-  for (int i = 0; i < 20000 && live.status().submitted < 200; ++i) std::this_thread::sleep_for(1ms);
-  live.pause();
+  const std::unique_ptr<LiveRun> run = start_queue();
+  LiveRun& live = *run;
+  run_to_the_200th_submit(live);  // paused between the 200th and the last submit
   ASSERT_GE(live.status().submitted, 200u);
   live.drain_node("g002", "maint");
   const auto present = live.present_slurm();
