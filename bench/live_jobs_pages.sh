@@ -26,14 +26,9 @@ done
 SCENARIO=$1; shift
 WORK=$(mktemp -d /tmp/gputwin-jobs-pages.XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
-"$G" run "$SCENARIO" --serve --speed "$SPEED" --listen 127.0.0.1:0 --no-slurmrestd --out "$WORK/out" "$@" \
-  >"$WORK/run.log" 2>&1 &
-PID=$!
-for _ in $(seq 1 3000); do
-  grep -q 'on http://' "$WORK/run.log" 2>/dev/null && break
-  kill -0 $PID 2>/dev/null || { cat "$WORK/run.log" >&2; exit 1; }
-  sleep 0.02
-done
+. "$(dirname "$0")/serve_run.sh"
+serve_run "$WORK/run.log" 'on http://' "$G" "$SCENARIO" --speed "$SPEED" --listen 127.0.0.1:0 --no-slurmrestd \
+  --out "$WORK/out" "$@"
 URL=$(grep -o 'on http://[0-9.:]*' "$WORK/run.log" | head -1 | cut -c4-)
 echo "first /api/jobs: $(curl -s -o /dev/null -w '%{http_code} %{time_total}' "$URL/api/jobs")"
 PAGES=("sort=job_id" "sort=job_id&offset=500000" "sort=gpus&order=desc&offset=400000" "filter=pending"

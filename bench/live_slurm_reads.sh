@@ -21,14 +21,9 @@ done
 SCENARIO=$1; shift
 WORK=$(mktemp -d /tmp/gputwin-slurm-reads.XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
-"$G" run "$SCENARIO" --serve --speed "$SPEED" --listen 127.0.0.1:0 --slurmrestd-listen 127.0.0.1:0 --out "$WORK/out" \
-  "$@" >"$WORK/run.log" 2>&1 &
-PID=$!
-for _ in $(seq 1 3000); do
-  grep -q 'slurmrestd-compatible' "$WORK/run.log" 2>/dev/null && break
-  kill -0 $PID 2>/dev/null || { cat "$WORK/run.log" >&2; exit 1; }
-  sleep 0.02
-done
+. "$(dirname "$0")/serve_run.sh"
+serve_run "$WORK/run.log" 'slurmrestd-compatible' "$G" "$SCENARIO" --speed "$SPEED" --listen 127.0.0.1:0 \
+  --slurmrestd-listen 127.0.0.1:0 --out "$WORK/out" "$@"
 DASH=$(grep -o 'on http://[0-9.:]*' "$WORK/run.log" | head -1 | cut -c4-)
 URL=$(grep -o 'http://[0-9.:]*' "$WORK/run.log" | grep -v "$DASH" | head -1)
 echo "first /slurm/v0.0.44/jobs: $(curl -s -o /dev/null -w '%{http_code} %{time_total} s, %{size_download} bytes' "$URL/slurm/v0.0.44/jobs")"
