@@ -14,6 +14,9 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
+
+#include "results/gpu_metrics.hpp"
 
 namespace gputwin {
 
@@ -43,6 +46,26 @@ struct MetricsExportChoice {
   bool adapted = false;            ///< step_s was chosen to keep within max_samples (no --step given).
   std::uint64_t samples = 0;       ///< Sample lines planned at step_s (a node DOWN for a while gives fewer).
 };
+
+/// One scrape of a run's metrics: what `gputwin metrics RESULTS --at T` reads from results.sqlite, and what a live
+/// run's /metrics computes from its state in memory; write_metrics_scrape writes either alike.
+struct MetricsScrape {
+  /// A node as dcgm-exporter's labels name its GPUs.
+  struct Node {
+    std::string name;      ///< Hostname label.
+    std::int32_t gpus = 0;  ///< GPUs it has.
+    std::string gpu_type;  ///< Catalogue name (the modelName label and the framebuffer size).
+  };
+  std::int64_t epoch_unix_s = 0;         ///< Unix time of t = 0.
+  std::optional<ClusterSample> cluster;  ///< The cluster sample at the scrape (none before the series' first row).
+  bool per_gpu = false;                  ///< The DCGM families are written (the run keeps per-GPU series).
+  std::vector<GpuSample> gpus;  ///< Each GPU's sample at the scrape, node by node, GPU by GPU (a node DOWN: none).
+  std::vector<Node> nodes;      ///< By node index.
+};
+
+/// Writes `scrape` as Prometheus text 0.0.4 (or OpenMetrics when options.openmetrics), without timestamps, with the
+/// label names and hpc_job label `options` asks for.
+void write_metrics_scrape(const MetricsScrape& scrape, const MetricsExportOptions& options, std::ostream& out);
 
 /// Writes the metrics of `results_dir`/results.sqlite and says which period it used. Throws InputError for a missing
 /// or metric-less results folder, a bad step or a time outside the run.
