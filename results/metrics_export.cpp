@@ -307,6 +307,17 @@ MetricsScrape metrics_scrape_at(ResultsDb& db, std::int64_t at_s, std::int64_t c
 
 }  // namespace
 
+std::vector<MetricsScrape::Node> scrape_nodes(const ClusterConfig& cluster) {
+  std::vector<MetricsScrape::Node> nodes;
+  nodes.reserve(cluster.nodes.size());
+  for (const NodeConfig& node : cluster.nodes) {
+    // The nodes table stores no type as NULL, which read_nodes reads as "h100".
+    nodes.push_back(MetricsScrape::Node{node.name, static_cast<std::int32_t>(node.gpus),
+                                        node.gpu_type.empty() ? "h100" : node.gpu_type});
+  }
+  return nodes;
+}
+
 void write_metrics_scrape(const MetricsScrape& scrape, const MetricsExportOptions& options, std::ostream& out) {
   Exposition ex(out, options.openmetrics, scrape.epoch_unix_s);
   const std::span<const ClusterSample> cluster =
@@ -406,9 +417,8 @@ MetricsExportChoice export_metrics(const std::filesystem::path& results_dir, con
     for (const GpuFamily& f : kGpuFamilies) {
       ex.family(f.name, "gauge", nullptr, f.help);
       const bool fb_free = std::string_view(f.name) == "DCGM_FI_DEV_FB_FREE";
-      const std::string sql =
-          fmt::format("SELECT node_index, gpu, time, {}, job_id FROM gpu_metrics ORDER BY node_index, gpu, time",
-                      f.column);
+      const std::string sql = fmt::format(
+          "SELECT node_index, gpu, time, {}, job_id FROM gpu_metrics ORDER BY node_index, gpu, time", f.column);
       // Re-aggregates stored samples into the export period: means of averaged values, last of the rest. A node
       // that was DOWN has no samples: a window without its last sample is not written (a failed scrape).
       std::int64_t node = -1, gpu = -1, window = -1, count = 0;

@@ -52,9 +52,9 @@ struct MetricsExportChoice {
 struct MetricsScrape {
   /// A node as dcgm-exporter's labels name its GPUs.
   struct Node {
-    std::string name;      ///< Hostname label.
+    std::string name;       ///< Hostname label.
     std::int32_t gpus = 0;  ///< GPUs it has.
-    std::string gpu_type;  ///< Catalogue name (the modelName label and the framebuffer size).
+    std::string gpu_type;   ///< Catalogue name (the modelName label and the framebuffer size).
   };
   std::int64_t epoch_unix_s = 0;         ///< Unix time of t = 0.
   std::optional<ClusterSample> cluster;  ///< The cluster sample at the scrape (none before the series' first row).
@@ -62,6 +62,9 @@ struct MetricsScrape {
   std::vector<GpuSample> gpus;  ///< Each GPU's sample at the scrape, node by node, GPU by GPU (a node DOWN: none).
   std::vector<Node> nodes;      ///< By node index.
 };
+
+/// The nodes of `cluster` as the results' nodes table has them (a node without a GPU type is costed as an H100).
+std::vector<MetricsScrape::Node> scrape_nodes(const ClusterConfig& cluster);
 
 /// Writes `scrape` as Prometheus text 0.0.4 (or OpenMetrics when options.openmetrics), without timestamps, with the
 /// label names and hpc_job label `options` asks for.

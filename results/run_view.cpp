@@ -532,14 +532,45 @@ Overview RunView::overview(std::int64_t at_s) const {
   return o;
 }
 
+namespace {
+double cluster_gpu_util_pct(std::int64_t gpus_alloc, std::size_t total_gpus) {
+  return total_gpus > 0 ? 100.0 * static_cast<double>(gpus_alloc) / static_cast<double>(total_gpus) : -1;
+}
+}  // namespace
+
+ClusterPoint cluster_point(const ClusterSample& sample, std::size_t total_gpus) {
+  ClusterPoint p;
+  p.time = sample.time_s;
+  p.jobs_pending = static_cast<std::int64_t>(sample.jobs_pending);
+  p.jobs_running = static_cast<std::int64_t>(sample.jobs_running);
+  p.gpus_alloc = static_cast<std::int64_t>(sample.gpus_alloc);
+  p.nodes_down = sample.nodes_down;
+  p.nodes_drain = sample.nodes_drain;
+  p.gpu_power_w = sample.gpu_power_w;
+  p.gpu_util_pct = cluster_gpu_util_pct(p.gpus_alloc, total_gpus);
+  return p;
+}
+
+std::vector<ClusterPoint> cluster_points(std::span<const std::int64_t> times, std::span<const ClusterPoint> rows,
+                                         std::int64_t step_s, std::int64_t from_s, std::int64_t to_s,
+                                         std::int64_t end_s, std::size_t max_points) {
+  std::vector<ClusterPoint> points;
+  if (step_s <= 0 || to_s < from_s || max_points == 0) return points;
+  const auto [first, stride] = thinning(from_s, to_s, step_s, max_points);
+  expand_cluster_samples(times, step_s, first * step_s, std::min(to_s, end_s), stride,
+                         [&](std::int64_t t, std::size_t i) {
+                           ClusterPoint& p = points.emplace_back(rows[i]);
+                           p.time = t;
+                         });
+  return points;
+}
+
 std::vector<ClusterPoint> RunView::cluster_series(std::int64_t from_s, std::int64_t to_s,
                                                   std::size_t max_points) const {
-  std::vector<ClusterPoint> points;
-  if (info_.cluster_step_s <= 0 || to_s < from_s || max_points == 0) return points;
+  if (info_.cluster_step_s <= 0 || to_s < from_s || max_points == 0) return {};
   const std::int64_t step = info_.cluster_step_s;
-  const auto [first, stride] = thinning(from_s, to_s, step, max_points);
-  // The stored rows are the samples after a change (schema 2): read from the last one at or before the first point,
-  // and let each point repeat the last row at or before it (samples end at the horizon).
+  const std::int64_t first = thinning(from_s, to_s, step, max_points).first;
+  // The stored rows are the samples after a change (schema 2): read from the last one at or before the first point.
   std::vector<std::int64_t> times;
   std::vector<ClusterPoint> rows;
   {
@@ -558,19 +589,12 @@ std::vector<ClusterPoint> RunView::cluster_series(std::int64_t from_s, std::int6
           p.nodes_down = sqlite3_column_int64(q, 4);
           p.nodes_drain = sqlite3_column_int64(q, 5);
           p.gpu_power_w = sqlite3_column_double(q, 6);
-          p.gpu_util_pct = info_.total_gpus > 0
-                               ? 100.0 * static_cast<double>(p.gpus_alloc) / static_cast<double>(info_.total_gpus)
-                               : -1;
+          p.gpu_util_pct = cluster_gpu_util_pct(p.gpus_alloc, info_.total_gpus);
           times.push_back(p.time);
           rows.push_back(p);
         });
   }
-  expand_cluster_samples(times, step, first * step, std::min(to_s, info_.end_s), stride,
-                         [&](std::int64_t t, std::size_t i) {
-                           ClusterPoint& p = points.emplace_back(rows[i]);
-                           p.time = t;
-                         });
-  return points;
+  return cluster_points(times, rows, step, from_s, to_s, info_.end_s, max_points);
 }
 
 std::vector<GpuPoint> RunView::gpu_series(std::int32_t node, std::int64_t from_s, std::int64_t to_s,

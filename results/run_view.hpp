@@ -127,6 +127,19 @@ struct ClusterPoint {
   double gpu_power_w = 0;
 };
 
+struct ClusterSample;
+
+/// A cluster sample as the series' point of a run with `total_gpus` GPUs (gpu_util_pct: allocated GPUs over all, in
+/// percent; -1 without GPUs), as RunView::cluster_series reads a stored row.
+ClusterPoint cluster_point(const ClusterSample& sample, std::size_t total_gpus);
+
+/// The cluster series' points from `from_s` to `to_s` (at most `max_points`, every k-th sample) as
+/// RunView::cluster_series gives them: `rows` are the stored samples after a change (`times` theirs, ascending), each
+/// point repeats the last row at or before it, and points end at `end_s`.
+std::vector<ClusterPoint> cluster_points(std::span<const std::int64_t> times, std::span<const ClusterPoint> rows,
+                                         std::int64_t step_s, std::int64_t from_s, std::int64_t to_s,
+                                         std::int64_t end_s, std::size_t max_points);
+
 /// One sample of a node's GPU series.
 struct GpuPoint {
   std::int64_t time = 0;

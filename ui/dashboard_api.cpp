@@ -203,6 +203,38 @@ JobQuery job_query(const HttpRequest& request, std::int64_t at_s) {
   return q;
 }
 
+// /metrics' label names: dcgm-exporter's (UUID, modelName, Hostname) by default, as Grafana's DCGM dashboards expect;
+// labels=snake gives names promtool's linter accepts.
+bool metrics_label_names(const HttpRequest& request) {
+  const auto labels = request.query.find("labels");
+  if (labels != request.query.end() && labels->second != "dcgm" && labels->second != "snake") {
+    throw HttpError(400, "labels: dcgm or snake");
+  }
+  return labels == request.query.end() || labels->second == "dcgm";
+}
+
+// /api/series/cluster's answer: the points of the cluster series from `from` to `to`.
+std::string cluster_series_json(const std::vector<ClusterPoint>& points, std::int64_t from, std::int64_t to,
+                                std::size_t total_gpus) {
+  json s{{"time", json::array()},        {"pending", json::array()},      {"running", json::array()},
+         {"gpus_alloc", json::array()},  {"gpu_util_pct", json::array()}, {"nodes_down", json::array()},
+         {"nodes_drain", json::array()}, {"gpu_power_w", json::array()}};
+  for (const ClusterPoint& p : points) {
+    s["time"].push_back(p.time);
+    s["pending"].push_back(p.jobs_pending);
+    s["running"].push_back(p.jobs_running);
+    s["gpus_alloc"].push_back(p.gpus_alloc);
+    s["gpu_util_pct"].push_back(p.gpu_util_pct);
+    s["nodes_down"].push_back(p.nodes_down);
+    s["nodes_drain"].push_back(p.nodes_drain);
+    s["gpu_power_w"].push_back(p.gpu_power_w);
+  }
+  s["from"] = from;
+  s["to"] = to;
+  s["total_gpus"] = total_gpus;
+  return s.dump(-1, ' ', false, kReplaceInvalidUtf8);
+}
+
 // /api/jobs' answer: one page of `table` (a snapshot's view's, or a live run's copy's) with the counts per tab.
 std::string jobs_json(const JobTable& table, const JobQuery& q) {
   const JobPage page = table.jobs(q);
@@ -428,6 +460,44 @@ std::optional<HttpResponse> DashboardApi::present_jobs_answer(const HttpRequest&
   return HttpResponse::json(jobs_json(*table, q));
 }
 
+std::optional<HttpResponse> DashboardApi::present_metrics_answer(const HttpRequest& request) const {
+  // The request is checked before anything waits for a copy.
+  const bool scrape = request.path == "/metrics";
+  std::optional<std::int64_t> t;
+  if (scrape && request.param("t")) t = int_param(request, "t", 0, 0, kTimeBound);
+  MetricsExportOptions options;
+  if (scrape) options.dcgm_labels = metrics_label_names(request);
+  std::optional<std::int64_t> to, from;
+  std::size_t points = 0;
+  if (!scrape) {
+    if (request.param("to")) to = int_param(request, "to", 0, -kTimeBound, kTimeBound);
+    if (request.param("from")) from = int_param(request, "from", 0, -kTimeBound, kTimeBound);
+    points = static_cast<std::size_t>(int_param(request, "points", 600, 1, 20000));
+  }
+  std::shared_ptr<const LivePresent> present;
+  try {
+    present = live_->present_metrics();
+  } catch (const LiveError& e) {
+    throw HttpError(e.status(), e.what());
+  }
+  if (present == nullptr) return std::nullopt;  // the run has finished (its results answer), or is writing them
+  const LiveMetrics* m = present->metrics();
+  if (m == nullptr) return std::nullopt;
+  const std::int64_t now_s = present->now_s();
+  if (scrape) {
+    // Another second than the copy's is the run's history: the written snapshot answers it.
+    if (!m->scrape || (t && *t != now_s)) return std::nullopt;
+    std::ostringstream out;
+    write_metrics_scrape(*m->scrape, options, out);
+    return HttpResponse::text(out.str(), "text/plain; version=0.0.4; charset=utf-8");
+  }
+  const RunDescription& info = present->figures().info;
+  const std::int64_t to_s = to.value_or(now_s), from_s = from.value_or(info.begin_s);
+  return HttpResponse::json(
+      cluster_series_json(cluster_points(m->times, m->rows, m->cluster_step_s, from_s, to_s, now_s, points), from_s,
+                          to_s, info.total_gpus));
+}
+
 HttpResponse DashboardApi::api(const HttpRequest& request) const {
   if (request.path == "/api/forecasts" || request.path == "/api/actions") return twin_pages(request);
   if (request.path.rfind("/api/compare", 0) == 0) {
@@ -439,6 +509,9 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
   if (live_ != nullptr &&
       (request.path == "/api/info" || request.path == "/api/overview" || request.path == "/api/nodes")) {
     if (std::optional<HttpResponse> answer = present_answer(request)) return std::move(*answer);
+  }
+  if (live_ != nullptr && request.path == "/api/series/cluster") {
+    if (std::optional<HttpResponse> answer = present_metrics_answer(request)) return std::move(*answer);
   }
   if (live_ != nullptr && (request.path == "/api/jobs" || request.path.rfind("/api/jobs/", 0) == 0)) {
     if (std::optional<HttpResponse> answer = present_jobs_answer(request)) return std::move(*answer);
@@ -586,23 +659,7 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
     const std::int64_t to = int_param(request, "to", info.end_s, -kTimeBound, kTimeBound);
     const std::int64_t from = int_param(request, "from", info.begin_s, -kTimeBound, kTimeBound);
     const auto points = static_cast<std::size_t>(int_param(request, "points", 600, 1, 20000));
-    json s{{"time", json::array()},        {"pending", json::array()},      {"running", json::array()},
-           {"gpus_alloc", json::array()},  {"gpu_util_pct", json::array()}, {"nodes_down", json::array()},
-           {"nodes_drain", json::array()}, {"gpu_power_w", json::array()}};
-    for (const ClusterPoint& p : view.cluster_series(from, to, points)) {
-      s["time"].push_back(p.time);
-      s["pending"].push_back(p.jobs_pending);
-      s["running"].push_back(p.jobs_running);
-      s["gpus_alloc"].push_back(p.gpus_alloc);
-      s["gpu_util_pct"].push_back(p.gpu_util_pct);
-      s["nodes_down"].push_back(p.nodes_down);
-      s["nodes_drain"].push_back(p.nodes_drain);
-      s["gpu_power_w"].push_back(p.gpu_power_w);
-    }
-    s["from"] = from;
-    s["to"] = to;
-    s["total_gpus"] = info.total_gpus;
-    return HttpResponse::json(s.dump(-1, ' ', false, kReplaceInvalidUtf8));
+    return HttpResponse::json(cluster_series_json(view.cluster_series(from, to, points), from, to, info.total_gpus));
   }
   if (path == "/api/events") {
     const std::int64_t t = at();
@@ -874,16 +931,13 @@ HttpResponse DashboardApi::stream(const HttpRequest& request) const {
 }
 
 HttpResponse DashboardApi::metrics(const HttpRequest& request) const {
+  if (live_ != nullptr) {
+    if (std::optional<HttpResponse> answer = present_metrics_answer(request)) return std::move(*answer);
+  }
   const std::shared_ptr<const RunSnapshot> snap = snapshot();
   MetricsExportOptions options;
   options.at_s = int_param(request, "t", snap->now_s, 0, std::max(snap->now_s, snap->view->info().end_s));
-  // dcgm-exporter's label names (UUID, modelName, Hostname) by default, as Grafana's DCGM dashboards expect;
-  // labels=snake gives names promtool's linter accepts.
-  const auto labels = request.query.find("labels");
-  if (labels != request.query.end() && labels->second != "dcgm" && labels->second != "snake") {
-    throw HttpError(400, "labels: dcgm or snake");
-  }
-  options.dcgm_labels = labels == request.query.end() || labels->second == "dcgm";
+  options.dcgm_labels = metrics_label_names(request);
   std::ostringstream out;
   try {
     export_metrics(snap->dir, options, out);

@@ -89,6 +89,10 @@ class DashboardApi {
   /// A live run's /api/jobs or /api/jobs/{id} from the newest copy in memory whose Jobs table is built; empty when
   /// none can answer (the run has finished, or is writing its results).
   std::optional<HttpResponse> present_jobs_answer(const HttpRequest& request) const;
+  /// A live run's /api/series/cluster or /metrics from the newest copy in memory whose LiveMetrics are built; empty
+  /// when none can answer (the run has finished or is writing its results, /metrics at another second than the copy's,
+  /// or a run without metrics).
+  std::optional<HttpResponse> present_metrics_answer(const HttpRequest& request) const;
   HttpResponse asset(const HttpRequest& request) const;
   HttpResponse metrics(const HttpRequest& request) const;
   HttpResponse control(const HttpRequest& request) const;

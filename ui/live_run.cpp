@@ -37,6 +37,9 @@ constexpr auto kOrderWanted = std::chrono::nanoseconds(std::chrono::seconds(30))
 // A copy's slurmrestd-compatible source is built while that API was read within this long (exporters and portals
 // poll every 15-60 s).
 constexpr auto kSlurmWanted = std::chrono::nanoseconds(std::chrono::seconds(60));
+// A copy's cluster series and /metrics scrape are built while either was read within this long (Prometheus scrapes
+// every 15-60 s; the Monitoring tab refreshes every few seconds).
+constexpr auto kMetricsWanted = std::chrono::nanoseconds(std::chrono::seconds(60));
 
 std::int64_t steady_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -109,6 +112,20 @@ void LivePresent::drop_slurm() const {
   compute_placement_ = nullptr;
 }
 
+void LivePresent::drop_metrics() const {
+  std::lock_guard lock(metrics_mutex_);
+  compute_metrics_ = nullptr;
+}
+
+const LiveMetrics* LivePresent::metrics() const {
+  std::lock_guard lock(metrics_mutex_);
+  if (metrics_ == nullptr && compute_metrics_) {
+    metrics_ = compute_metrics_();
+    compute_metrics_ = nullptr;  // the copy goes with it (once the other parts are made or let go)
+  }
+  return metrics_.get();
+}
+
 const RunViewSlurmSource* LivePresent::slurm() const {
   std::lock_guard lock(slurm_mutex_);
   if (slurm_ != nullptr || !compute_placement_) return slurm_.get();
@@ -161,6 +178,53 @@ struct LiveRun::SnapshotInput {
   MetricsInput metrics;                       // its `load` looks up `loads`
   std::vector<std::optional<GpuLoad>> loads;  // by allocation pool offset
 };
+
+std::unique_ptr<LiveMetrics> LiveRun::live_metrics(const SnapshotInput& input) {
+  auto out = std::make_unique<LiveMetrics>();
+  const MetricsInput& metrics = input.metrics;
+  if (!metrics.config.enabled) return out;  // no series; /metrics answers from the snapshot (which has none either)
+  const ClusterState& state = *input.state;
+  // As write_results would write them (metrics_info: the periods as doubles, read back as whole seconds) and
+  // export_metrics read them for a scrape at the copy's second.
+  const double horizon_s = to_seconds_f(metrics.horizon);
+  const auto gpu_step =
+      static_cast<std::int64_t>(gpu_sample_step_s(metrics.config, horizon_s, sampled_gpu_count(state.config())));
+  const std::int64_t now_s = to_seconds(input.now);
+  const std::int64_t gpu_at = gpu_step > 0 ? now_s / gpu_step * gpu_step : -1;
+  std::vector<GpuSample> at_now;
+  const GpuBinding binding(state, metrics.horizon);
+  MetricsTotals totals;
+  const std::vector<ClusterSample> rows = build_metrics(
+      state, binding, metrics.horizon, metrics.config, metrics.load, metrics.xids, metrics.node_conditions,
+      [&](const GpuSample& s) {
+        if (s.time_s == gpu_at) at_now.push_back(s);
+      },
+      totals, ClusterRows::kChanges);
+  out->cluster_step_s = static_cast<std::int64_t>(totals.cluster_step_s);
+  const std::size_t total_gpus = sampled_gpu_count(state.config());
+  out->times.reserve(rows.size());
+  out->rows.reserve(rows.size());
+  for (const ClusterSample& c : rows) {
+    out->times.push_back(c.time_s);
+    out->rows.push_back(cluster_point(c, total_gpus));
+  }
+  if (out->cluster_step_s <= 0 || gpu_step <= 0 || now_s > static_cast<std::int64_t>(totals.horizon_s)) return out;
+  MetricsScrape& scrape = out->scrape.emplace();
+  scrape.epoch_unix_s = metrics.config.epoch_unix_s;
+  const std::int64_t cluster_at = now_s / out->cluster_step_s * out->cluster_step_s;
+  expand_cluster_samples(
+      out->times, out->cluster_step_s, cluster_at, cluster_at, 1, [&](std::int64_t t, std::size_t i) {
+        scrape.cluster = rows[i];
+        scrape.cluster->time_s = t;
+        scrape.cluster->gpu_energy_j = extend_energy(rows[i].gpu_energy_j, rows[i].gpu_power_w, t - rows[i].time_s);
+      });
+  scrape.per_gpu = metrics.config.per_gpu;
+  if (scrape.per_gpu) {
+    scrape.nodes = scrape_nodes(state.config());
+    scrape.gpus = std::move(at_now);
+  }
+  return out;
+}
 
 // The last copy every reader has let go of, kept (while `keep`) for the next copy to be made into: copying a large
 // state into fresh memory costs the kernel a page fault per page (about 0.2 s of system time per copy of a
@@ -289,6 +353,7 @@ void LiveRun::simulate(Scenario scenario, RunOptions options) {
     ready_.reset();
     jobs_ready_.reset();
     slurm_ready_.reset();
+    metrics_ready_.reset();
     previous_ready_.reset();
     to_compute_.reset();
   } catch (const std::exception& e) {
@@ -504,7 +569,8 @@ void LiveRun::copy_state(SimWorld& world, bool write, std::uint64_t request, std
       [input]() -> std::shared_ptr<const JobGpuPlacement> {
         if (!input->metrics.config.enabled) return nullptr;
         return std::make_shared<const JobGpuPlacement>(*input->state, input->metrics.horizon);
-      }));
+      },
+      [input] { return live_metrics(*input); }));
   std::lock_guard lock(mutex_);
   snapshot_copy_wall_s_ += wall_s;
   last_copy_wall_s_ = wall_s;
@@ -544,40 +610,60 @@ void LiveRun::compute_presents() {
       ready_ = next;
     }
     cv_.notify_all();
-    // The Jobs table after the figures (the Overview does not wait for it), while someone reads the Jobs tab; else
-    // the copy goes now, and so does the last table (a reader coming back waits for a fresh one, not a stale one).
-    // The slurmrestd-compatible API's source likewise (it reads the table), while that API is read.
     const std::int64_t now_ns = steady_ns();
-    const bool slurm_wanted = now_ns - slurm_wanted_ns_.load() <= kSlurmWanted.count();
-    if (!slurm_wanted) {
-      next->drop_slurm();
-      slurm_ready_.reset();
+    // The cluster series and the /metrics scrape while either was read (they need the copy until made), after the
+    // tables (they take longer); else the copy goes without them, and so do the last ones made (a reader coming back
+    // waits for fresh ones).
+    const bool metrics_wanted = now_ns - metrics_wanted_ns_.load() <= kMetricsWanted.count();
+    if (!metrics_wanted) {
+      next->drop_metrics();
+      metrics_ready_.reset();
     }
-    if (!slurm_wanted && now_ns - jobs_wanted_ns_.load() > kJobsWanted.count()) {
-      next->drop_jobs();
-      jobs_ready_.reset();
-      continue;
-    }
+    build_tables(next, now_ns, lock);
+    if (!metrics_wanted || (present_ == nullptr && ready_ == nullptr)) continue;
     lock.unlock();
-    if (const JobTable* table = next->jobs()) {
-      for (std::size_t k = 0; k < order_wanted_ns_.size(); ++k) {
-        const std::int64_t asked = order_wanted_ns_[k].load();
-        if (asked != 0 && now_ns - asked <= kOrderWanted.count())
-          table->prepare_order(static_cast<JobSort>(k / 2), k % 2 == 1);
-      }
-    }
+    const bool built = next->metrics() != nullptr;
     lock.lock();
     if (present_ == nullptr && ready_ == nullptr) continue;
-    if (jobs_ready_ == nullptr || next->now_s() >= jobs_ready_->now_s()) jobs_ready_ = next;
-    cv_.notify_all();
-    if (!slurm_wanted) continue;
-    lock.unlock();
-    const bool built = next->slurm() != nullptr;
-    lock.lock();
-    if (present_ == nullptr && ready_ == nullptr) continue;
-    if (built && (slurm_ready_ == nullptr || next->now_s() >= slurm_ready_->now_s())) slurm_ready_ = next;
+    if (built && (metrics_ready_ == nullptr || next->now_s() >= metrics_ready_->now_s())) metrics_ready_ = next;
     cv_.notify_all();
   }
+}
+
+void LiveRun::build_tables(const std::shared_ptr<LivePresent>& next, std::int64_t now_ns,
+                           std::unique_lock<std::mutex>& lock) {
+  // The Jobs table after the figures (the Overview does not wait for it), while someone reads the Jobs tab; else
+  // the copy goes now, and so does the last table (a reader coming back waits for a fresh one, not a stale one).
+  // The slurmrestd-compatible API's source likewise (it reads the table), while that API is read.
+  const bool slurm_wanted = now_ns - slurm_wanted_ns_.load() <= kSlurmWanted.count();
+  if (!slurm_wanted) {
+    next->drop_slurm();
+    slurm_ready_.reset();
+  }
+  if (!slurm_wanted && now_ns - jobs_wanted_ns_.load() > kJobsWanted.count()) {
+    next->drop_jobs();
+    jobs_ready_.reset();
+    return;
+  }
+  lock.unlock();
+  if (const JobTable* table = next->jobs()) {
+    for (std::size_t k = 0; k < order_wanted_ns_.size(); ++k) {
+      const std::int64_t asked = order_wanted_ns_[k].load();
+      if (asked != 0 && now_ns - asked <= kOrderWanted.count())
+        table->prepare_order(static_cast<JobSort>(k / 2), k % 2 == 1);
+    }
+  }
+  lock.lock();
+  if (present_ == nullptr && ready_ == nullptr) return;
+  if (jobs_ready_ == nullptr || next->now_s() >= jobs_ready_->now_s()) jobs_ready_ = next;
+  cv_.notify_all();
+  if (!slurm_wanted) return;
+  lock.unlock();
+  const bool built = next->slurm() != nullptr;
+  lock.lock();
+  if (present_ == nullptr && ready_ == nullptr) return;
+  if (built && (slurm_ready_ == nullptr || next->now_s() >= slurm_ready_->now_s())) slurm_ready_ = next;
+  cv_.notify_all();
 }
 
 void LiveRun::write_snapshots() {
@@ -734,6 +820,13 @@ std::shared_ptr<const LivePresent> LiveRun::present_slurm() {
   mark();
   return present_built(
       &LiveRun::slurm_ready_, [](const LivePresent& p) { return p.slurm() != nullptr; }, mark);
+}
+
+std::shared_ptr<const LivePresent> LiveRun::present_metrics() {
+  const auto mark = [this] { metrics_wanted_ns_.store(steady_ns()); };
+  mark();
+  return present_built(
+      &LiveRun::metrics_ready_, [](const LivePresent& p) { return p.metrics() != nullptr; }, mark);
 }
 
 std::shared_ptr<const LivePresent> LiveRun::present_built(std::shared_ptr<LivePresent> LiveRun::*ready,

@@ -59,6 +59,7 @@
 #include "model/run_observer.hpp"
 #include "model/scenario.hpp"
 #include "results/job_table.hpp"
+#include "results/metrics_export.hpp"
 #include "results/run_view.hpp"
 #include "results/state_overview.hpp"
 #include "sim/run_gate.hpp"
@@ -85,6 +86,17 @@ struct RunSnapshot {
   mutable std::unique_ptr<RunViewSlurmSource> slurm_;
 };
 
+/// What the Monitoring tab's cluster series and /metrics show of a live run as of one copy of its state, computed
+/// from the copy in memory by the code that writes them (build_metrics): the rows and the scrape the snapshot written
+/// of that copy would give.
+struct LiveMetrics {
+  std::int64_t cluster_step_s = 0;  ///< Period of the cluster series (0: the run keeps no metrics).
+  std::vector<std::int64_t> times;  ///< The cluster series' stored rows' times (the samples after a change).
+  std::vector<ClusterPoint> rows;   ///< ... and the rows, as RunView::cluster_series reads them.
+  /// /metrics at the copy's second (empty when the run keeps no metrics: the written snapshot answers then).
+  std::optional<MetricsScrape> scrape;
+};
+
 /// What the Overview and the Nodes tab show of a live run as of one copy of its state: computed from the copy in
 /// memory (results/state_overview) rather than from the snapshot written of it, once (by LiveRun's present thread, or
 /// by a reader that cannot wait for it; a second caller waits for the first); the same figures, field by field, as
@@ -103,21 +115,28 @@ class LivePresent {
   /// figures'), and the GPU indices of every run (JobGpuPlacement), what the snapshot written of it would give; built
   /// by the first call; null when the copy was let go without it (nobody was reading that API when it was made).
   [[nodiscard]] const RunViewSlurmSource* slurm() const;
+  /// The cluster series and the /metrics scrape at now_s() (LiveMetrics): built by the first call (a second caller
+  /// waits for it); null when the copy was let go without them (nobody was reading them when it was made).
+  [[nodiscard]] const LiveMetrics* metrics() const;
 
  private:
   friend class LiveRun;
   LivePresent(std::int64_t now_s, std::uint64_t generation, std::function<StateOverview()> compute,
               std::function<std::unique_ptr<JobTable>()> compute_jobs,
-              std::function<std::shared_ptr<const JobGpuPlacement>()> compute_placement)
+              std::function<std::shared_ptr<const JobGpuPlacement>()> compute_placement,
+              std::function<std::unique_ptr<LiveMetrics>()> compute_metrics)
       : now_s_(now_s),
         generation_(generation),
         compute_(std::move(compute)),
         compute_jobs_(std::move(compute_jobs)),
-        compute_placement_(std::move(compute_placement)) {}
+        compute_placement_(std::move(compute_placement)),
+        compute_metrics_(std::move(compute_metrics)) {}
   /// Lets the copy go without building its Jobs table (nor its slurmrestd-compatible source).
   void drop_jobs() const;
   /// Lets the copy go without building its slurmrestd-compatible source.
   void drop_slurm() const;
+  /// Lets the copy go without building its LiveMetrics.
+  void drop_metrics() const;
   std::int64_t now_s_;
   std::uint64_t generation_;  // operator actions applied when copied
   mutable std::once_flag once_;
@@ -129,6 +148,9 @@ class LivePresent {
   mutable std::mutex slurm_mutex_;
   mutable std::function<std::shared_ptr<const JobGpuPlacement>()> compute_placement_;  // holds the copy too
   mutable std::unique_ptr<RunViewSlurmSource> slurm_;
+  mutable std::mutex metrics_mutex_;
+  mutable std::function<std::unique_ptr<LiveMetrics>()> compute_metrics_;  // holds the copy too
+  mutable std::unique_ptr<LiveMetrics> metrics_;
 };
 
 /// A finished run's snapshot: `dir` read once, shown at `at_s` (-1: its end) by the slurmrestd-compatible source.
@@ -260,6 +282,10 @@ class LiveRun final : public RunGate, public RunObserver {
   /// the run has finished or is writing its results (the written snapshot answers then). Throws LiveError 503 as
   /// present() does.
   std::shared_ptr<const LivePresent> present_slurm();
+  /// What the Monitoring tab's cluster series and /metrics show now: the newest copy whose LiveMetrics are built, as
+  /// present_jobs, built by the present thread while either was read within the last 60 s (Prometheus scrapes every
+  /// 15-60 s). Null once the run has finished or is writing its results. Throws LiveError 503 as present() does.
+  std::shared_ptr<const LivePresent> present_metrics();
   /// The clock and progress now.
   [[nodiscard]] LiveStatus status() const;
   /// Holds the clock (the simulation waits between two instants).
@@ -341,6 +367,8 @@ class LiveRun final : public RunGate, public RunObserver {
   /// A copy of the simulation's state at an instant (made on the simulation's thread, then only read): what a
   /// snapshot is written from and what the in-memory answers are computed from.
   struct SnapshotInput;
+  /// The cluster series and the /metrics scrape of a copy, as the snapshot written of it would give them.
+  static std::unique_ptr<LiveMetrics> live_metrics(const SnapshotInput& input);
   /// Copies the simulation's state (simulation's thread), publishes it for the in-memory answers (answering present
   /// requests up to `present_request`) and, when `write`, hands it to the snapshot thread (answering snapshot
   /// requests up to `request`).
@@ -353,6 +381,10 @@ class LiveRun final : public RunGate, public RunObserver {
   /// The present thread (10 nicer than the simulation): makes the figures of each new copy, so that readers answer
   /// from the newest made ones at once.
   void compute_presents();
+  /// The present thread's part for the Jobs tab and the slurmrestd-compatible API: builds `next`'s Jobs table (and
+  /// the sort orders asked for) and its source while they are read, else lets them go; `lock` holds mutex_ on entry
+  /// and on return.
+  void build_tables(const std::shared_ptr<LivePresent>& next, std::int64_t now_ns, std::unique_lock<std::mutex>& lock);
   /// present_jobs and present_slurm: the newest copy in `ready` if an operator has not acted since, else the copy
   /// present() gives (or the next one) with `build` made on it; `mark` notes the reader's interest again.
   std::shared_ptr<const LivePresent> present_built(std::shared_ptr<LivePresent> LiveRun::*ready,
@@ -424,6 +456,8 @@ class LiveRun final : public RunGate, public RunObserver {
   std::shared_ptr<LivePresent> jobs_ready_;              // the newest copy whose Jobs table is built
   std::shared_ptr<LivePresent> slurm_ready_;             // the newest copy whose slurmrestd-compatible source is built
   std::atomic<std::int64_t> slurm_wanted_ns_{0};         // when that API was last read (steady clock ns; 0: never)
+  std::shared_ptr<LivePresent> metrics_ready_;           // the newest copy whose LiveMetrics are built
+  std::atomic<std::int64_t> metrics_wanted_ns_{0};       // when the series or /metrics were last read
   // When the Jobs tab was last read, and each sort order (JobSort x 2 + descending) last asked for (steady clock
   // nanoseconds; 0: never).
   std::atomic<std::int64_t> jobs_wanted_ns_{0};

@@ -757,6 +757,84 @@ TEST_F(LiveRunTest, ACopyMadeIntoAnEarlierCopysMemoryAnswersAsTheWrittenSnapshot
   }
 }
 
+TEST_F(LiveRunTest, ClusterSeriesAndMetricsFromTheCopyEqualTheWrittenSnapshots) {
+  // The queue paused part way, a few hundred seconds after an operator drained g002 and an XID 31 struck GPU 5 of
+  // g004 (a node condition and an XID in the history): the Monitoring tab's cluster series (whole, thinned, a window)
+  // and /metrics (both label sets, the copy's second asked for or not) answered from the copy in memory, with no
+  // snapshot written, equal byte for byte what the snapshot written of the same state answers at that second.
+  const std::unique_ptr<LiveRun> run = start_queue();
+  LiveRun& live = *run;
+  run_to_the_200th_submit(live);
+  const std::int64_t drained = live.drain_node("g002", "maint");
+  live.inject_fault("g004", 31, 5);
+  live.set_speed(1000);
+  live.resume();
+  for (int i = 0; i < 5000 && live.status().now_s < drained + 400; ++i) std::this_thread::sleep_for(1ms);
+  live.pause();
+  ASSERT_GE(live.status().now_s, drained + 400);
+  const DashboardApi api(live, dir_ / "no-assets", kToken);
+  const std::int64_t now = live.status().now_s;
+  const auto get = [](const DashboardApi& from, const std::string& target) {
+    HttpRequest r;
+    r.method = "GET";
+    const std::size_t q = target.find('?');
+    r.path = target.substr(0, q);
+    if (q != std::string::npos) r.query = parse_query(target.substr(q + 1));
+    return from.handle(r);
+  };
+  const std::vector<std::string> targets = {
+      "/api/series/cluster",
+      "/api/series/cluster?points=37",
+      "/api/series/cluster?from=3000&to=" + std::to_string(now - 500) + "&points=200",
+      "/api/series/cluster?to=" + std::to_string(now + 5000),
+      "/metrics",
+      "/metrics?labels=snake",
+      "/metrics?t=" + std::to_string(now)};
+  std::vector<std::string> answers;
+  for (const std::string& target : targets) {
+    const HttpResponse r = get(api, target);
+    ASSERT_EQ(r.status, 200) << target << " " << r.body;
+    answers.push_back(r.body);
+  }
+  EXPECT_EQ(live.status().snapshots, 0u);
+  const json series = json::parse(answers[0]);
+  ASSERT_GT(series.at("time").size(), 100u);
+  EXPECT_GT(series.at("time").back().get<std::int64_t>(), now - 300);  // thinned to 600 points of 30 s
+  EXPECT_GT(*std::max_element(series.at("running").begin(), series.at("running").end()), json(3));
+  EXPECT_EQ(series.at("nodes_drain").back(), 1);  // g002
+  EXPECT_EQ(json::parse(answers[1]).at("time").size(), 37u);
+  EXPECT_NE(answers[4].find("Hostname=\"g004\"} 31\n"), std::string::npos);  // DCGM_FI_DEV_XID_ERRORS
+  EXPECT_NE(answers[4].find("slurm_nodes_drain 1\n"), std::string::npos);
+  EXPECT_NE(answers[5].find("hostname=\"g001\""), std::string::npos);
+
+  // A later second than the copy's shows the series up to the copy's.
+  EXPECT_EQ(json::parse(answers[3]).at("time"), series.at("time"));
+
+  // The written folder ends at its last submit (not yet made): ask it for the copy's second.
+  const auto snap = live.snapshot();
+  ASSERT_EQ(snap->now_s, now);
+  const DashboardApi written(snap->dir, dir_ / "no-assets");
+  const std::string at_now = std::to_string(now);
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    if (i == 3) continue;
+    std::string target = targets[i];
+    if (i == 0) target += "?to=" + at_now;
+    if (i == 1) target += "&to=" + at_now;
+    if (i == 4) target += "?t=" + at_now;
+    if (i == 5) target += "&t=" + at_now;
+    const HttpResponse expected = get(written, target);
+    ASSERT_EQ(expected.status, 200) << target;
+    // Not EXPECT_EQ: a failure would print two series of hundreds of points.
+    const auto differs =
+        std::mismatch(answers[i].begin(), answers[i].end(), expected.body.begin(), expected.body.end());
+    EXPECT_TRUE(answers[i] == expected.body)
+        << target << ": " << answers[i].size() << " against " << expected.body.size() << " bytes, first difference at "
+        << (differs.first - answers[i].begin()) << ": "
+        << answers[i].substr(
+               static_cast<std::size_t>(std::max<std::ptrdiff_t>(0, differs.first - answers[i].begin() - 80)), 160);
+  }
+}
+
 TEST_F(LiveRunTest, SlurmrestdReadsFromTheCopyEqualTheWrittenSnapshots) {
   // The queue of JobsPagesFromTheCopyEqualTheWrittenSnapshots, paused part way after an operator's drain of g002:
   // every read endpoint of the slurmrestd-compatible API, v0.0.41-v0.0.44, answered from the copy in memory (no
