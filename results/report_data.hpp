@@ -126,7 +126,7 @@ struct CheckpointsReport {
 
 /// Rows of one action of the `scaling` table.
 struct ScalingAction {
-  std::string action;              ///< "create", "ready", "boot_failed", "remove", "removed" (control/scaling_controller) or other.
+  std::string action;  ///< "create", "ready", "boot_failed", "remove", "removed" (control/scaling_controller) or other.
   std::size_t rows = 0;            ///< Rows.
   std::size_t nodes = 0;           ///< Distinct nodes among them.
   std::vector<double> per_bucket;  ///< Rows in each time bucket.

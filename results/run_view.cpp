@@ -20,19 +20,6 @@ namespace gputwin {
 
 namespace {
 
-/// The nodes [lo, hi) of a node_events row (first node, node count) that exist among `nodes` nodes; a row naming
-/// none (a hand-edited index or count) gives an empty range.
-std::pair<std::int64_t, std::int64_t> node_range(std::int64_t first, std::int64_t count, std::size_t nodes) {
-  const auto total = static_cast<std::int64_t>(nodes);
-  if (count <= 0 || first >= total) return {0, 0};
-  if (first < 0) {  // opposite signs: no overflow
-    count += first;
-    first = 0;
-    if (count <= 0) return {0, 0};
-  }
-  return {first, first + std::min(count, total - first)};
-}
-
 std::int64_t column_int(sqlite3_stmt* row, int i, std::int64_t null_value) {
   return sqlite3_column_type(row, i) == SQLITE_NULL ? null_value : sqlite3_column_int64(row, i);
 }
@@ -61,6 +48,17 @@ Thinning thinning(std::int64_t from_s, std::int64_t to_s, std::int64_t step, std
 }
 
 }  // namespace
+
+std::pair<std::int64_t, std::int64_t> node_range(std::int64_t first, std::int64_t count, std::size_t nodes) {
+  const auto total = static_cast<std::int64_t>(nodes);
+  if (count <= 0 || first >= total) return {0, 0};
+  if (first < 0) {  // opposite signs: no overflow
+    count += first;
+    first = 0;
+    if (count <= 0) return {0, 0};
+  }
+  return {first, first + std::min(count, total - first)};
+}
 
 std::string_view node_state_group(std::string_view state) {
   if (state == "IDLE" || state == "POWERED_DOWN" || state == "POWERING_UP" || state == "POWERING_DOWN") return "IDLE";
@@ -734,6 +732,55 @@ std::string preemption_event_text(std::int64_t preemptor_id, std::string_view mo
          std::to_string(end_s);
 }
 
+JobEventOrders job_event_orders(const JobTable& table) {
+  using Job = JobTable::Job;
+  const auto sorted = [&](auto key) {
+    std::vector<std::uint32_t> v;
+    for (std::uint32_t i = 0; i < table.rows().size(); ++i) {
+      if (key(table.rows()[i]) >= 0) v.push_back(i);
+    }
+    std::stable_sort(v.begin(), v.end(), [&](auto a, auto b) { return key(table.rows()[a]) < key(table.rows()[b]); });
+    return v;
+  };
+  return JobEventOrders{sorted([](const Job& j) { return j.submit; }), sorted([](const Job& j) { return j.start; }),
+                        sorted([](const Job& j) { return j.end; })};
+}
+
+void append_job_events(const JobTable& table, const JobEventOrders& orders, std::int64_t at_s, std::size_t limit,
+                       std::vector<EventLine>& out) {
+  using Job = JobTable::Job;
+  const auto take = [&](const std::vector<std::uint32_t>& order, auto key, auto describe) {
+    const auto it = std::upper_bound(order.begin(), order.end(), at_s,
+                                     [&](std::int64_t t, std::uint32_t i) { return t < key(table.rows()[i]); });
+    const std::size_t n = static_cast<std::size_t>(it - order.begin());
+    for (std::size_t k = n > limit ? n - limit : 0; k < n; ++k) {
+      const Job& j = table.rows()[order[k]];
+      out.push_back(EventLine{key(j), "job", std::to_string(j.job_id), describe(j)});
+    }
+  };
+  take(
+      orders.by_submit, [](const Job& j) { return j.submit; },
+      [&](const Job& j) {
+        return "submitted: " + std::string(table.name(j)) + " by " + std::string(table.text(j.user)) + ", " +
+               std::to_string(j.gpus) + " GPUs on " + std::to_string(j.nodes) + " node(s), partition " +
+               std::string(table.text(j.partition));
+      });
+  take(
+      orders.by_start, [](const Job& j) { return j.start; },
+      [&](const Job& j) {
+        return "started on " + std::string(table.node_list(j)) + " after waiting " +
+               std::to_string(j.start - j.submit) + " s";
+      });
+  take(
+      orders.by_end, [](const Job& j) { return j.end; },
+      [&](const Job& j) {
+        std::string s = "ended " + std::string(table.text(j.final_state));
+        if (j.start >= 0) s += " after running " + std::to_string(j.end - j.start) + " s";
+        if (!table.text(j.reason).empty()) s += " (" + std::string(table.text(j.reason)) + ")";
+        return s;
+      });
+}
+
 std::vector<EventLine> RunView::events(std::int64_t at_s, std::size_t limit, std::string_view kind) const {
   std::vector<EventLine> out;
   limit = std::min<std::size_t>(limit, 100000);
@@ -742,51 +789,9 @@ std::vector<EventLine> RunView::events(std::int64_t at_s, std::size_t limit, std
   if (all || kind == "job") {
     {
       std::lock_guard lock(cache_mutex_);
-      if (jobs_by_submit_.empty() && !table_->rows().empty()) {
-        const auto sorted = [&](auto key) {
-          std::vector<std::uint32_t> v;
-          for (std::uint32_t i = 0; i < table_->rows().size(); ++i) {
-            if (key(table_->rows()[i]) >= 0) v.push_back(i);
-          }
-          std::stable_sort(v.begin(), v.end(),
-                           [&](auto a, auto b) { return key(table_->rows()[a]) < key(table_->rows()[b]); });
-          return v;
-        };
-        jobs_by_submit_ = sorted([](const Job& j) { return j.submit; });
-        jobs_by_start_ = sorted([](const Job& j) { return j.start; });
-        jobs_by_end_ = sorted([](const Job& j) { return j.end; });
-      }
+      if (!job_orders_) job_orders_ = job_event_orders(*table_);
     }
-    const auto take = [&](const std::vector<std::uint32_t>& order, auto key, auto describe) {
-      const auto it = std::upper_bound(order.begin(), order.end(), at_s,
-                                       [&](std::int64_t t, std::uint32_t i) { return t < key(table_->rows()[i]); });
-      const std::size_t n = static_cast<std::size_t>(it - order.begin());
-      for (std::size_t k = n > limit ? n - limit : 0; k < n; ++k) {
-        const Job& j = table_->rows()[order[k]];
-        out.push_back(EventLine{key(j), "job", std::to_string(j.job_id), describe(j)});
-      }
-    };
-    take(
-        jobs_by_submit_, [](const Job& j) { return j.submit; },
-        [&](const Job& j) {
-          return "submitted: " + std::string(table_->name(j)) + " by " + std::string(table_->text(j.user)) + ", " +
-                 std::to_string(j.gpus) + " GPUs on " + std::to_string(j.nodes) + " node(s), partition " +
-                 std::string(table_->text(j.partition));
-        });
-    take(
-        jobs_by_start_, [](const Job& j) { return j.start; },
-        [&](const Job& j) {
-          return "started on " + std::string(table_->node_list(j)) + " after waiting " +
-                 std::to_string(j.start - j.submit) + " s";
-        });
-    take(
-        jobs_by_end_, [](const Job& j) { return j.end; },
-        [&](const Job& j) {
-          std::string s = "ended " + std::string(table_->text(j.final_state));
-          if (j.start >= 0) s += " after running " + std::to_string(j.end - j.start) + " s";
-          if (!table_->text(j.reason).empty()) s += " (" + std::string(table_->text(j.reason)) + ")";
-          return s;
-        });
+    append_job_events(*table_, *job_orders_, at_s, limit, out);
   }
   std::lock_guard lock(db_mutex_);
   if (all || kind == "node") {

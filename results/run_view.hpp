@@ -189,6 +189,21 @@ std::string operation_event_text(std::string_view action, std::string_view name,
 /// A preemption's text ("preempted by 5 (REQUEUE), ends at 130").
 std::string preemption_event_text(std::int64_t preemptor_id, std::string_view mode, std::int64_t end_s);
 
+/// A Jobs table's rows (indices) ordered by submit, start and end time, ties in row order, each without the rows that
+/// never had that time: what the job lines of an event log are read from.
+struct JobEventOrders {
+  std::vector<std::uint32_t> by_submit, by_start, by_end;
+};
+/// The orders of `table`'s rows. O(jobs log jobs).
+JobEventOrders job_event_orders(const JobTable& table);
+/// Appends the job lines of the event log at `at_s` (RunView::events' "job" kind): the last `limit` submits, starts
+/// and ends at or before it, each in time order.
+void append_job_events(const JobTable& table, const JobEventOrders& orders, std::int64_t at_s, std::size_t limit,
+                       std::vector<EventLine>& out);
+/// [lo, hi): the nodes of a node_events row (first node, node count) that exist among `nodes` nodes; a row naming
+/// none (a hand-edited index or count) gives an empty range.
+std::pair<std::int64_t, std::int64_t> node_range(std::int64_t first, std::int64_t count, std::size_t nodes);
+
 /// Wait times (start minus submit) of the jobs started by a time.
 struct WaitDistribution {
   std::size_t jobs = 0;  ///< Jobs started by then.
@@ -345,7 +360,7 @@ class RunView {
   mutable std::mutex samples_mutex_;        // gpu_samples' cache: one reader at a time
   mutable std::int64_t samples_time_ = -1;  // the GPU sample time samples_ holds; -1: none
   mutable std::vector<NodeGpuSample> samples_;
-  mutable std::vector<std::uint32_t> jobs_by_submit_, jobs_by_start_, jobs_by_end_;
+  mutable std::optional<JobEventOrders> job_orders_;  // built by the first events() asking for jobs
   void load_costs() const;
   mutable bool costs_loaded_ = false;
   mutable std::vector<std::pair<std::string, std::vector<CostPoint>>> costs_;  // per scope, by time

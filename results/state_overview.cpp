@@ -6,6 +6,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "faults/fault_types.hpp"
 #include "model/hostlist.hpp"
 #include "results/gpu_metrics.hpp"
 
@@ -259,6 +260,82 @@ std::vector<std::pair<std::int32_t, std::string>> JobGpuPlacement::job_gpus(std:
   std::vector<std::pair<std::int32_t, std::string>> out;
   out.reserve(rows.size());
   for (const auto& [node, mask] : rows) out.emplace_back(node, gpu_index_list(mask));
+  return out;
+}
+
+StateEventLog::StateEventLog(const ClusterState& state, const RunRecorder& recorder, const FaultLog* faults,
+                             const JobTable& table)
+    : table_(&table), job_orders_(job_event_orders(table)) {
+  const auto& nodes = state.config().nodes;
+  node_names_.reserve(nodes.size());
+  for (const NodeConfig& node : nodes) node_names_.push_back(node.name);
+  // The rows as write_results writes them (whole seconds), ordered by time as RunView reads them.
+  node_rows_ = recorder.node_events();
+  for (NodeEvent& e : node_rows_) e.time = to_seconds(e.time);
+  std::stable_sort(node_rows_.begin(), node_rows_.end(),
+                   [](const NodeEvent& a, const NodeEvent& b) { return a.time < b.time; });
+  if (faults != nullptr) {
+    // RunView: SELECT ... FROM faults WHERE time <= ? ORDER BY time DESC LIMIT ?, reversed. SQLite gives rows of the
+    // same time in rowid order there, so reversed, later faults first: ordered here by time, then the log's order
+    // backwards.
+    for (std::size_t i = faults->faults.size(); i-- > 0;) {
+      const FaultRecord& f = faults->faults[i];
+      std::string t = f.fault_class;
+      if (f.xid != 0) t += " XID " + std::to_string(f.xid);
+      if (f.gpu != UINT32_MAX) t += " on GPU " + std::to_string(f.gpu);
+      if (!f.cause.empty()) t += " (" + f.cause + ")";
+      t += ": " + std::string(to_string(f.symptom)) + ", " + std::string(to_string(f.effect));
+      const double time_s = to_seconds_f(f.time);
+      faults_.push_back(Timed{time_s, EventLine{static_cast<std::int64_t>(time_s), "fault",
+                                                f.node < nodes.size() ? nodes[f.node].name : "", std::move(t)}});
+    }
+    std::stable_sort(faults_.begin(), faults_.end(),
+                     [](const Timed& a, const Timed& b) { return a.order_s < b.order_s; });
+  }
+  for (const PreemptionEvent& e : recorder.preemptions()) {
+    const std::int64_t time_s = to_seconds(e.time);
+    preemptions_.push_back(
+        Timed{static_cast<double>(time_s),
+              EventLine{time_s, "preemption", std::to_string(state.spec(e.job).id),
+                        preemption_event_text(static_cast<std::int64_t>(state.spec(e.preemptor).id),
+                                              e.requeue ? "REQUEUE" : "CANCEL", to_seconds(e.end))}});
+  }
+  std::stable_sort(preemptions_.begin(), preemptions_.end(),
+                   [](const Timed& a, const Timed& b) { return a.order_s < b.order_s; });
+}
+
+void StateEventLog::append_last(const std::vector<Timed>& lines, std::int64_t at_s, std::size_t limit,
+                                std::vector<EventLine>& out) {
+  const auto end = std::upper_bound(lines.begin(), lines.end(), static_cast<double>(at_s),
+                                    [](double t, const Timed& l) { return t < l.order_s; });
+  const auto n = static_cast<std::size_t>(end - lines.begin());
+  for (std::size_t k = n > limit ? n - limit : 0; k < n; ++k) out.push_back(lines[k].line);
+}
+
+std::vector<EventLine> StateEventLog::events(std::int64_t at_s, std::size_t limit, std::string_view kind) const {
+  std::vector<EventLine> out;
+  limit = std::min<std::size_t>(limit, 100000);
+  if (limit == 0) return out;
+  const bool all = kind.empty();
+  if (all || kind == "job") append_job_events(*table_, job_orders_, at_s, limit, out);
+  if (all || kind == "node") {
+    // Newest first: a row of count nodes gives its changes last node first, until `limit` are taken.
+    const auto before = out.size();
+    auto row = std::upper_bound(node_rows_.begin(), node_rows_.end(), at_s,
+                                [](std::int64_t t, const NodeEvent& e) { return t < e.time; });
+    while (row != node_rows_.begin() && out.size() - before < limit) {
+      --row;
+      const auto [lo, hi] = node_range(row->node, row->count, node_names_.size());
+      const std::string what = "now " + std::string(node_state_name(row->state));
+      for (std::int64_t node = hi - 1; node >= lo && out.size() - before < limit; --node)
+        out.push_back(EventLine{row->time, "node", node_names_[static_cast<std::size_t>(node)], what});
+    }
+    std::reverse(out.begin() + static_cast<std::ptrdiff_t>(before), out.end());
+  }
+  if (all || kind == "fault") append_last(faults_, at_s, limit, out);
+  if (all || kind == "preemption") append_last(preemptions_, at_s, limit, out);
+  std::stable_sort(out.begin(), out.end(), [](const EventLine& a, const EventLine& b) { return a.time < b.time; });
+  if (out.size() > limit) out.erase(out.begin(), out.end() - static_cast<std::ptrdiff_t>(limit));
   return out;
 }
 

@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/fault_log.hpp"
 #include "results/job_table.hpp"
 #include "results/recorder.hpp"
 #include "results/results_store.hpp"
@@ -47,6 +48,34 @@ StateOverview state_overview(const RunInfo& info, const ClusterState& state, con
 /// jobs table's columns, in job id order) and the same pending reasons (`recorder`'s reason history), so the same
 /// pages, jobs and counts at any second. O(jobs + reason changes); each started job's node list is formatted.
 std::unique_ptr<JobTable> state_job_table(const ClusterState& state, const RunRecorder& recorder);
+
+/// The event log of a run's state in memory, as RunView::events reads it from the folder write_results writes of the
+/// same state, recorder and fault log without a cloud log (a live run's snapshot): job lines from `table` (the state's
+/// Jobs table, state_job_table), node lines from the recorder's node history, fault and preemption lines, none of the
+/// other kinds. It keeps a copy of what it reads (not the state): the history's rows, the fault and preemption lines.
+class StateEventLog {
+ public:
+  /// The log of `state` with `recorder`'s history and `faults` (may be null); `table` must outlive the log.
+  StateEventLog(const ClusterState& state, const RunRecorder& recorder, const FaultLog* faults, const JobTable& table);
+  /// RunView::events(at_s, limit, kind) of the folder written of the same state.
+  [[nodiscard]] std::vector<EventLine> events(std::int64_t at_s, std::size_t limit, std::string_view kind) const;
+
+ private:
+  /// A line and the time its rows are ordered by (a fault's own, to the microsecond; else the line's).
+  struct Timed {
+    double order_s = 0;
+    EventLine line;
+  };
+  /// Appends the last `limit` of `lines` (ordered as RunView reads them back) at or before `at_s`.
+  static void append_last(const std::vector<Timed>& lines, std::int64_t at_s, std::size_t limit,
+                          std::vector<EventLine>& out);
+  const JobTable* table_;
+  JobEventOrders job_orders_;
+  std::vector<std::string> node_names_;
+  std::vector<NodeEvent> node_rows_;  // in time order, ties in the recorder's order
+  std::vector<Timed> faults_;         // in time order, ties in the log's order backwards
+  std::vector<Timed> preemptions_;    // in time order, ties in the recorder's order
+};
 
 /// The GPU indices each run of each job held on each node: the job_gpus rows write_results writes with metrics (the
 /// GpuBinding of the runs up to the horizon), as RunView::job_gpus reads them back, from memory. Compact (a node

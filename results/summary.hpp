@@ -25,20 +25,20 @@ struct RunSummary {
   double cpu_utilization = 0;                     ///< Allocated CPU-seconds / (CPUs x makespan).
   double gpu_utilization = 0;                     ///< Allocated GPU-seconds / (GPUs x makespan).
   double gpu_hours = 0;                           ///< Allocated GPU-hours.
-  std::uint64_t requeues = 0;  ///< Runs ended by a requeue, for preemption (REQUEUE) or a fault, that ran again.
-  double lost_gpu_hours = 0;                      ///< GPU-hours of those discarded runs (not in gpu_hours).
-  double cpu_hours = 0;                           ///< Allocated CPU-hours.
-  double wait_mean_s = 0;                         ///< Mean wait (start - submit) of started jobs.
-  double wait_p50_s = 0;                          ///< Median wait (nearest rank).
-  double wait_p95_s = 0;                          ///< 95th percentile wait (nearest rank).
-  double wait_p99_s = 0;                          ///< 99th percentile wait (nearest rank).
-  double wait_max_s = 0;                          ///< Longest wait.
-  double bounded_slowdown_mean = 0;               ///< Mean of max(1, (wait + run) / max(run, 10 s)) over ended jobs.
-  std::uint64_t multi_node_jobs = 0;              ///< Started jobs on more than one node.
-  std::uint64_t cross_leaf_jobs = 0;              ///< ... of them spanning more than one leaf switch (or block).
-  double leaves_per_multi_node_job = 0;           ///< Mean leaf switches (blocks) per multi-node job; 0 when flat.
-  double placement_gpu_hours = 0;                 ///< GPU-hours that placement added to jobs that ran to their end
-                                                  ///< (time on their nodes minus their trace time; < 0 if faster).
+  std::uint64_t requeues = 0;         ///< Runs ended by a requeue, for preemption (REQUEUE) or a fault, that ran again.
+  double lost_gpu_hours = 0;          ///< GPU-hours of those discarded runs (not in gpu_hours).
+  double cpu_hours = 0;               ///< Allocated CPU-hours.
+  double wait_mean_s = 0;             ///< Mean wait (start - submit) of started jobs.
+  double wait_p50_s = 0;              ///< Median wait (nearest rank).
+  double wait_p95_s = 0;              ///< 95th percentile wait (nearest rank).
+  double wait_p99_s = 0;              ///< 99th percentile wait (nearest rank).
+  double wait_max_s = 0;              ///< Longest wait.
+  double bounded_slowdown_mean = 0;   ///< Mean of max(1, (wait + run) / max(run, 10 s)) over ended jobs.
+  std::uint64_t multi_node_jobs = 0;  ///< Started jobs on more than one node.
+  std::uint64_t cross_leaf_jobs = 0;  ///< ... of them spanning more than one leaf switch (or block).
+  double leaves_per_multi_node_job = 0;  ///< Mean leaf switches (blocks) per multi-node job; 0 when flat.
+  double placement_gpu_hours = 0;        ///< GPU-hours that placement added to jobs that ran to their end
+                                         ///< (time on their nodes minus their trace time; < 0 if faster).
   // Node lifecycle (zeros without /faults).
   bool lifecycle = false;                      ///< True when the run had a node lifecycle (/faults).
   std::uint64_t faults = 0;                    ///< Faults that struck a node in service.

@@ -203,6 +203,50 @@ JobQuery job_query(const HttpRequest& request, std::int64_t at_s) {
   return q;
 }
 
+// /api/events' parameters: the second (`t`, default `end_s`), at most `limit` lines, of one `kind` or all, as JSON
+// or text.
+struct EventQuery {
+  std::int64_t at_s = 0;
+  std::size_t limit = 200;
+  std::string kind;
+  bool text = false;
+};
+
+EventQuery event_query(const HttpRequest& request, std::int64_t end_s) {
+  EventQuery q;
+  q.at_s = int_param(request, "t", end_s, -kTimeBound, kTimeBound);
+  q.limit = static_cast<std::size_t>(int_param(request, "limit", 200, 1, 100000));
+  q.kind = request.param("kind").value_or("");
+  static constexpr std::array<std::string_view, 8> kKinds = {"job",        "node",    "fault", "action",
+                                                             "preemption", "scaling", "quota", "operation"};
+  if (!q.kind.empty() && std::find(kKinds.begin(), kKinds.end(), q.kind) == kKinds.end()) {
+    throw HttpError(400,
+                    "parameter 'kind': expected job, node, fault, action, preemption, scaling, quota or operation");
+  }
+  const std::string format = request.param("format").value_or("json");
+  if (format != "json" && format != "text") throw HttpError(400, "parameter 'format': expected json or text");
+  q.text = format == "text";
+  return q;
+}
+
+// /api/events' answer: the lines as JSON, or as a tab-separated download.
+HttpResponse events_response(const std::vector<EventLine>& events, const EventQuery& q) {
+  if (q.text) {
+    std::string text;
+    for (const EventLine& e : events) {
+      text += std::to_string(e.time) + "\t" + e.kind + "\t" + e.subject + "\t" + e.text + "\n";
+    }
+    HttpResponse r = HttpResponse::text(std::move(text));
+    r.headers.emplace_back("Content-Disposition", "attachment; filename=\"events.tsv\"");
+    return r;
+  }
+  json rows = json::array();
+  for (const EventLine& e : events) {
+    rows.push_back(json{{"time", e.time}, {"kind", e.kind}, {"subject", e.subject}, {"text", e.text}});
+  }
+  return HttpResponse::json(json{{"t", q.at_s}, {"events", rows}}.dump(-1, ' ', false, kReplaceInvalidUtf8));
+}
+
 // /metrics' label names: dcgm-exporter's (UUID, modelName, Hostname) by default, as Grafana's DCGM dashboards expect;
 // labels=snake gives names promtool's linter accepts.
 bool metrics_label_names(const HttpRequest& request) {
@@ -498,6 +542,24 @@ std::optional<HttpResponse> DashboardApi::present_metrics_answer(const HttpReque
                           to_s, info.total_gpus));
 }
 
+std::optional<HttpResponse> DashboardApi::present_events_answer(const HttpRequest& request) const {
+  // The request is checked before anything waits for a copy (its second: the copy's unless asked).
+  const bool asked_t = request.param("t").has_value();
+  EventQuery q = event_query(request, 0);
+  std::shared_ptr<const LivePresent> present;
+  try {
+    present = live_->present_events();
+  } catch (const LiveError& e) {
+    throw HttpError(e.status(), e.what());
+  }
+  if (present == nullptr) return std::nullopt;  // the run has finished (its results answer), or is writing them
+  const StateEventLog* log = present->events();
+  if (log == nullptr) return std::nullopt;
+  // A later second than the copy's shows the newest state known, the copy's.
+  q.at_s = asked_t ? std::min(q.at_s, present->now_s()) : present->now_s();
+  return events_response(log->events(q.at_s, q.limit, q.kind), q);
+}
+
 HttpResponse DashboardApi::api(const HttpRequest& request) const {
   if (request.path == "/api/forecasts" || request.path == "/api/actions") return twin_pages(request);
   if (request.path.rfind("/api/compare", 0) == 0) {
@@ -509,6 +571,9 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
   if (live_ != nullptr &&
       (request.path == "/api/info" || request.path == "/api/overview" || request.path == "/api/nodes")) {
     if (std::optional<HttpResponse> answer = present_answer(request)) return std::move(*answer);
+  }
+  if (live_ != nullptr && request.path == "/api/events") {
+    if (std::optional<HttpResponse> answer = present_events_answer(request)) return std::move(*answer);
   }
   if (live_ != nullptr && request.path == "/api/series/cluster") {
     if (std::optional<HttpResponse> answer = present_metrics_answer(request)) return std::move(*answer);
@@ -662,32 +727,8 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
     return HttpResponse::json(cluster_series_json(view.cluster_series(from, to, points), from, to, info.total_gpus));
   }
   if (path == "/api/events") {
-    const std::int64_t t = at();
-    const auto limit = static_cast<std::size_t>(int_param(request, "limit", 200, 1, 100000));
-    const std::string kind = request.param("kind").value_or("");
-    static constexpr std::array<std::string_view, 8> kKinds = {"job",        "node",    "fault", "action",
-                                                               "preemption", "scaling", "quota", "operation"};
-    if (!kind.empty() && std::find(kKinds.begin(), kKinds.end(), kind) == kKinds.end()) {
-      throw HttpError(400,
-                      "parameter 'kind': expected job, node, fault, action, preemption, scaling, quota or operation");
-    }
-    const std::string format = request.param("format").value_or("json");
-    if (format != "json" && format != "text") throw HttpError(400, "parameter 'format': expected json or text");
-    const auto events = view.events(t, limit, kind);
-    if (format == "text") {
-      std::string text;
-      for (const EventLine& e : events) {
-        text += std::to_string(e.time) + "\t" + e.kind + "\t" + e.subject + "\t" + e.text + "\n";
-      }
-      HttpResponse r = HttpResponse::text(std::move(text));
-      r.headers.emplace_back("Content-Disposition", "attachment; filename=\"events.tsv\"");
-      return r;
-    }
-    json rows = json::array();
-    for (const EventLine& e : events) {
-      rows.push_back(json{{"time", e.time}, {"kind", e.kind}, {"subject", e.subject}, {"text", e.text}});
-    }
-    return HttpResponse::json(json{{"t", t}, {"events", rows}}.dump(-1, ' ', false, kReplaceInvalidUtf8));
+    const EventQuery q = event_query(request, info.end_s);
+    return events_response(view.events(q.at_s, q.limit, q.kind), q);
   }
   throw HttpError(404, "no API endpoint " + path.substr(0, 100));
 }

@@ -40,6 +40,8 @@ constexpr auto kSlurmWanted = std::chrono::nanoseconds(std::chrono::seconds(60))
 // A copy's cluster series and /metrics scrape are built while either was read within this long (Prometheus scrapes
 // every 15-60 s; the Monitoring tab refreshes every few seconds).
 constexpr auto kMetricsWanted = std::chrono::nanoseconds(std::chrono::seconds(60));
+// A copy's event log is built while it was read within this long (the Logs tab refreshes every few seconds).
+constexpr auto kEventsWanted = std::chrono::nanoseconds(std::chrono::seconds(60));
 
 std::int64_t steady_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -103,6 +105,7 @@ const JobTable* LivePresent::jobs() const {
 
 void LivePresent::drop_jobs() const {
   drop_slurm();
+  drop_events();
   std::lock_guard lock(jobs_mutex_);
   compute_jobs_ = nullptr;
 }
@@ -115,6 +118,22 @@ void LivePresent::drop_slurm() const {
 void LivePresent::drop_metrics() const {
   std::lock_guard lock(metrics_mutex_);
   compute_metrics_ = nullptr;
+}
+
+void LivePresent::drop_events() const {
+  std::lock_guard lock(events_mutex_);
+  compute_events_ = nullptr;
+}
+
+const StateEventLog* LivePresent::events() const {
+  std::lock_guard lock(events_mutex_);
+  if (events_ == nullptr && compute_events_) {
+    const JobTable* table = jobs();
+    if (table == nullptr) return nullptr;
+    events_ = compute_events_(*table);
+    compute_events_ = nullptr;  // the copy goes with it (once the other parts are made or let go)
+  }
+  return events_.get();
 }
 
 const LiveMetrics* LivePresent::metrics() const {
@@ -354,6 +373,7 @@ void LiveRun::simulate(Scenario scenario, RunOptions options) {
     jobs_ready_.reset();
     slurm_ready_.reset();
     metrics_ready_.reset();
+    events_ready_.reset();
     previous_ready_.reset();
     to_compute_.reset();
   } catch (const std::exception& e) {
@@ -570,7 +590,11 @@ void LiveRun::copy_state(SimWorld& world, bool write, std::uint64_t request, std
         if (!input->metrics.config.enabled) return nullptr;
         return std::make_shared<const JobGpuPlacement>(*input->state, input->metrics.horizon);
       },
-      [input] { return live_metrics(*input); }));
+      [input] { return live_metrics(*input); },
+      [input](const JobTable& table) {
+        return std::make_unique<StateEventLog>(*input->state, *input->recorder,
+                                               input->faults ? &*input->faults : nullptr, table);
+      }));
   std::lock_guard lock(mutex_);
   snapshot_copy_wall_s_ += wall_s;
   last_copy_wall_s_ = wall_s;
@@ -635,12 +659,18 @@ void LiveRun::build_tables(const std::shared_ptr<LivePresent>& next, std::int64_
   // The Jobs table after the figures (the Overview does not wait for it), while someone reads the Jobs tab; else
   // the copy goes now, and so does the last table (a reader coming back waits for a fresh one, not a stale one).
   // The slurmrestd-compatible API's source likewise (it reads the table), while that API is read.
+  // The event log likewise (its job lines are the table's).
   const bool slurm_wanted = now_ns - slurm_wanted_ns_.load() <= kSlurmWanted.count();
+  const bool events_wanted = now_ns - events_wanted_ns_.load() <= kEventsWanted.count();
   if (!slurm_wanted) {
     next->drop_slurm();
     slurm_ready_.reset();
   }
-  if (!slurm_wanted && now_ns - jobs_wanted_ns_.load() > kJobsWanted.count()) {
+  if (!events_wanted) {
+    next->drop_events();
+    events_ready_.reset();
+  }
+  if (!slurm_wanted && !events_wanted && now_ns - jobs_wanted_ns_.load() > kJobsWanted.count()) {
     next->drop_jobs();
     jobs_ready_.reset();
     return;
@@ -657,6 +687,14 @@ void LiveRun::build_tables(const std::shared_ptr<LivePresent>& next, std::int64_
   if (present_ == nullptr && ready_ == nullptr) return;
   if (jobs_ready_ == nullptr || next->now_s() >= jobs_ready_->now_s()) jobs_ready_ = next;
   cv_.notify_all();
+  if (events_wanted) {
+    lock.unlock();
+    const bool built = next->events() != nullptr;
+    lock.lock();
+    if (present_ == nullptr && ready_ == nullptr) return;
+    if (built && (events_ready_ == nullptr || next->now_s() >= events_ready_->now_s())) events_ready_ = next;
+    cv_.notify_all();
+  }
   if (!slurm_wanted) return;
   lock.unlock();
   const bool built = next->slurm() != nullptr;
@@ -820,6 +858,13 @@ std::shared_ptr<const LivePresent> LiveRun::present_slurm() {
   mark();
   return present_built(
       &LiveRun::slurm_ready_, [](const LivePresent& p) { return p.slurm() != nullptr; }, mark);
+}
+
+std::shared_ptr<const LivePresent> LiveRun::present_events() {
+  const auto mark = [this] { events_wanted_ns_.store(steady_ns()); };
+  mark();
+  return present_built(
+      &LiveRun::events_ready_, [](const LivePresent& p) { return p.events() != nullptr; }, mark);
 }
 
 std::shared_ptr<const LivePresent> LiveRun::present_metrics() {

@@ -118,25 +118,32 @@ class LivePresent {
   /// The cluster series and the /metrics scrape at now_s() (LiveMetrics): built by the first call (a second caller
   /// waits for it); null when the copy was let go without them (nobody was reading them when it was made).
   [[nodiscard]] const LiveMetrics* metrics() const;
+  /// The event log at any second up to now_s() (StateEventLog over the copy's Jobs table): built by the first call;
+  /// null when the copy was let go without it (nobody was reading the event log when it was made).
+  [[nodiscard]] const StateEventLog* events() const;
 
  private:
   friend class LiveRun;
   LivePresent(std::int64_t now_s, std::uint64_t generation, std::function<StateOverview()> compute,
               std::function<std::unique_ptr<JobTable>()> compute_jobs,
               std::function<std::shared_ptr<const JobGpuPlacement>()> compute_placement,
-              std::function<std::unique_ptr<LiveMetrics>()> compute_metrics)
+              std::function<std::unique_ptr<LiveMetrics>()> compute_metrics,
+              std::function<std::unique_ptr<StateEventLog>(const JobTable&)> compute_events)
       : now_s_(now_s),
         generation_(generation),
         compute_(std::move(compute)),
         compute_jobs_(std::move(compute_jobs)),
         compute_placement_(std::move(compute_placement)),
-        compute_metrics_(std::move(compute_metrics)) {}
+        compute_metrics_(std::move(compute_metrics)),
+        compute_events_(std::move(compute_events)) {}
   /// Lets the copy go without building its Jobs table (nor its slurmrestd-compatible source).
   void drop_jobs() const;
   /// Lets the copy go without building its slurmrestd-compatible source.
   void drop_slurm() const;
   /// Lets the copy go without building its LiveMetrics.
   void drop_metrics() const;
+  /// Lets the copy go without building its event log.
+  void drop_events() const;
   std::int64_t now_s_;
   std::uint64_t generation_;  // operator actions applied when copied
   mutable std::once_flag once_;
@@ -151,6 +158,9 @@ class LivePresent {
   mutable std::mutex metrics_mutex_;
   mutable std::function<std::unique_ptr<LiveMetrics>()> compute_metrics_;  // holds the copy too
   mutable std::unique_ptr<LiveMetrics> metrics_;
+  mutable std::mutex events_mutex_;
+  mutable std::function<std::unique_ptr<StateEventLog>(const JobTable&)> compute_events_;  // holds the copy too
+  mutable std::unique_ptr<StateEventLog> events_;
 };
 
 /// A finished run's snapshot: `dir` read once, shown at `at_s` (-1: its end) by the slurmrestd-compatible source.
@@ -286,6 +296,10 @@ class LiveRun final : public RunGate, public RunObserver {
   /// present_jobs, built by the present thread while either was read within the last 60 s (Prometheus scrapes every
   /// 15-60 s). Null once the run has finished or is writing its results. Throws LiveError 503 as present() does.
   std::shared_ptr<const LivePresent> present_metrics();
+  /// What the Logs and Events tab shows now: the newest copy whose event log (LivePresent::events) is built, as
+  /// present_jobs, built by the present thread (with the copy's Jobs table) while it was read within the last 60 s.
+  /// Null once the run has finished or is writing its results. Throws LiveError 503 as present() does.
+  std::shared_ptr<const LivePresent> present_events();
   /// The clock and progress now.
   [[nodiscard]] LiveStatus status() const;
   /// Holds the clock (the simulation waits between two instants).
@@ -458,6 +472,8 @@ class LiveRun final : public RunGate, public RunObserver {
   std::atomic<std::int64_t> slurm_wanted_ns_{0};         // when that API was last read (steady clock ns; 0: never)
   std::shared_ptr<LivePresent> metrics_ready_;           // the newest copy whose LiveMetrics are built
   std::atomic<std::int64_t> metrics_wanted_ns_{0};       // when the series or /metrics were last read
+  std::shared_ptr<LivePresent> events_ready_;            // the newest copy whose event log is built
+  std::atomic<std::int64_t> events_wanted_ns_{0};        // when the event log was last read
   // When the Jobs tab was last read, and each sort order (JobSort x 2 + descending) last asked for (steady clock
   // nanoseconds; 0: never).
   std::atomic<std::int64_t> jobs_wanted_ns_{0};

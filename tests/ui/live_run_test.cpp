@@ -835,6 +835,71 @@ TEST_F(LiveRunTest, ClusterSeriesAndMetricsFromTheCopyEqualTheWrittenSnapshots) 
   }
 }
 
+TEST_F(LiveRunTest, TheEventLogFromTheCopyEqualsTheWrittenSnapshots) {
+  // The queue paused part way, a few hundred seconds after an operator drained g002 and two XIDs struck g004 and g003
+  // at the same second (two fault lines of one time, which the written log orders its own way): the Logs tab's event
+  // log answered from the copy in memory, with no snapshot written, equals what the snapshot written of the same state
+  // answers at that second and earlier ones, for every kind, small and large limits, as JSON and as text.
+  const std::unique_ptr<LiveRun> run = start_queue();
+  LiveRun& live = *run;
+  run_to_the_200th_submit(live);
+  const std::int64_t drained = live.drain_node("g002", "maint");
+  live.inject_fault("g004", 31, 5);
+  live.inject_fault("g003", 13, 2);
+  live.set_speed(1000);
+  live.resume();
+  for (int i = 0; i < 5000 && live.status().now_s < drained + 400; ++i) std::this_thread::sleep_for(1ms);
+  live.pause();
+  ASSERT_GE(live.status().now_s, drained + 400);
+  const DashboardApi api(live, dir_ / "no-assets", kToken);
+  const std::int64_t now = live.status().now_s;
+  const auto get = [](const DashboardApi& from, const std::string& target) {
+    HttpRequest r;
+    r.method = "GET";
+    const std::size_t q = target.find('?');
+    r.path = target.substr(0, q);
+    if (q != std::string::npos) r.query = parse_query(target.substr(q + 1));
+    return from.handle(r);
+  };
+  const std::string at = "t=" + std::to_string(now);
+  const std::vector<std::string> targets = {"/api/events?" + at,
+                                            "/api/events?limit=7&" + at,
+                                            "/api/events?limit=100000&" + at,
+                                            "/api/events?kind=node&limit=25&" + at,
+                                            "/api/events?kind=fault&" + at,
+                                            "/api/events?kind=job&limit=1000&" + at,
+                                            "/api/events?kind=preemption&" + at,
+                                            "/api/events?kind=scaling&" + at,
+                                            "/api/events?limit=40&t=" + std::to_string(drained),
+                                            "/api/events?limit=300&t=" + std::to_string(now - 20000),
+                                            "/api/events?format=text&limit=60&" + at};
+  std::vector<std::string> answers;
+  for (const std::string& target : targets) {
+    const HttpResponse r = get(api, target);
+    ASSERT_EQ(r.status, 200) << target << " " << r.body;
+    answers.push_back(r.body);
+  }
+  EXPECT_EQ(live.status().snapshots, 0u);
+  // The default asks for the copy's second.
+  EXPECT_EQ(get(api, "/api/events").body, answers[0]);
+  const json faults = json::parse(answers[4]).at("events");
+  ASSERT_EQ(faults.size(), 2u);
+  EXPECT_EQ(faults[0].at("time"), faults[1].at("time"));
+  EXPECT_NE(answers[2].find("now DRAIN"), std::string::npos);
+  EXPECT_GT(json::parse(answers[5]).at("events").size(), 300u);
+
+  const auto snap = live.snapshot();
+  ASSERT_EQ(snap->now_s, now);
+  const DashboardApi written(snap->dir, dir_ / "no-assets");
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    const HttpResponse expected = get(written, targets[i]);
+    ASSERT_EQ(expected.status, 200) << targets[i];
+    EXPECT_TRUE(answers[i] == expected.body) << targets[i] << "\n"
+                                             << answers[i].substr(0, 3000) << "\n"
+                                             << expected.body.substr(0, 3000);
+  }
+}
+
 TEST_F(LiveRunTest, SlurmrestdReadsFromTheCopyEqualTheWrittenSnapshots) {
   // The queue of JobsPagesFromTheCopyEqualTheWrittenSnapshots, paused part way after an operator's drain of g002:
   // every read endpoint of the slurmrestd-compatible API, v0.0.41-v0.0.44, answered from the copy in memory (no
