@@ -3,7 +3,10 @@
 # wrk processes (a second and third process) read the dashboard's API and the slurmrestd-compatible API as fast as
 # they answer; prints the simulation's wall time of each, the slowdown, and wrk's requests and errors.
 #
-#   bench/live_load.sh [--binary B] [--rounds N] [--max-slowdown PCT] [--wrk-nice N] SCENARIO [run options]
+#   bench/live_load.sh [--binary B] [--rounds N] [--max-slowdown PCT] [--wrk-nice N] [--rate R] SCENARIO [run options]
+#
+# --rate paces each wrk process at about R requests a second (wrk's delay() between a connection's requests) instead
+# of as fast as the server answers: a stated load (dashboards, Prometheus, portals) rather than a saturating one.
 #
 # --wrk-nice runs the load generators that much nicer: on a 2-core machine their own CPU (which a real client spends
 # on its own machine) would otherwise count as the simulation's slowdown.
@@ -16,12 +19,14 @@ G="$(dirname "$0")/../build/gputwin"
 ROUNDS=1
 MAX_SLOWDOWN=
 WRK_NICE=0
+RATE=
 while [ $# -gt 0 ]; do
   case "$1" in
     --binary) G=$2; shift 2 ;;
     --rounds) ROUNDS=$2; shift 2 ;;
     --max-slowdown) MAX_SLOWDOWN=$2; shift 2 ;;
     --wrk-nice) WRK_NICE=$2; shift 2 ;;
+    --rate) RATE=$2; shift 2 ;;
     *) break ;;
   esac
 done
@@ -43,6 +48,12 @@ local paths = {"/slurm/v0.0.44/ping", "/slurm/v0.0.44/nodes", "/slurm/v0.0.44/pa
 local i = 0
 request = function() i = i + 1; return wrk.format("GET", paths[(i % #paths) + 1]) end
 EOF
+
+# With --rate, each connection waits connections x 1000 / R ms before each request (4 dashboard, 2 slurmrestd ones).
+if [ -n "$RATE" ]; then
+  echo "function delay() return $(echo "4000 / $RATE" | bc -l) end" >>"$WORK/dashboard.lua"
+  echo "function delay() return $(echo "2000 / $RATE" | bc -l) end" >>"$WORK/slurm.lua"
+fi
 
 # One served run; with "load", wrk reads both APIs until the simulation ends. Prints "<sim wall s> <wrk summary>".
 serve_once() {
