@@ -595,40 +595,24 @@ std::vector<ClusterPoint> RunView::cluster_series(std::int64_t from_s, std::int6
   return cluster_points(times, rows, step, from_s, to_s, info_.end_s, max_points);
 }
 
-std::vector<GpuPoint> RunView::gpu_series(std::int32_t node, std::int64_t from_s, std::int64_t to_s,
-                                          std::size_t max_points) const {
+std::vector<GpuPoint> gpu_series_of(const GpuSampleReader& read, std::int64_t step_s, std::size_t nodes,
+                                    std::int32_t node, std::int64_t from_s, std::int64_t to_s, std::size_t max_points) {
   std::vector<GpuPoint> points;
-  if (info_.gpu_step_s <= 0 || node < 0 || static_cast<std::size_t>(node) >= nodes_.size() || to_s < from_s ||
-      max_points == 0) {
+  if (step_s <= 0 || node < 0 || static_cast<std::size_t>(node) >= nodes || to_s < from_s || max_points == 0) {
     return points;
   }
-  const std::int64_t step = info_.gpu_step_s;
-  const auto [first, stride] = thinning(from_s, to_s, step, max_points);
-  std::lock_guard lock(db_mutex_);
-  db_->query(
-      "SELECT gpu, time, util_pct, fb_used_mib, power_w, temp_c, xid, job_id FROM gpu_metrics WHERE node_index = ? "
-      "AND gpu >= 0 AND time >= ? AND time <= ? AND ((time / ?) - ?) % ? = 0 ORDER BY gpu, time",
-      {node, first * step, to_s, step, first, stride}, [&](sqlite3_stmt* q) {
-        GpuPoint p;
-        p.gpu = static_cast<std::int32_t>(sqlite3_column_int64(q, 0));
-        p.time = sqlite3_column_int64(q, 1);
-        p.util_pct = sqlite3_column_double(q, 2);
-        p.fb_used_mib = sqlite3_column_double(q, 3);
-        p.power_w = sqlite3_column_double(q, 4);
-        p.temp_c = sqlite3_column_double(q, 5);
-        p.xid = static_cast<std::int32_t>(sqlite3_column_int64(q, 6));
-        p.job_id = column_int(q, 7, -1);
-        points.push_back(p);
-      });
+  const auto [first, stride] = thinning(from_s, to_s, step_s, max_points);
+  read(node, step_s, first, stride, to_s, [&](const GpuPoint& p) { points.push_back(p); });
   return points;
 }
 
-NodeUtilSeries RunView::node_util_series(std::int64_t from_s, std::int64_t to_s, std::size_t max_points,
-                                         std::size_t max_lines) const {
+NodeUtilSeries node_util_series_of(const GpuSampleReader& read, std::int64_t step_s, std::size_t nodes,
+                                   std::int64_t end_s, std::int64_t from_s, std::int64_t to_s, std::size_t max_points,
+                                   std::size_t max_lines) {
   NodeUtilSeries out;
-  to_s = std::min(to_s, info_.end_s);
-  if (info_.gpu_step_s <= 0 || to_s < from_s || max_points == 0) return out;
-  const std::int64_t step = info_.gpu_step_s;
+  to_s = std::min(to_s, end_s);
+  if (step_s <= 0 || to_s < from_s || max_points == 0) return out;
+  const std::int64_t step = step_s;
   // Plain names, not a structured binding: the lambda below uses them, which clang 14 (the sanitizer build) refuses.
   const auto thinned = thinning(from_s, to_s, step, max_points);
   const std::int64_t first = thinned.first;
@@ -649,23 +633,18 @@ NodeUtilSeries RunView::node_util_series(std::int64_t from_s, std::int64_t to_s,
     return a.mean_pct != b.mean_pct ? a.mean_pct > b.mean_pct : a.node < b.node;
   };
   std::vector<NodeUtilSeries::Line> kept;
-  std::lock_guard lock(db_mutex_);
-  for (std::size_t node = 0; node < nodes_.size(); ++node) {
+  for (std::size_t node = 0; node < nodes; ++node) {
     std::fill(sum.begin(), sum.end(), 0.0);
     std::fill(count.begin(), count.end(), 0);
     bool any = false;
-    db_->query(
-        "SELECT time, util_pct FROM gpu_metrics WHERE node_index = ? AND gpu >= 0 AND time >= ? AND time <= ? AND "
-        "((time / ?) - ?) % ? = 0",
-        {static_cast<std::int64_t>(node), first * step, to_s, step, first, stride}, [&](sqlite3_stmt* q) {
-          const std::int64_t t = sqlite3_column_int64(q, 0);
-          if (t % step != 0) return;
-          const auto i = static_cast<std::size_t>((t / step - first) / stride);
-          if (i >= n) return;
-          sum[i] += sqlite3_column_double(q, 1);
-          ++count[i];
-          any = true;
-        });
+    read(static_cast<std::int32_t>(node), step, first, stride, to_s, [&](const GpuPoint& p) {
+      if (p.time % step != 0) return;
+      const auto i = static_cast<std::size_t>((p.time / step - first) / stride);
+      if (i >= n) return;
+      sum[i] += p.util_pct;
+      ++count[i];
+      any = true;
+    });
     if (!any) continue;
     ++out.nodes_sampled;
     NodeUtilSeries::Line line;
@@ -704,6 +683,52 @@ NodeUtilSeries RunView::node_util_series(std::int64_t from_s, std::int64_t to_s,
   }
   out.lines = std::move(kept);
   return out;
+}
+
+void RunView::read_gpu_samples(std::int32_t node, std::int64_t step, std::int64_t first, std::int64_t stride,
+                               std::int64_t to_s, const std::function<void(const GpuPoint&)>& sink) const {
+  db_->query(
+      "SELECT gpu, time, util_pct, fb_used_mib, power_w, temp_c, xid, job_id FROM gpu_metrics WHERE node_index = ? "
+      "AND gpu >= 0 AND time >= ? AND time <= ? AND ((time / ?) - ?) % ? = 0 ORDER BY gpu, time",
+      {node, first * step, to_s, step, first, stride}, [&](sqlite3_stmt* q) {
+        GpuPoint p;
+        p.gpu = static_cast<std::int32_t>(sqlite3_column_int64(q, 0));
+        p.time = sqlite3_column_int64(q, 1);
+        p.util_pct = sqlite3_column_double(q, 2);
+        p.fb_used_mib = sqlite3_column_double(q, 3);
+        p.power_w = sqlite3_column_double(q, 4);
+        p.temp_c = sqlite3_column_double(q, 5);
+        p.xid = static_cast<std::int32_t>(sqlite3_column_int64(q, 6));
+        p.job_id = column_int(q, 7, -1);
+        sink(p);
+      });
+}
+
+void RunView::read_gpu_utils(std::int32_t node, std::int64_t step, std::int64_t first, std::int64_t stride,
+                             std::int64_t to_s, const std::function<void(const GpuPoint&)>& sink) const {
+  GpuPoint p;
+  db_->query(
+      "SELECT time, util_pct FROM gpu_metrics WHERE node_index = ? AND gpu >= 0 AND time >= ? AND time <= ? AND "
+      "((time / ?) - ?) % ? = 0",
+      {node, first * step, to_s, step, first, stride}, [&](sqlite3_stmt* q) {
+        p.time = sqlite3_column_int64(q, 0);
+        p.util_pct = sqlite3_column_double(q, 1);
+        sink(p);
+      });
+}
+
+std::vector<GpuPoint> RunView::gpu_series(std::int32_t node, std::int64_t from_s, std::int64_t to_s,
+                                          std::size_t max_points) const {
+  std::lock_guard lock(db_mutex_);
+  return gpu_series_of([this](auto... args) { read_gpu_samples(args...); }, info_.gpu_step_s, nodes_.size(), node,
+                       from_s, to_s, max_points);
+}
+
+NodeUtilSeries RunView::node_util_series(std::int64_t from_s, std::int64_t to_s, std::size_t max_points,
+                                         std::size_t max_lines) const {
+  std::lock_guard lock(db_mutex_);
+  return node_util_series_of([this](auto... args) { read_gpu_utils(args...); }, info_.gpu_step_s, nodes_.size(),
+                             info_.end_s, from_s, to_s, max_points, max_lines);
 }
 
 std::string scaling_event_text(std::string_view action, std::int64_t demand) {

@@ -168,6 +168,22 @@ struct NodeUtilSeries {
   bool all_nodes = true;          ///< `lines` holds every sampled node.
 };
 
+/// Calls `sink` for each stored per-GPU sample of node `node` at the times first x step, (first + stride) x step, ...
+/// up to `to_s`, in (GPU, time) order: how gpu_series_of and node_util_series_of read a run's per-GPU series (from
+/// results.sqlite, or from the samples a live run's copy makes).
+using GpuSampleReader =
+    std::function<void(std::int32_t node, std::int64_t step, std::int64_t first, std::int64_t stride, std::int64_t to_s,
+                       const std::function<void(const GpuPoint&)>& sink)>;
+
+/// RunView::gpu_series over `read` (per-GPU period `step_s`, `nodes` nodes).
+std::vector<GpuPoint> gpu_series_of(const GpuSampleReader& read, std::int64_t step_s, std::size_t nodes,
+                                    std::int32_t node, std::int64_t from_s, std::int64_t to_s, std::size_t max_points);
+/// RunView::node_util_series over `read` (per-GPU period `step_s`, `nodes` nodes, samples ending at `end_s`); it reads
+/// only each sample's time and util_pct.
+NodeUtilSeries node_util_series_of(const GpuSampleReader& read, std::int64_t step_s, std::size_t nodes,
+                                   std::int64_t end_s, std::int64_t from_s, std::int64_t to_s, std::size_t max_points,
+                                   std::size_t max_lines);
+
 /// One line of the event log.
 struct EventLine {
   std::int64_t time = 0;
@@ -360,6 +376,12 @@ class RunView {
   mutable std::mutex samples_mutex_;        // gpu_samples' cache: one reader at a time
   mutable std::int64_t samples_time_ = -1;  // the GPU sample time samples_ holds; -1: none
   mutable std::vector<NodeGpuSample> samples_;
+  /// GpuSampleReader over results.sqlite's gpu_metrics (db_mutex_ held).
+  void read_gpu_samples(std::int32_t node, std::int64_t step, std::int64_t first, std::int64_t stride,
+                        std::int64_t to_s, const std::function<void(const GpuPoint&)>& sink) const;
+  /// The same with only each sample's time and util_pct read (what node_util_series_of reads).
+  void read_gpu_utils(std::int32_t node, std::int64_t step, std::int64_t first, std::int64_t stride, std::int64_t to_s,
+                      const std::function<void(const GpuPoint&)>& sink) const;
   mutable std::optional<JobEventOrders> job_orders_;  // built by the first events() asking for jobs
   void load_costs() const;
   mutable bool costs_loaded_ = false;

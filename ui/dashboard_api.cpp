@@ -203,6 +203,89 @@ JobQuery job_query(const HttpRequest& request, std::int64_t at_s) {
   return q;
 }
 
+// /api/nodes/{name}/gpus: the path names a node's per-GPU drill-down.
+bool is_node_gpus_path(const std::string& path) {
+  return path.rfind("/api/nodes/", 0) == 0 && path.size() > 16 && path.compare(path.size() - 5, 5, "/gpus") == 0;
+}
+
+// /api/nodes/{name}/gpus' window: `to` (default `end_s`), `from` (default an hour before), at most `points` samples.
+struct GpuSeriesQuery {
+  std::int64_t from = 0, to = 0;
+  std::size_t points = 300;
+};
+
+GpuSeriesQuery gpu_series_query(const HttpRequest& request, std::int64_t end_s) {
+  GpuSeriesQuery q;
+  q.to = int_param(request, "to", end_s, -kTimeBound, kTimeBound);
+  q.from = int_param(request, "from", std::max<std::int64_t>(0, q.to - 3600), -kTimeBound, kTimeBound);
+  q.points = static_cast<std::size_t>(int_param(request, "points", 300, 1, 5000));
+  return q;
+}
+
+// /api/nodes/{name}/gpus' answer: each GPU's samples as columns.
+std::string gpu_series_json(const std::vector<GpuPoint>& points, const std::string& name, const GpuSeriesQuery& q) {
+  json gpus = json::object();
+  for (const GpuPoint& p : points) {
+    json& g = gpus[std::to_string(p.gpu)];
+    if (g.is_null())
+      g = json{{"time", json::array()},    {"util", json::array()},   {"fb_used_mib", json::array()},
+               {"power_w", json::array()}, {"temp_c", json::array()}, {"xid", json::array()},
+               {"job_id", json::array()}};
+    g["time"].push_back(p.time);
+    g["util"].push_back(p.util_pct);
+    g["fb_used_mib"].push_back(p.fb_used_mib);
+    g["power_w"].push_back(p.power_w);
+    g["temp_c"].push_back(p.temp_c);
+    g["xid"].push_back(p.xid);
+    g["job_id"].push_back(p.job_id >= 0 ? json(p.job_id) : json(nullptr));
+  }
+  return json{{"node", name}, {"from", q.from}, {"to", q.to}, {"gpus", gpus}}.dump(-1, ' ', false, kReplaceInvalidUtf8);
+}
+
+// /api/series/nodes' window: `to` (default `end_s`), `from` (default `begin_s`), at most `points` samples and `lines`
+// nodes' own lines.
+struct NodeSeriesQuery {
+  std::int64_t from = 0, to = 0;
+  std::size_t points = 400, lines = 16;
+};
+
+NodeSeriesQuery node_series_query(const HttpRequest& request, std::int64_t end_s, std::int64_t begin_s) {
+  NodeSeriesQuery q;
+  q.to = int_param(request, "to", end_s, -kTimeBound, kTimeBound);
+  q.from = int_param(request, "from", begin_s, -kTimeBound, kTimeBound);
+  q.points = static_cast<std::size_t>(int_param(request, "points", 400, 1, 2000));
+  q.lines = static_cast<std::size_t>(int_param(request, "lines", 16, 0, 64));
+  return q;
+}
+
+// /api/series/nodes' answer, the all-nodes overlay: a min/mean/max band across nodes and at most `lines` nodes' own
+// lines, so that the answer stays at points x (3 + lines) numbers for 4,096 nodes; `name` names a node by index.
+std::string node_series_json(const NodeUtilSeries& series, const NodeSeriesQuery& q, std::size_t nodes,
+                             const std::function<std::string(std::int32_t)>& name) {
+  // -1 (not sampled) becomes null, which uPlot draws as a gap.
+  const auto values = [](const std::vector<double>& v) {
+    json a = json::array();
+    for (const double x : v) a.push_back(x < 0 ? json(nullptr) : json(std::round(x * 100) / 100));
+    return a;
+  };
+  json out{{"from", q.from},
+           {"to", q.to},
+           {"time", series.time},
+           {"min", values(series.min)},
+           {"mean", values(series.mean)},
+           {"max", values(series.max)},
+           {"sampled", series.sampled},
+           {"nodes", nodes},
+           {"nodes_sampled", series.nodes_sampled},
+           {"all_nodes", series.all_nodes},
+           {"lines", json::array()}};
+  for (const NodeUtilSeries::Line& l : series.lines) {
+    out["lines"].push_back(
+        json{{"node", name(l.node)}, {"mean", std::round(l.mean_pct * 100) / 100}, {"util", values(l.util_pct)}});
+  }
+  return out.dump(-1, ' ', false, kReplaceInvalidUtf8);
+}
+
 // /api/events' parameters: the second (`t`, default `end_s`), at most `limit` lines, of one `kind` or all, as JSON
 // or text.
 struct EventQuery {
@@ -542,6 +625,41 @@ std::optional<HttpResponse> DashboardApi::present_metrics_answer(const HttpReque
                           to_s, info.total_gpus));
 }
 
+std::optional<HttpResponse> DashboardApi::present_gpu_series_answer(const HttpRequest& request) const {
+  // The request is checked before anything waits for a copy; its defaults follow the copy's second.
+  const bool drill_down = is_node_gpus_path(request.path);
+  if (drill_down)
+    (void)gpu_series_query(request, 0);
+  else
+    (void)node_series_query(request, 0, 0);
+  std::shared_ptr<const LivePresent> present;
+  try {
+    present = live_->present_metrics();
+  } catch (const LiveError& e) {
+    throw HttpError(e.status(), e.what());
+  }
+  if (present == nullptr) return std::nullopt;  // the run has finished (its results answer), or is writing them
+  const LiveMetrics* m = present->metrics();
+  if (m == nullptr) return std::nullopt;
+  const std::int64_t now_s = present->now_s();
+  const auto read = [m](auto... args) { m->read_gpu_samples(args...); };
+  if (drill_down) {
+    const std::string name = request.path.substr(11, request.path.size() - 16);
+    const auto it = std::find(m->node_names.begin(), m->node_names.end(), name);
+    if (it == m->node_names.end()) throw HttpError(404, "no node '" + name.substr(0, 64) + "'");
+    const auto node = static_cast<std::int32_t>(it - m->node_names.begin());
+    const GpuSeriesQuery q = gpu_series_query(request, now_s);
+    return HttpResponse::json(gpu_series_json(
+        gpu_series_of(read, m->gpu_step_s, m->node_names.size(), node, q.from, q.to, q.points), name, q));
+  }
+  const RunDescription& info = present->figures().info;
+  const NodeSeriesQuery q = node_series_query(request, now_s, info.begin_s);
+  const NodeUtilSeries series =
+      node_util_series_of(read, m->gpu_step_s, m->node_names.size(), now_s, q.from, q.to, q.points, q.lines);
+  return HttpResponse::json(node_series_json(
+      series, q, info.nodes, [m](std::int32_t n) { return m->node_names[static_cast<std::size_t>(n)]; }));
+}
+
 std::optional<HttpResponse> DashboardApi::present_events_answer(const HttpRequest& request) const {
   // The request is checked before anything waits for a copy (its second: the copy's unless asked).
   const bool asked_t = request.param("t").has_value();
@@ -575,6 +693,9 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
   if (live_ != nullptr && request.path == "/api/events") {
     if (std::optional<HttpResponse> answer = present_events_answer(request)) return std::move(*answer);
   }
+  if (live_ != nullptr && (request.path == "/api/series/nodes" || is_node_gpus_path(request.path))) {
+    if (std::optional<HttpResponse> answer = present_gpu_series_answer(request)) return std::move(*answer);
+  }
   if (live_ != nullptr && request.path == "/api/series/cluster") {
     if (std::optional<HttpResponse> answer = present_metrics_answer(request)) return std::move(*answer);
   }
@@ -607,30 +728,12 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
     const bool gpu_use = with_gpu_use(request);
     return HttpResponse::json(nodes_json(view.nodes(t, gpu_use), t, filter, gpu_use));
   }
-  if (path.rfind("/api/nodes/", 0) == 0 && path.size() > 16 && path.compare(path.size() - 5, 5, "/gpus") == 0) {
+  if (is_node_gpus_path(path)) {
     const std::string name = path.substr(11, path.size() - 16);
     const std::int32_t node = view.node_index(name);
     if (node < 0) throw HttpError(404, "no node '" + name.substr(0, 64) + "'");
-    const std::int64_t to = int_param(request, "to", info.end_s, -kTimeBound, kTimeBound);
-    const std::int64_t from = int_param(request, "from", std::max<std::int64_t>(0, to - 3600), -kTimeBound, kTimeBound);
-    const auto points = static_cast<std::size_t>(int_param(request, "points", 300, 1, 5000));
-    json gpus = json::object();
-    for (const GpuPoint& p : view.gpu_series(node, from, to, points)) {
-      json& g = gpus[std::to_string(p.gpu)];
-      if (g.is_null())
-        g = json{{"time", json::array()},    {"util", json::array()},   {"fb_used_mib", json::array()},
-                 {"power_w", json::array()}, {"temp_c", json::array()}, {"xid", json::array()},
-                 {"job_id", json::array()}};
-      g["time"].push_back(p.time);
-      g["util"].push_back(p.util_pct);
-      g["fb_used_mib"].push_back(p.fb_used_mib);
-      g["power_w"].push_back(p.power_w);
-      g["temp_c"].push_back(p.temp_c);
-      g["xid"].push_back(p.xid);
-      g["job_id"].push_back(p.job_id >= 0 ? json(p.job_id) : json(nullptr));
-    }
-    return HttpResponse::json(
-        json{{"node", name}, {"from", from}, {"to", to}, {"gpus", gpus}}.dump(-1, ' ', false, kReplaceInvalidUtf8));
+    const GpuSeriesQuery q = gpu_series_query(request, info.end_s);
+    return HttpResponse::json(gpu_series_json(view.gpu_series(node, q.from, q.to, q.points), name, q));
   }
   if (path == "/api/waits") {
     const auto points = static_cast<std::size_t>(int_param(request, "points", 400, 1, 20000));
@@ -688,37 +791,10 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
     return HttpResponse::json(out.dump(-1, ' ', false, kReplaceInvalidUtf8));
   }
   if (path == "/api/series/nodes") {
-    // The all-nodes overlay: a min/mean/max band across nodes and at most `lines` nodes' own lines, so that the
-    // answer stays at points x (3 + lines) numbers for 4,096 nodes.
-    const std::int64_t to = int_param(request, "to", info.end_s, -kTimeBound, kTimeBound);
-    const std::int64_t from = int_param(request, "from", info.begin_s, -kTimeBound, kTimeBound);
-    const auto points = static_cast<std::size_t>(int_param(request, "points", 400, 1, 2000));
-    const auto lines = static_cast<std::size_t>(int_param(request, "lines", 16, 0, 64));
-    const NodeUtilSeries series = view.node_util_series(from, to, points, lines);
-    // -1 (not sampled) becomes null, which uPlot draws as a gap.
-    const auto values = [](const std::vector<double>& v) {
-      json a = json::array();
-      for (const double x : v) a.push_back(x < 0 ? json(nullptr) : json(std::round(x * 100) / 100));
-      return a;
-    };
-    const std::vector<NodeRow> rows = view.nodes(to, false);
-    json out{{"from", from},
-             {"to", to},
-             {"time", series.time},
-             {"min", values(series.min)},
-             {"mean", values(series.mean)},
-             {"max", values(series.max)},
-             {"sampled", series.sampled},
-             {"nodes", info.nodes},
-             {"nodes_sampled", series.nodes_sampled},
-             {"all_nodes", series.all_nodes},
-             {"lines", json::array()}};
-    for (const NodeUtilSeries::Line& l : series.lines) {
-      out["lines"].push_back(json{{"node", rows[static_cast<std::size_t>(l.node)].name},
-                                  {"mean", std::round(l.mean_pct * 100) / 100},
-                                  {"util", values(l.util_pct)}});
-    }
-    return HttpResponse::json(out.dump(-1, ' ', false, kReplaceInvalidUtf8));
+    const NodeSeriesQuery q = node_series_query(request, info.end_s, info.begin_s);
+    const std::vector<NodeRow> rows = view.nodes(q.to, false);
+    return HttpResponse::json(node_series_json(view.node_util_series(q.from, q.to, q.points, q.lines), q, info.nodes,
+                                               [&](std::int32_t n) { return rows[static_cast<std::size_t>(n)].name; }));
   }
   if (path == "/api/series/cluster") {
     const std::int64_t to = int_param(request, "to", info.end_s, -kTimeBound, kTimeBound);

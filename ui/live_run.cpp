@@ -213,12 +213,22 @@ std::unique_ptr<LiveMetrics> LiveRun::live_metrics(const SnapshotInput& input) {
   std::vector<GpuSample> at_now;
   const GpuBinding binding(state, metrics.horizon);
   MetricsTotals totals;
+  const std::size_t nodes = state.config().nodes.size();
+  out->node_starts.assign(nodes + 1, 0);
   const std::vector<ClusterSample> rows = build_metrics(
       state, binding, metrics.horizon, metrics.config, metrics.load, metrics.xids, metrics.node_conditions,
       [&](const GpuSample& s) {
         if (s.time_s == gpu_at) at_now.push_back(s);
+        // As the gpu_metrics rows are read back (a GPU without a job: NULL, -1).
+        out->gpu_samples.push_back(GpuPoint{s.time_s, static_cast<std::int32_t>(s.gpu), s.util_pct, s.fb_used_mib,
+                                            s.power_w, s.temp_c, static_cast<std::int32_t>(s.xid),
+                                            s.job_id != 0 ? static_cast<std::int64_t>(s.job_id) : -1});
+        ++out->node_starts[s.node + 1];  // sent node by node: counts, summed below
       },
       totals, ClusterRows::kChanges);
+  for (std::size_t n = 0; n < nodes; ++n) out->node_starts[n + 1] += out->node_starts[n];
+  out->gpu_step_s = static_cast<std::int64_t>(totals.gpu_step_s);
+  for (const NodeConfig& node : state.config().nodes) out->node_names.push_back(node.name);
   out->cluster_step_s = static_cast<std::int64_t>(totals.cluster_step_s);
   const std::size_t total_gpus = sampled_gpu_count(state.config());
   out->times.reserve(rows.size());
@@ -243,6 +253,17 @@ std::unique_ptr<LiveMetrics> LiveRun::live_metrics(const SnapshotInput& input) {
     scrape.gpus = std::move(at_now);
   }
   return out;
+}
+
+void LiveMetrics::read_gpu_samples(std::int32_t node, std::int64_t step, std::int64_t first, std::int64_t stride,
+                                   std::int64_t to_s, const std::function<void(const GpuPoint&)>& sink) const {
+  if (node < 0 || static_cast<std::size_t>(node) + 1 >= node_starts.size() || step <= 0 || stride <= 0) return;
+  // RunView's: time >= first x step AND time <= to_s AND ((time / step) - first) % stride = 0, by GPU and time.
+  const auto n = static_cast<std::size_t>(node);
+  for (std::size_t i = node_starts[n]; i < node_starts[n + 1]; ++i) {
+    const GpuPoint& p = gpu_samples[i];
+    if (p.time >= first * step && p.time <= to_s && (p.time / step - first) % stride == 0) sink(p);
+  }
 }
 
 // The last copy every reader has let go of, kept (while `keep`) for the next copy to be made into: copying a large

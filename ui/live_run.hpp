@@ -86,7 +86,7 @@ struct RunSnapshot {
   mutable std::unique_ptr<RunViewSlurmSource> slurm_;
 };
 
-/// What the Monitoring tab's cluster series and /metrics show of a live run as of one copy of its state, computed
+/// What the Monitoring tab's series and /metrics show of a live run as of one copy of its state, computed
 /// from the copy in memory by the code that writes them (build_metrics): the rows and the scrape the snapshot written
 /// of that copy would give.
 struct LiveMetrics {
@@ -95,6 +95,13 @@ struct LiveMetrics {
   std::vector<ClusterPoint> rows;   ///< ... and the rows, as RunView::cluster_series reads them.
   /// /metrics at the copy's second (empty when the run keeps no metrics: the written snapshot answers then).
   std::optional<MetricsScrape> scrape;
+  std::int64_t gpu_step_s = 0;           ///< Period of the per-GPU series (0: none kept).
+  std::vector<GpuPoint> gpu_samples;     ///< Every per-GPU sample the snapshot would store, by node, GPU and time.
+  std::vector<std::size_t> node_starts;  ///< Node n's samples: [node_starts[n], node_starts[n + 1]).
+  std::vector<std::string> node_names;   ///< By node index.
+  /// GpuSampleReader over gpu_samples (the Monitoring tab's per-node lines and a node's per-GPU drill-down).
+  void read_gpu_samples(std::int32_t node, std::int64_t step, std::int64_t first, std::int64_t stride,
+                        std::int64_t to_s, const std::function<void(const GpuPoint&)>& sink) const;
 };
 
 /// What the Overview and the Nodes tab show of a live run as of one copy of its state: computed from the copy in

@@ -759,9 +759,10 @@ TEST_F(LiveRunTest, ACopyMadeIntoAnEarlierCopysMemoryAnswersAsTheWrittenSnapshot
 
 TEST_F(LiveRunTest, ClusterSeriesAndMetricsFromTheCopyEqualTheWrittenSnapshots) {
   // The queue paused part way, a few hundred seconds after an operator drained g002 and an XID 31 struck GPU 5 of
-  // g004 (a node condition and an XID in the history): the Monitoring tab's cluster series (whole, thinned, a window)
-  // and /metrics (both label sets, the copy's second asked for or not) answered from the copy in memory, with no
-  // snapshot written, equal byte for byte what the snapshot written of the same state answers at that second.
+  // g004 (a node condition and an XID in the history): the Monitoring tab's cluster series (whole, thinned, a window),
+  // its all-nodes overlay and a node's per-GPU drill-down, and /metrics (both label sets, the copy's second asked for
+  // or not), answered from the copy in memory with no snapshot written, equal byte for byte what the snapshot written
+  // of the same state answers at that second.
   const std::unique_ptr<LiveRun> run = start_queue();
   LiveRun& live = *run;
   run_to_the_200th_submit(live);
@@ -789,7 +790,11 @@ TEST_F(LiveRunTest, ClusterSeriesAndMetricsFromTheCopyEqualTheWrittenSnapshots) 
       "/api/series/cluster?to=" + std::to_string(now + 5000),
       "/metrics",
       "/metrics?labels=snake",
-      "/metrics?t=" + std::to_string(now)};
+      "/metrics?t=" + std::to_string(now),
+      "/api/series/nodes",
+      "/api/series/nodes?points=50&lines=3&from=10000&to=" + std::to_string(now - 100),
+      "/api/nodes/g004/gpus",
+      "/api/nodes/g001/gpus?from=0&points=40&to=" + std::to_string(now)};
   std::vector<std::string> answers;
   for (const std::string& target : targets) {
     const HttpResponse r = get(api, target);
@@ -806,6 +811,19 @@ TEST_F(LiveRunTest, ClusterSeriesAndMetricsFromTheCopyEqualTheWrittenSnapshots) 
   EXPECT_NE(answers[4].find("Hostname=\"g004\"} 31\n"), std::string::npos);  // DCGM_FI_DEV_XID_ERRORS
   EXPECT_NE(answers[4].find("slurm_nodes_drain 1\n"), std::string::npos);
   EXPECT_NE(answers[5].find("hostname=\"g001\""), std::string::npos);
+  const json overlay = json::parse(answers[7]);
+  EXPECT_EQ(overlay.at("nodes_sampled"), 6);
+  EXPECT_EQ(overlay.at("lines").size(), 6u);
+  EXPECT_EQ(json::parse(answers[8]).at("lines").size(), 3u);
+  const json drill = json::parse(answers[9]).at("gpus");
+  ASSERT_EQ(drill.size(), 8u);
+  EXPECT_EQ(drill.at("5").at("xid").back(), 31);
+  try {
+    (void)get(api, "/api/nodes/g999/gpus");
+    ADD_FAILURE() << "an unknown node's drill-down was answered";
+  } catch (const HttpError& e) {
+    EXPECT_EQ(e.status(), 404);
+  }
 
   // A later second than the copy's shows the series up to the copy's.
   EXPECT_EQ(json::parse(answers[3]).at("time"), series.at("time"));
@@ -818,7 +836,7 @@ TEST_F(LiveRunTest, ClusterSeriesAndMetricsFromTheCopyEqualTheWrittenSnapshots) 
   for (std::size_t i = 0; i < targets.size(); ++i) {
     if (i == 3) continue;
     std::string target = targets[i];
-    if (i == 0) target += "?to=" + at_now;
+    if (i == 0 || i == 7 || i == 9) target += "?to=" + at_now;
     if (i == 1) target += "&to=" + at_now;
     if (i == 4) target += "?t=" + at_now;
     if (i == 5) target += "&t=" + at_now;
