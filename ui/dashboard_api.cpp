@@ -614,9 +614,7 @@ std::optional<HttpResponse> DashboardApi::present_metrics_answer(const HttpReque
   if (scrape) {
     // Another second than the copy's is the run's history: the written snapshot answers it.
     if (!m->scrape || (t && *t != now_s)) return std::nullopt;
-    std::ostringstream out;
-    write_metrics_scrape(*m->scrape, options, out);
-    return HttpResponse::text(out.str(), "text/plain; version=0.0.4; charset=utf-8");
+    return HttpResponse::text(m->scrape_text(options.dcgm_labels), "text/plain; version=0.0.4; charset=utf-8");
   }
   const RunDescription& info = present->figures().info;
   const std::int64_t to_s = to.value_or(now_s), from_s = from.value_or(info.begin_s);

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <sstream>
 #include <utility>
 
 #include "control/health_controller.hpp"
@@ -264,6 +265,19 @@ void LiveMetrics::read_gpu_samples(std::int32_t node, std::int64_t step, std::in
     const GpuPoint& p = gpu_samples[i];
     if (p.time >= first * step && p.time <= to_s && (p.time / step - first) % stride == 0) sink(p);
   }
+}
+
+const std::string& LiveMetrics::scrape_text(bool dcgm_labels) const {
+  const std::size_t k = dcgm_labels ? 0 : 1;
+  std::call_once(text_once_[k], [&] {
+    if (!scrape) return;
+    MetricsExportOptions options;
+    options.dcgm_labels = dcgm_labels;
+    std::ostringstream out;
+    write_metrics_scrape(*scrape, options, out);
+    text_[k] = std::move(out).str();
+  });
+  return text_[k];
 }
 
 // The last copy every reader has let go of, kept (while `keep`) for the next copy to be made into: copying a large
