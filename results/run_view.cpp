@@ -1042,9 +1042,13 @@ GanttView RunView::gantt(const GanttQuery& query) const {
 }
 
 WaitDistribution RunView::waits(std::int64_t at_s, std::size_t points) const {
+  return wait_distribution(*table_, at_s, points);
+}
+
+WaitDistribution wait_distribution(const JobTable& table, std::int64_t at_s, std::size_t points) {
   WaitDistribution d;
   std::vector<std::int64_t> waits;
-  for (const Job& j : table_->rows()) {
+  for (const JobTable::Job& j : table.rows()) {
     if (j.start >= 0 && j.start <= at_s) waits.push_back(j.start - j.submit);
   }
   if (waits.empty()) return d;

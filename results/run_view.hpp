@@ -229,6 +229,10 @@ struct WaitDistribution {
   std::vector<std::pair<std::int64_t, double>> cdf;
 };
 
+/// The wait distribution of the jobs of `table` started at or before `at_s` (RunView::waits), its CDF in at most
+/// `points` points.
+WaitDistribution wait_distribution(const JobTable& table, std::int64_t at_s, std::size_t points);
+
 /// One sample of a cost series (costs table of a cloud run).
 struct CostPoint {
   std::int64_t time = 0;

@@ -566,6 +566,8 @@ std::optional<HttpResponse> DashboardApi::present_answer(const HttpRequest& requ
 std::optional<HttpResponse> DashboardApi::present_jobs_answer(const HttpRequest& request) const {
   // The request is checked before anything waits for a copy.
   const bool page = request.path == "/api/jobs";
+  const bool waits = request.path == "/api/waits";
+  const auto wait_points = waits ? static_cast<std::size_t>(int_param(request, "points", 400, 1, 20000)) : 0;
   const std::optional<std::int64_t> t =
       request.param("t") ? std::optional(int_param(request, "t", 0, -kTimeBound, kTimeBound)) : std::nullopt;
   const JobQuery query = page ? job_query(request, 0) : JobQuery{};
@@ -581,6 +583,10 @@ std::optional<HttpResponse> DashboardApi::present_jobs_answer(const HttpRequest&
   // The copy's second, or an earlier one asked for: its rows know the run's history as the snapshot written of them
   // would (a later second shows the newest state known, the copy's).
   const std::int64_t at_s = std::min(t.value_or(present->now_s()), present->now_s());
+  if (waits) {
+    return HttpResponse::json(
+        wait_distribution_json(wait_distribution(*table, at_s, wait_points)).dump(-1, ' ', false, kReplaceInvalidUtf8));
+  }
   if (!page) return HttpResponse::json(job_json(*table, request.path, at_s));
   JobQuery q = query;
   q.at_s = at_s;
@@ -697,7 +703,8 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
   if (live_ != nullptr && request.path == "/api/series/cluster") {
     if (std::optional<HttpResponse> answer = present_metrics_answer(request)) return std::move(*answer);
   }
-  if (live_ != nullptr && (request.path == "/api/jobs" || request.path.rfind("/api/jobs/", 0) == 0)) {
+  if (live_ != nullptr &&
+      (request.path == "/api/jobs" || request.path == "/api/waits" || request.path.rfind("/api/jobs/", 0) == 0)) {
     if (std::optional<HttpResponse> answer = present_jobs_answer(request)) return std::move(*answer);
   }
   const std::shared_ptr<const RunSnapshot> snap = snapshot();

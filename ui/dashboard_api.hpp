@@ -86,8 +86,8 @@ class DashboardApi {
   /// A live run's /api/info, /api/overview or /api/nodes from its newest copy in memory; empty when the copy cannot
   /// answer (the run has finished, or `t` is before the copy's second).
   std::optional<HttpResponse> present_answer(const HttpRequest& request) const;
-  /// A live run's /api/jobs or /api/jobs/{id} from the newest copy in memory whose Jobs table is built; empty when
-  /// none can answer (the run has finished, or is writing its results).
+  /// A live run's /api/jobs, /api/jobs/{id} or /api/waits from the newest copy in memory whose Jobs table is built;
+  /// empty when none can answer (the run has finished, or is writing its results).
   std::optional<HttpResponse> present_jobs_answer(const HttpRequest& request) const;
   /// A live run's /api/series/cluster or /metrics from the newest copy in memory whose LiveMetrics are built; empty
   /// when none can answer (the run has finished or is writing its results, /metrics at another second than the copy's,

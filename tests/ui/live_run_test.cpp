@@ -706,9 +706,9 @@ TEST_F(LiveRunTest, ACopyMadeIntoAnEarlierCopysMemoryAnswersAsTheWrittenSnapshot
   // Copies no reader holds any more are kept and the next copy is made into their memory (no page faults), so such a
   // copy must be the state of its own instant, not the earlier one's: the queue of JobsPagesFromTheCopy...,
   // read while it runs (copies every 100 ms of wall time, each then replaced and let go), then paused and read until
-  // a copy is made into a reused one; the Overview, the node list, Jobs pages and a job from that copy equal what the
-  // snapshot written of the same state answers, at its second and earlier ones. (Copying the state only into a fresh
-  // copy fails this: the reused one is of an earlier second.)
+  // a copy is made into a reused one; the Overview, the node list, Jobs pages, a job and the waits from that copy equal
+  // what the snapshot written of the same state answers, at its second and earlier ones. (Copying the state only into a
+  // fresh copy fails this: the reused one is of an earlier second.)
   const std::unique_ptr<LiveRun> run = start_queue();
   LiveRun& live = *run;
   const DashboardApi api(live, dir_ / "no-assets", kToken);
@@ -732,7 +732,8 @@ TEST_F(LiveRunTest, ACopyMadeIntoAnEarlierCopysMemoryAnswersAsTheWrittenSnapshot
            "/api/jobs?filter=pending&sort=submit_time&order=desc", "/api/jobs?filter=running&sort=start_time",
            "/api/jobs?filter=completed&offset=20", "/api/jobs/200",
            "/api/jobs?filter=pending&sort=submit_time&order=desc&t=" + std::to_string(now - 300),
-           "/api/jobs?sort=state&t=" + std::to_string(now - 600)}) {
+           "/api/jobs?sort=state&t=" + std::to_string(now - 600), "/api/waits",
+           "/api/waits?points=20&t=" + std::to_string(now - 600)}) {
     auto [code, body] = call(api, "GET", target);
     ASSERT_EQ(code, 200) << target << " " << body.dump();
     answers.emplace_back(target, std::move(body));
@@ -741,6 +742,8 @@ TEST_F(LiveRunTest, ACopyMadeIntoAnEarlierCopysMemoryAnswersAsTheWrittenSnapshot
   EXPECT_GT(answers[0].second.at("running_jobs").get<int>(), 0);
   EXPECT_GT(answers[2].second.at("counts").at("PENDING").get<int>(), 5);
   EXPECT_EQ(live.status().snapshots, 0u);
+  EXPECT_GT(answers[10].second.at("jobs").get<int>(), 100);
+  EXPECT_EQ(answers[11].second.at("cdf").at("wait").size(), 20u);
 
   const auto snap = live.snapshot();
   ASSERT_EQ(snap->now_s, now);
