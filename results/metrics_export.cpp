@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -288,15 +289,7 @@ std::vector<GpuSample> read_gpu_samples_at(ResultsDb& db, std::int64_t time_s) {
 MetricsScrape metrics_scrape_at(ResultsDb& db, std::int64_t at_s, std::int64_t cluster_step, std::int64_t gpu_step,
                                 bool per_gpu) {
   MetricsScrape scrape;
-  const std::vector<ClusterSample> rows = read_cluster_rows(db);
-  std::vector<std::int64_t> times;
-  for (const ClusterSample& c : rows) times.push_back(c.time_s);
-  const std::int64_t cluster_at = at_s / cluster_step * cluster_step;
-  expand_cluster_samples(times, cluster_step, cluster_at, cluster_at, 1, [&](std::int64_t t, std::size_t i) {
-    scrape.cluster = rows[i];
-    scrape.cluster->time_s = t;
-    scrape.cluster->gpu_energy_j = extend_energy(rows[i].gpu_energy_j, rows[i].gpu_power_w, t - rows[i].time_s);
-  });
+  scrape.cluster = cluster_sample_at(read_cluster_rows(db), cluster_step, at_s);
   scrape.per_gpu = per_gpu;
   if (per_gpu) {
     scrape.nodes = read_nodes(db);
@@ -306,6 +299,18 @@ MetricsScrape metrics_scrape_at(ResultsDb& db, std::int64_t at_s, std::int64_t c
 }
 
 }  // namespace
+
+std::optional<ClusterSample> cluster_sample_at(std::span<const ClusterSample> rows, std::int64_t step_s,
+                                               std::int64_t at_s) {
+  const std::int64_t t = at_s / step_s * step_s;
+  const auto after = std::upper_bound(rows.begin(), rows.end(), t,
+                                      [](std::int64_t time, const ClusterSample& c) { return time < c.time_s; });
+  if (after == rows.begin()) return std::nullopt;
+  ClusterSample c = *(after - 1);
+  c.gpu_energy_j = extend_energy(c.gpu_energy_j, c.gpu_power_w, t - c.time_s);
+  c.time_s = t;
+  return c;
+}
 
 std::vector<MetricsScrape::Node> scrape_nodes(const ClusterConfig& cluster) {
   std::vector<MetricsScrape::Node> nodes;

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <optional>
 #include <ostream>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,12 @@ struct MetricsScrape {
   std::vector<GpuSample> gpus;  ///< Each GPU's sample at the scrape, node by node, GPU by GPU (a node DOWN: none).
   std::vector<Node> nodes;      ///< By node index.
 };
+
+/// The cluster sample a scrape at `at_s` (>= 0) shows: at the last multiple of `step_s` at or before it, the last of
+/// `rows` (the stored samples after a change, in time order) at or before that, its energy extended to it
+/// (extend_energy); none before the first row.
+std::optional<ClusterSample> cluster_sample_at(std::span<const ClusterSample> rows, std::int64_t step_s,
+                                               std::int64_t at_s);
 
 /// The nodes of `cluster` as the results' nodes table has them (a node without a GPU type is costed as an H100).
 std::vector<MetricsScrape::Node> scrape_nodes(const ClusterConfig& cluster);

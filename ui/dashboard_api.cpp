@@ -330,6 +330,16 @@ HttpResponse events_response(const std::vector<EventLine>& events, const EventQu
   return HttpResponse::json(json{{"t", q.at_s}, {"events", rows}}.dump(-1, ' ', false, kReplaceInvalidUtf8));
 }
 
+// Calls `read` (a live run's or a twin folder feed's); a LiveError it throws becomes the HttpError of its status.
+template <typename Read>
+auto live_answer(Read&& read) -> decltype(read()) {
+  try {
+    return read();
+  } catch (const LiveError& e) {
+    throw HttpError(e.status(), e.what());
+  }
+}
+
 // /metrics' label names: dcgm-exporter's (UUID, modelName, Hostname) by default, as Grafana's DCGM dashboards expect;
 // labels=snake gives names promtool's linter accepts.
 bool metrics_label_names(const HttpRequest& request) {
@@ -474,19 +484,9 @@ DashboardApi::DashboardApi(LiveRun& live, std::filesystem::path assets_dir, std:
 DashboardApi::~DashboardApi() = default;
 
 std::shared_ptr<const RunSnapshot> DashboardApi::snapshot() const {
-  if (feed_ != nullptr) {
-    try {
-      return feed_->current().run;
-    } catch (const LiveError& e) {
-      throw HttpError(e.status(), e.what());
-    }
-  }
+  if (feed_ != nullptr) return live_answer([&] { return feed_->current().run; });
   if (live_ == nullptr) return fixed_;
-  try {
-    return live_->snapshot();
-  } catch (const LiveError& e) {
-    throw HttpError(e.status(), e.what());
-  }
+  return live_answer([&] { return live_->snapshot(); });
 }
 
 const RunView& DashboardApi::view() const {
@@ -511,13 +511,9 @@ HttpResponse DashboardApi::twin_pages(const HttpRequest& request) const {
   std::shared_ptr<const TwinPageData> twin;
   std::string problem = "no forecasts here: not a twin's results folder (gputwin twin --out writes one)";
   if (feed_ != nullptr) {
-    try {
-      const FeedSnapshot fed = feed_->current();  // the view and the pages of one poll
-      run = fed.run;
-      twin = fed.twin;
-    } catch (const LiveError& e) {
-      throw HttpError(e.status(), e.what());
-    }
+    const FeedSnapshot fed = live_answer([&] { return feed_->current(); });  // the view and the pages of one poll
+    run = fed.run;
+    twin = fed.twin;
   } else if (fixed_ != nullptr && fixed_->view->info().kind == "twin") {
     std::call_once(fixed_twin_once_, [this] {
       try {
@@ -541,12 +537,7 @@ std::optional<HttpResponse> DashboardApi::present_answer(const HttpRequest& requ
   // before it, the newest state known then. An earlier second is the run's history: the written snapshot answers it.
   std::optional<std::int64_t> t;
   if (request.path != "/api/info" && request.param("t")) t = int_param(request, "t", 0, -kTimeBound, kTimeBound);
-  std::shared_ptr<const LivePresent> present;
-  try {
-    present = live_->present(t);
-  } catch (const LiveError& e) {
-    throw HttpError(e.status(), e.what());
-  }
+  const std::shared_ptr<const LivePresent> present = live_answer([&] { return live_->present(t); });
   if (present == nullptr) return std::nullopt;  // the run has finished (its results answer), or an earlier second
   const std::int64_t now_s = present->now_s();
   if (request.path == "/api/info") {
@@ -571,12 +562,8 @@ std::optional<HttpResponse> DashboardApi::present_jobs_answer(const HttpRequest&
   const std::optional<std::int64_t> t =
       request.param("t") ? std::optional(int_param(request, "t", 0, -kTimeBound, kTimeBound)) : std::nullopt;
   const JobQuery query = page ? job_query(request, 0) : JobQuery{};
-  std::shared_ptr<const LivePresent> present;
-  try {
-    present = live_->present_jobs(query.sort, query.descending);
-  } catch (const LiveError& e) {
-    throw HttpError(e.status(), e.what());
-  }
+  const std::shared_ptr<const LivePresent> present =
+      live_answer([&] { return live_->present_jobs(query.sort, query.descending); });
   if (present == nullptr) return std::nullopt;  // the run has finished (its results answer), or is writing them
   const JobTable* table = present->jobs();
   if (table == nullptr) return std::nullopt;
@@ -607,12 +594,7 @@ std::optional<HttpResponse> DashboardApi::present_metrics_answer(const HttpReque
     if (request.param("from")) from = int_param(request, "from", 0, -kTimeBound, kTimeBound);
     points = static_cast<std::size_t>(int_param(request, "points", 600, 1, 20000));
   }
-  std::shared_ptr<const LivePresent> present;
-  try {
-    present = live_->present_metrics();
-  } catch (const LiveError& e) {
-    throw HttpError(e.status(), e.what());
-  }
+  const std::shared_ptr<const LivePresent> present = live_answer([&] { return live_->present_metrics(); });
   if (present == nullptr) return std::nullopt;  // the run has finished (its results answer), or is writing them
   const LiveMetrics* m = present->metrics();
   if (m == nullptr) return std::nullopt;
@@ -636,12 +618,7 @@ std::optional<HttpResponse> DashboardApi::present_gpu_series_answer(const HttpRe
     (void)gpu_series_query(request, 0);
   else
     (void)node_series_query(request, 0, 0);
-  std::shared_ptr<const LivePresent> present;
-  try {
-    present = live_->present_metrics();
-  } catch (const LiveError& e) {
-    throw HttpError(e.status(), e.what());
-  }
+  const std::shared_ptr<const LivePresent> present = live_answer([&] { return live_->present_metrics(); });
   if (present == nullptr) return std::nullopt;  // the run has finished (its results answer), or is writing them
   const LiveMetrics* m = present->metrics();
   if (m == nullptr) return std::nullopt;
@@ -668,12 +645,7 @@ std::optional<HttpResponse> DashboardApi::present_events_answer(const HttpReques
   // The request is checked before anything waits for a copy (its second: the copy's unless asked).
   const bool asked_t = request.param("t").has_value();
   EventQuery q = event_query(request, 0);
-  std::shared_ptr<const LivePresent> present;
-  try {
-    present = live_->present_events();
-  } catch (const LiveError& e) {
-    throw HttpError(e.status(), e.what());
-  }
+  const std::shared_ptr<const LivePresent> present = live_answer([&] { return live_->present_events(); });
   if (present == nullptr) return std::nullopt;  // the run has finished (its results answer), or is writing them
   const StateEventLog* log = present->events();
   if (log == nullptr) return std::nullopt;

@@ -44,6 +44,17 @@ constexpr auto kMetricsWanted = std::chrono::nanoseconds(std::chrono::seconds(60
 // A copy's event log is built while it was read within this long (the Logs tab refreshes every few seconds).
 constexpr auto kEventsWanted = std::chrono::nanoseconds(std::chrono::seconds(60));
 
+// Whether a copy's part is built (building it now if its copy is still held): what present_built and build_part ask.
+bool has_slurm(const LivePresent& p) {
+  return p.slurm() != nullptr;
+}
+bool has_metrics(const LivePresent& p) {
+  return p.metrics() != nullptr;
+}
+bool has_events(const LivePresent& p) {
+  return p.events() != nullptr;
+}
+
 std::int64_t steady_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
@@ -207,8 +218,8 @@ std::unique_ptr<LiveMetrics> LiveRun::live_metrics(const SnapshotInput& input) {
   // As write_results would write them (metrics_info: the periods as doubles, read back as whole seconds) and
   // export_metrics read them for a scrape at the copy's second.
   const double horizon_s = to_seconds_f(metrics.horizon);
-  const auto gpu_step =
-      static_cast<std::int64_t>(gpu_sample_step_s(metrics.config, horizon_s, sampled_gpu_count(state.config())));
+  const std::size_t total_gpus = sampled_gpu_count(state.config());
+  const auto gpu_step = static_cast<std::int64_t>(gpu_sample_step_s(metrics.config, horizon_s, total_gpus));
   const std::int64_t now_s = to_seconds(input.now);
   const std::int64_t gpu_at = gpu_step > 0 ? now_s / gpu_step * gpu_step : -1;
   std::vector<GpuSample> at_now;
@@ -231,7 +242,6 @@ std::unique_ptr<LiveMetrics> LiveRun::live_metrics(const SnapshotInput& input) {
   out->gpu_step_s = static_cast<std::int64_t>(totals.gpu_step_s);
   for (const NodeConfig& node : state.config().nodes) out->node_names.push_back(node.name);
   out->cluster_step_s = static_cast<std::int64_t>(totals.cluster_step_s);
-  const std::size_t total_gpus = sampled_gpu_count(state.config());
   out->times.reserve(rows.size());
   out->rows.reserve(rows.size());
   for (const ClusterSample& c : rows) {
@@ -241,13 +251,7 @@ std::unique_ptr<LiveMetrics> LiveRun::live_metrics(const SnapshotInput& input) {
   if (out->cluster_step_s <= 0 || gpu_step <= 0 || now_s > static_cast<std::int64_t>(totals.horizon_s)) return out;
   MetricsScrape& scrape = out->scrape.emplace();
   scrape.epoch_unix_s = metrics.config.epoch_unix_s;
-  const std::int64_t cluster_at = now_s / out->cluster_step_s * out->cluster_step_s;
-  expand_cluster_samples(
-      out->times, out->cluster_step_s, cluster_at, cluster_at, 1, [&](std::int64_t t, std::size_t i) {
-        scrape.cluster = rows[i];
-        scrape.cluster->time_s = t;
-        scrape.cluster->gpu_energy_j = extend_energy(rows[i].gpu_energy_j, rows[i].gpu_power_w, t - rows[i].time_s);
-      });
+  scrape.cluster = cluster_sample_at(rows, out->cluster_step_s, now_s);
   scrape.per_gpu = metrics.config.per_gpu;
   if (scrape.per_gpu) {
     scrape.nodes = scrape_nodes(state.config());
@@ -678,18 +682,24 @@ void LiveRun::compute_presents() {
       next->drop_metrics();
       metrics_ready_.reset();
     }
-    build_tables(next, now_ns, lock);
-    if (!metrics_wanted || (present_ == nullptr && ready_ == nullptr)) continue;
-    lock.unlock();
-    const bool built = next->metrics() != nullptr;
-    lock.lock();
-    if (present_ == nullptr && ready_ == nullptr) continue;
-    if (built && (metrics_ready_ == nullptr || next->now_s() >= metrics_ready_->now_s())) metrics_ready_ = next;
-    cv_.notify_all();
+    if (build_tables(next, now_ns, lock) && metrics_wanted)
+      build_part(next, &LiveRun::metrics_ready_, has_metrics, lock);
   }
 }
 
-void LiveRun::build_tables(const std::shared_ptr<LivePresent>& next, std::int64_t now_ns,
+bool LiveRun::build_part(const std::shared_ptr<LivePresent>& next, std::shared_ptr<LivePresent> LiveRun::*ready,
+                         bool (*build)(const LivePresent&), std::unique_lock<std::mutex>& lock) {
+  lock.unlock();
+  const bool built = build(*next);
+  lock.lock();
+  if (present_ == nullptr && ready_ == nullptr) return false;  // the run finished meanwhile: its results answer
+  std::shared_ptr<LivePresent>& newest = this->*ready;
+  if (built && (newest == nullptr || next->now_s() >= newest->now_s())) newest = next;
+  cv_.notify_all();
+  return true;
+}
+
+bool LiveRun::build_tables(const std::shared_ptr<LivePresent>& next, std::int64_t now_ns,
                            std::unique_lock<std::mutex>& lock) {
   // The Jobs table after the figures (the Overview does not wait for it), while someone reads the Jobs tab; else
   // the copy goes now, and so does the last table (a reader coming back waits for a fresh one, not a stale one).
@@ -708,7 +718,7 @@ void LiveRun::build_tables(const std::shared_ptr<LivePresent>& next, std::int64_
   if (!slurm_wanted && !events_wanted && now_ns - jobs_wanted_ns_.load() > kJobsWanted.count()) {
     next->drop_jobs();
     jobs_ready_.reset();
-    return;
+    return true;
   }
   lock.unlock();
   if (const JobTable* table = next->jobs()) {
@@ -719,24 +729,11 @@ void LiveRun::build_tables(const std::shared_ptr<LivePresent>& next, std::int64_
     }
   }
   lock.lock();
-  if (present_ == nullptr && ready_ == nullptr) return;
+  if (present_ == nullptr && ready_ == nullptr) return false;
   if (jobs_ready_ == nullptr || next->now_s() >= jobs_ready_->now_s()) jobs_ready_ = next;
   cv_.notify_all();
-  if (events_wanted) {
-    lock.unlock();
-    const bool built = next->events() != nullptr;
-    lock.lock();
-    if (present_ == nullptr && ready_ == nullptr) return;
-    if (built && (events_ready_ == nullptr || next->now_s() >= events_ready_->now_s())) events_ready_ = next;
-    cv_.notify_all();
-  }
-  if (!slurm_wanted) return;
-  lock.unlock();
-  const bool built = next->slurm() != nullptr;
-  lock.lock();
-  if (present_ == nullptr && ready_ == nullptr) return;
-  if (built && (slurm_ready_ == nullptr || next->now_s() >= slurm_ready_->now_s())) slurm_ready_ = next;
-  cv_.notify_all();
+  if (events_wanted && !build_part(next, &LiveRun::events_ready_, has_events, lock)) return false;
+  return !slurm_wanted || build_part(next, &LiveRun::slurm_ready_, has_slurm, lock);
 }
 
 void LiveRun::write_snapshots() {
@@ -891,22 +888,19 @@ std::shared_ptr<const LivePresent> LiveRun::present_slurm() {
     slurm_wanted_ns_.store(asked);
   };
   mark();
-  return present_built(
-      &LiveRun::slurm_ready_, [](const LivePresent& p) { return p.slurm() != nullptr; }, mark);
+  return present_built(&LiveRun::slurm_ready_, has_slurm, mark);
 }
 
 std::shared_ptr<const LivePresent> LiveRun::present_events() {
   const auto mark = [this] { events_wanted_ns_.store(steady_ns()); };
   mark();
-  return present_built(
-      &LiveRun::events_ready_, [](const LivePresent& p) { return p.events() != nullptr; }, mark);
+  return present_built(&LiveRun::events_ready_, has_events, mark);
 }
 
 std::shared_ptr<const LivePresent> LiveRun::present_metrics() {
   const auto mark = [this] { metrics_wanted_ns_.store(steady_ns()); };
   mark();
-  return present_built(
-      &LiveRun::metrics_ready_, [](const LivePresent& p) { return p.metrics() != nullptr; }, mark);
+  return present_built(&LiveRun::metrics_ready_, has_metrics, mark);
 }
 
 std::shared_ptr<const LivePresent> LiveRun::present_built(std::shared_ptr<LivePresent> LiveRun::*ready,

@@ -410,10 +410,14 @@ class LiveRun final : public RunGate, public RunObserver {
   /// The present thread (10 nicer than the simulation): makes the figures of each new copy, so that readers answer
   /// from the newest made ones at once.
   void compute_presents();
-  /// The present thread's part for the Jobs tab and the slurmrestd-compatible API: builds `next`'s Jobs table (and
-  /// the sort orders asked for) and its source while they are read, else lets them go; `lock` holds mutex_ on entry
-  /// and on return.
-  void build_tables(const std::shared_ptr<LivePresent>& next, std::int64_t now_ns, std::unique_lock<std::mutex>& lock);
+  /// The present thread's part for the Jobs tab, the event log and the slurmrestd-compatible API: builds `next`'s
+  /// Jobs table (and the sort orders asked for), event log and source while they are read, else lets them go; `lock`
+  /// holds mutex_ on entry and on return. False once the run has finished meanwhile.
+  bool build_tables(const std::shared_ptr<LivePresent>& next, std::int64_t now_ns, std::unique_lock<std::mutex>& lock);
+  /// Builds a part of `next` with `build`, outside `lock` (held on entry and on return), and makes `next` the copy
+  /// `ready` names if it is built and no newer copy is there. False once the run has finished meanwhile.
+  bool build_part(const std::shared_ptr<LivePresent>& next, std::shared_ptr<LivePresent> LiveRun::*ready,
+                  bool (*build)(const LivePresent&), std::unique_lock<std::mutex>& lock);
   /// present_jobs and present_slurm: the newest copy in `ready` if an operator has not acted since, else the copy
   /// present() gives (or the next one) with `build` made on it; `mark` notes the reader's interest again.
   std::shared_ptr<const LivePresent> present_built(std::shared_ptr<LivePresent> LiveRun::*ready,
