@@ -96,6 +96,15 @@ class LiveRunTest : public ::testing::Test {
   /// comes after about 3.8 s and the last (t = 51,436) 1.3 s later, so the pause lands between them however late a
   /// 1 ms sleep wakes on a loaded machine. (At full speed the run could pass both between two polls, and a pause right
   /// after the 150th submit left only 5 jobs pending once one is cancelled.)
+  /// Lets a paused run go at 1,000 simulated seconds a wall second until second `until_s` (5 s of wall time at most),
+  /// then pauses it.
+  static void run_until(LiveRun& live, std::int64_t until_s) {
+    live.set_speed(1000);
+    live.resume();
+    for (int i = 0; i < 5000 && live.status().now_s < until_s; ++i) std::this_thread::sleep_for(1ms);
+    live.pause();
+  }
+
   static void run_to_the_200th_submit(LiveRun& live, const std::function<void()>& meanwhile = {}) {
     live.set_speed(10000);
     live.resume();
@@ -117,15 +126,37 @@ class LiveRunTest : public ::testing::Test {
   std::filesystem::path dir_;
 };
 
-/// Answers `method path` (with its query) from `api` as status and JSON body; HttpErrors become their status.
-std::pair<int, json> call(const DashboardApi& api, const std::string& method, const std::string& target,
-                          const std::string& body = "",
-                          const std::string& authorization = std::string("Bearer ") + kToken) {
+/// `method target` as the server hands it to a handler (its query parsed).
+HttpRequest request_to(const std::string& method, const std::string& target) {
   HttpRequest r;
   r.method = method;
   const std::size_t q = target.find('?');
   r.path = target.substr(0, q);
   if (q != std::string::npos) r.query = parse_query(target.substr(q + 1));
+  return r;
+}
+
+/// `api`'s answer (a DashboardApi's or a SlurmApi's) to GET `target`, body and all; HttpErrors are thrown.
+template <typename Api>
+HttpResponse get(const Api& api, const std::string& target) {
+  return api.handle(request_to("GET", target));
+}
+
+/// Expects `got`, the answer to `target`, to equal `expected` byte for byte; a failure says where they first differ
+/// rather than printing both (a series of hundreds of points).
+void expect_same_body(const std::string& target, const std::string& got, const std::string& expected) {
+  const auto differs = std::mismatch(got.begin(), got.end(), expected.begin(), expected.end());
+  const std::ptrdiff_t at = differs.first - got.begin();
+  EXPECT_TRUE(got == expected) << target << ": " << got.size() << " against " << expected.size()
+                               << " bytes, first difference at " << at << ": "
+                               << got.substr(static_cast<std::size_t>(std::max<std::ptrdiff_t>(0, at - 80)), 160);
+}
+
+/// Answers `method path` (with its query) from `api` as status and JSON body; HttpErrors become their status.
+std::pair<int, json> call(const DashboardApi& api, const std::string& method, const std::string& target,
+                          const std::string& body = "",
+                          const std::string& authorization = std::string("Bearer ") + kToken) {
+  HttpRequest r = request_to(method, target);
   if (!authorization.empty()) r.headers["authorization"] = authorization;
   r.body = body;
   try {
@@ -771,21 +802,10 @@ TEST_F(LiveRunTest, ClusterSeriesAndMetricsFromTheCopyEqualTheWrittenSnapshots) 
   run_to_the_200th_submit(live);
   const std::int64_t drained = live.drain_node("g002", "maint");
   live.inject_fault("g004", 31, 5);
-  live.set_speed(1000);
-  live.resume();
-  for (int i = 0; i < 5000 && live.status().now_s < drained + 400; ++i) std::this_thread::sleep_for(1ms);
-  live.pause();
+  run_until(live, drained + 400);
   ASSERT_GE(live.status().now_s, drained + 400);
   const DashboardApi api(live, dir_ / "no-assets", kToken);
   const std::int64_t now = live.status().now_s;
-  const auto get = [](const DashboardApi& from, const std::string& target) {
-    HttpRequest r;
-    r.method = "GET";
-    const std::size_t q = target.find('?');
-    r.path = target.substr(0, q);
-    if (q != std::string::npos) r.query = parse_query(target.substr(q + 1));
-    return from.handle(r);
-  };
   const std::vector<std::string> targets = {
       "/api/series/cluster",
       "/api/series/cluster?points=37",
@@ -845,14 +865,7 @@ TEST_F(LiveRunTest, ClusterSeriesAndMetricsFromTheCopyEqualTheWrittenSnapshots) 
     if (i == 5) target += "&t=" + at_now;
     const HttpResponse expected = get(written, target);
     ASSERT_EQ(expected.status, 200) << target;
-    // Not EXPECT_EQ: a failure would print two series of hundreds of points.
-    const auto differs =
-        std::mismatch(answers[i].begin(), answers[i].end(), expected.body.begin(), expected.body.end());
-    EXPECT_TRUE(answers[i] == expected.body)
-        << target << ": " << answers[i].size() << " against " << expected.body.size() << " bytes, first difference at "
-        << (differs.first - answers[i].begin()) << ": "
-        << answers[i].substr(
-               static_cast<std::size_t>(std::max<std::ptrdiff_t>(0, differs.first - answers[i].begin() - 80)), 160);
+    expect_same_body(target, answers[i], expected.body);
   }
 }
 
@@ -867,21 +880,10 @@ TEST_F(LiveRunTest, TheEventLogFromTheCopyEqualsTheWrittenSnapshots) {
   const std::int64_t drained = live.drain_node("g002", "maint");
   live.inject_fault("g004", 31, 5);
   live.inject_fault("g003", 13, 2);
-  live.set_speed(1000);
-  live.resume();
-  for (int i = 0; i < 5000 && live.status().now_s < drained + 400; ++i) std::this_thread::sleep_for(1ms);
-  live.pause();
+  run_until(live, drained + 400);
   ASSERT_GE(live.status().now_s, drained + 400);
   const DashboardApi api(live, dir_ / "no-assets", kToken);
   const std::int64_t now = live.status().now_s;
-  const auto get = [](const DashboardApi& from, const std::string& target) {
-    HttpRequest r;
-    r.method = "GET";
-    const std::size_t q = target.find('?');
-    r.path = target.substr(0, q);
-    if (q != std::string::npos) r.query = parse_query(target.substr(q + 1));
-    return from.handle(r);
-  };
   const std::string at = "t=" + std::to_string(now);
   const std::vector<std::string> targets = {"/api/events?" + at,
                                             "/api/events?limit=7&" + at,
@@ -915,9 +917,7 @@ TEST_F(LiveRunTest, TheEventLogFromTheCopyEqualsTheWrittenSnapshots) {
   for (std::size_t i = 0; i < targets.size(); ++i) {
     const HttpResponse expected = get(written, targets[i]);
     ASSERT_EQ(expected.status, 200) << targets[i];
-    EXPECT_TRUE(answers[i] == expected.body) << targets[i] << "\n"
-                                             << answers[i].substr(0, 3000) << "\n"
-                                             << expected.body.substr(0, 3000);
+    expect_same_body(targets[i], answers[i], expected.body);
   }
 }
 
@@ -936,14 +936,6 @@ TEST_F(LiveRunTest, SlurmrestdReadsFromTheCopyEqualTheWrittenSnapshots) {
   ASSERT_NE(present->slurm(), nullptr);
   EXPECT_EQ(live.status().snapshots, 0u);
   const SlurmApi from_copy(*present->slurm(), {});
-  const auto get = [](const SlurmApi& api, const std::string& target) {
-    HttpRequest r;
-    r.method = "GET";
-    const std::size_t q = target.find('?');
-    r.path = target.substr(0, q);
-    if (q != std::string::npos) r.query = parse_query(target.substr(q + 1));
-    return api.handle(r);
-  };
   // A running job (its GPU indices), a pending one, one ended within MinJobAge or long ago.
   const json jobs = json::parse(get(from_copy, "/slurm/v0.0.44/jobs").body).at("jobs");
   ASSERT_GT(jobs.size(), 5u);
