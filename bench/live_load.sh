@@ -3,13 +3,15 @@
 # wrk processes (a second and third process) read the dashboard's API and the slurmrestd-compatible API as fast as
 # they answer; prints the simulation's wall time of each, the slowdown, and wrk's requests and errors.
 #
-#   bench/live_load.sh [--binary B] [--rounds N] [--max-slowdown PCT] [--wrk-nice N] [--rate R] SCENARIO [run options]
+#   bench/live_load.sh [--binary B] [--rounds N] [--max-slowdown PCT] [--wrk-nice N | --wrk-idle] [--rate R] SCENARIO
+#                      [run options]
 #
 # --rate paces each wrk process at about R requests a second (wrk's delay() between a connection's requests) instead
 # of as fast as the server answers: a stated load (dashboards, Prometheus, portals) rather than a saturating one.
 #
 # --wrk-nice runs the load generators that much nicer: on a 2-core machine their own CPU (which a real client spends
-# on its own machine) would otherwise count as the simulation's slowdown.
+# on its own machine) would otherwise count as the simulation's slowdown. --wrk-idle runs them under SCHED_IDLE
+# (chrt --idle 0) instead: only on CPU time nothing else wants.
 #
 # Exit 1 if a run failed, wrk saw any error (socket errors, timeouts, or an answer that is not 2xx), or the median
 # slowdown is above --max-slowdown (not checked unless given: on a shared 2-core machine the readers' CPU competes
@@ -19,6 +21,7 @@ G="$(dirname "$0")/../build/gputwin"
 ROUNDS=1
 MAX_SLOWDOWN=
 WRK_NICE=0
+WRK_SCHED=()
 RATE=
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -26,6 +29,7 @@ while [ $# -gt 0 ]; do
     --rounds) ROUNDS=$2; shift 2 ;;
     --max-slowdown) MAX_SLOWDOWN=$2; shift 2 ;;
     --wrk-nice) WRK_NICE=$2; shift 2 ;;
+    --wrk-idle) WRK_SCHED=(chrt --idle 0); shift ;;
     --rate) RATE=$2; shift 2 ;;
     *) break ;;
   esac
@@ -73,10 +77,12 @@ serve_once() {
   slurm_url=$(grep -o 'http://[0-9.:]*' "$log" | grep -v "$url" | head -1 || true)
   local wrk_pids=()
   if [ "$load" = load ]; then
-    nice -n "$WRK_NICE" wrk -t1 -c4 -d600s --timeout 120s -s "$WORK/dashboard.lua" "$url" >"$WORK/wrk-dash.txt" 2>&1 &
+    "${WRK_SCHED[@]}" nice -n "$WRK_NICE" wrk -t1 -c4 -d600s --timeout 120s -s "$WORK/dashboard.lua" "$url" \
+      >"$WORK/wrk-dash.txt" 2>&1 &
     wrk_pids+=($!)
     if [ -n "$slurm_url" ]; then
-      nice -n "$WRK_NICE" wrk -t1 -c2 -d600s --timeout 120s -s "$WORK/slurm.lua" "$slurm_url" >"$WORK/wrk-slurm.txt" 2>&1 &
+      "${WRK_SCHED[@]}" nice -n "$WRK_NICE" wrk -t1 -c2 -d600s --timeout 120s -s "$WORK/slurm.lua" "$slurm_url" \
+        >"$WORK/wrk-slurm.txt" 2>&1 &
       wrk_pids+=($!)
     fi
   fi
@@ -92,8 +98,10 @@ serve_once() {
   # "N copies of the state in S s of it, M snapshots written in W s" (before the in-memory Overview: "N snapshots
   # copied in S s of it and written in W s").
   echo "$ended" | grep -oE '[0-9]* (snapshots copied|copies of the state) in [0-9.]* s of it,? (and written|[0-9]* snapshots written) in [0-9.]* s' >"$WORK/snapshots-$load.txt" || true
-  # "its thread on a CPU N% of the time": below 100% when other threads took the simulation's CPU.
-  echo "$ended" | grep -oE 'on a CPU [0-9]*%' >"$WORK/oncpu-$load.txt" || true
+  # "its thread on a CPU N% of the time and waiting for one W s": below 100% and W above 0 when other threads took
+  # the simulation's CPU.
+  echo "$ended" | grep -oE 'on a CPU [0-9]*%( of the time and waiting for one [0-9.]* s)?' |
+    sed 's/ of the time and waiting for one/, waiting/' >"$WORK/oncpu-$load.txt" || true
   echo "$wall"
 }
 

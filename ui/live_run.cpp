@@ -1,10 +1,12 @@
 #include "ui/live_run.hpp"
 
 #include <fmt/core.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <sstream>
 #include <utility>
 
@@ -53,6 +55,17 @@ bool has_metrics(const LivePresent& p) {
 }
 bool has_events(const LivePresent& p) {
   return p.events() != nullptr;
+}
+
+// Seconds the calling thread has so far been ready to run but waited for a CPU (the second field of Linux's
+// /proc/thread-self/schedstat, in nanoseconds); 0 where the kernel does not say.
+double thread_cpu_wait_s() {
+  std::FILE* file = std::fopen("/proc/thread-self/schedstat", "r");
+  if (file == nullptr) return 0;
+  unsigned long long on_cpu_ns = 0, waited_ns = 0;
+  const int read = std::fscanf(file, "%llu %llu", &on_cpu_ns, &waited_ns);
+  std::fclose(file);
+  return read == 2 ? static_cast<double>(waited_ns) * 1e-9 : 0;
 }
 
 std::int64_t steady_ns() {
@@ -308,10 +321,19 @@ LiveRun::LiveRun(Scenario scenario, RunOptions options, LiveOptions live)
   for (const NodeConfig& node : scenario.cluster.nodes) node_names_.push_back(node.name);
   options.gate = this;
   options.observer = this;
-  snapshot_thread_ = std::thread([this] { write_snapshots(); });
-  present_thread_ = std::thread([this] { compute_presents(); });
-  thread_ = std::thread(
-      [this, scenario = std::move(scenario), options]() mutable { simulate(std::move(scenario), std::move(options)); });
+  // Named for top -H, perf and /proc (at most 15 characters).
+  snapshot_thread_ = std::thread([this] {
+    ::pthread_setname_np(::pthread_self(), "gputwin-snap");
+    write_snapshots();
+  });
+  present_thread_ = std::thread([this] {
+    ::pthread_setname_np(::pthread_self(), "gputwin-present");
+    compute_presents();
+  });
+  thread_ = std::thread([this, scenario = std::move(scenario), options]() mutable {
+    ::pthread_setname_np(::pthread_self(), "gputwin-sim");
+    simulate(std::move(scenario), std::move(options));
+  });
   std::unique_lock lock(mutex_);
   cv_.wait(lock, [&] { return started_ || finished_; });
   if (!started_ && failure_) {
@@ -356,12 +378,14 @@ void LiveRun::simulate(Scenario scenario, RunOptions options) {
       return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
     };
     const double cpu_before = thread_cpu_s();
+    const double wait_before = thread_cpu_wait_s();
     const auto wall_before = WallClock::now();
     outcome = std::make_unique<RunOutcome>(run_scenario(std::move(scenario), options));
     const double run_wall_s = std::chrono::duration<double>(WallClock::now() - wall_before).count();
     {
       std::lock_guard lock(mutex_);
       simulation_on_cpu_ = run_wall_s > 0 ? (thread_cpu_s() - cpu_before) / run_wall_s : 0;
+      simulation_cpu_wait_s_ = std::max(0.0, thread_cpu_wait_s() - wait_before);
     }
     wait_snapshot_idle();
     std::uint64_t request = 0, generation = 0, present_request = 0;
@@ -956,6 +980,7 @@ LiveStatus LiveRun::status() const {
   s.copies = copies_;
   s.reused_copies = reused_copies_;
   s.simulation_on_cpu = simulation_on_cpu_;
+  s.simulation_cpu_wait_s = simulation_cpu_wait_s_;
   s.snapshot_wall_s = snapshot_wall_s_;
   s.snapshot_copy_wall_s = snapshot_copy_wall_s_;
   s.error = error_;

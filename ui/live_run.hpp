@@ -209,6 +209,9 @@ struct LiveStatus {
   /// Share of the run's wall time (loading included) its thread was on a CPU, once it has ended (0 before): below 1
   /// when other threads took its CPU (readers beside a run on a busy machine).
   double simulation_on_cpu = 0;
+  /// Seconds of the run (loading included) its thread was ready but waited for a CPU, once it has ended (Linux's
+  /// schedstat; 0 where unknown): the part of a slowdown other threads' CPU caused, apart from the machine's speed.
+  double simulation_cpu_wait_s = 0;
   std::string error;  ///< Why the run failed (state "failed").
 };
 
@@ -504,6 +507,7 @@ class LiveRun final : public RunGate, public RunObserver {
   std::uint64_t copies_ = 0;
   std::uint64_t reused_copies_ = 0;
   double simulation_on_cpu_ = 0;
+  double simulation_cpu_wait_s_ = 0;
   double snapshot_wall_s_ = 0;
   double snapshot_copy_wall_s_ = 0;
   double last_copy_wall_s_ = 0;  // what the newest snapshot's copy cost the simulation
