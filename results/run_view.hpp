@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "results/gantt.hpp"
 #include "results/job_table.hpp"
 #include "results/results_db.hpp"
 #include "results/string_pool.hpp"
@@ -240,32 +241,6 @@ struct CostPoint {
   double total_usd = 0;       ///< Spend so far.
 };
 
-/// One Gantt view request: a time window and a range of nodes, drawn on a canvas of `width` x `height` pixels.
-struct GanttQuery {
-  std::int64_t from_s = 0, to_s = 0;        ///< Time window.
-  std::int32_t node_from = 0, node_to = 0;  ///< Nodes [node_from, node_to).
-  std::int32_t width = 1200, height = 800;  ///< Canvas size in pixels (bounds the answer's size).
-  std::size_t max_segments = 20'000;        ///< Above this many jobs in view, the answer is a density grid.
-};
-
-/// One job on one node in a Gantt view (exact mode).
-struct GanttSegment {
-  std::int32_t row = 0;  ///< Node index minus GanttQuery::node_from.
-  std::int64_t start_s = 0, end_s = 0;
-  std::int64_t job_id = 0;
-};
-
-/// A Gantt view at its level of detail: the jobs themselves when few enough are in view and every node has a pixel
-/// row, else a grid of cells (groups of nodes x columns of time), each the busy fraction of its node-seconds.
-struct GanttView {
-  bool exact = true;
-  std::vector<GanttSegment> segments;  ///< Exact mode: the jobs in view, clipped to the window.
-  std::int32_t rows = 0, cols = 0;     ///< Grid mode: cells are rows x cols, row-major.
-  std::int32_t nodes_per_row = 1;      ///< Grid mode: nodes per row (the last row may hold fewer).
-  std::vector<std::uint8_t> busy;      ///< Grid mode: busy fraction per cell, 0-255.
-  std::size_t jobs_in_view = 0;        ///< Job runs on nodes overlapping the window (segments before LOD).
-};
-
 /// What the run is.
 struct RunDescription {
   std::string scenario, policy, kind;  ///< kind: "run" for a simulation, "twin" for a live cluster's folder.
@@ -335,8 +310,7 @@ class RunView {
   /// Scope `scope`'s cost series from `from_s` to `to_s`, at most `max_points` samples (evenly thinned).
   [[nodiscard]] std::vector<CostPoint> cost_series(std::string_view scope, std::int64_t from_s, std::int64_t to_s,
                                                    std::size_t max_points) const;
-  /// The Gantt view of `query` (built from a per-node index of job runs made by the first call: about 16 bytes per
-  /// job per node).
+  /// The Gantt view of `query` (GanttIndex, made by the first call; jobs still running run until the run's end).
   [[nodiscard]] GanttView gantt(const GanttQuery& query) const;
   /// Builds every sort order and the Gantt index now (else each is built by the first page that asks for it: about
   /// 0.2 s per order and 0.5 s for the index for a million jobs), so that every page answers at once.
@@ -390,15 +364,7 @@ class RunView {
   void load_costs() const;
   mutable bool costs_loaded_ = false;
   mutable std::vector<std::pair<std::string, std::vector<CostPoint>>> costs_;  // per scope, by time
-  /// A job's run on one node, for the Gantt index.
-  struct NodeRun {
-    std::int64_t start = 0, end = 0;
-    std::uint32_t job = 0;  // index into jobs_
-  };
-  void build_gantt_index() const;
-  mutable std::vector<std::uint32_t> runs_begin_;  // per node, its first NodeRun; size nodes + 1
-  mutable std::vector<NodeRun> runs_;              // grouped per node, each group by start
-  mutable std::vector<std::int64_t> longest_run_;  // per node, its longest run (bounds the window search)
+  mutable std::optional<GanttIndex> gantt_;  // built by the first gantt() or prepare_orders()
 };
 
 }  // namespace gputwin

@@ -330,6 +330,61 @@ HttpResponse events_response(const std::vector<EventLine>& events, const EventQu
   return HttpResponse::json(json{{"t", q.at_s}, {"events", rows}}.dump(-1, ' ', false, kReplaceInvalidUtf8));
 }
 
+// RFC 4648 base64 of `bytes` (the Gantt grid travels as one string, not a million numbers).
+std::string base64(const std::vector<std::uint8_t>& bytes) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    const std::uint32_t n = (std::uint32_t{bytes[i]} << 16) |
+                            (i + 1 < bytes.size() ? std::uint32_t{bytes[i + 1]} << 8 : 0) |
+                            (i + 2 < bytes.size() ? std::uint32_t{bytes[i + 2]} : 0);
+    out += kAlphabet[n >> 18 & 63];
+    out += kAlphabet[n >> 12 & 63];
+    out += i + 1 < bytes.size() ? kAlphabet[n >> 6 & 63] : '=';
+    out += i + 2 < bytes.size() ? kAlphabet[n & 63] : '=';
+  }
+  return out;
+}
+
+// /api/gantt's window: `from` and `to` (default the run's begin and end), nodes [`node_from`, `node_to`) (default all
+// `nodes`), and the canvas (`width` x `height`, 1200 x 800 by default).
+GanttQuery gantt_query(const HttpRequest& request, std::int64_t begin_s, std::int64_t end_s, std::size_t nodes) {
+  GanttQuery q;
+  q.to_s = int_param(request, "to", end_s, -kTimeBound, kTimeBound);
+  q.from_s = int_param(request, "from", begin_s, -kTimeBound, q.to_s);
+  const auto node_count = static_cast<std::int64_t>(nodes);
+  q.node_from = static_cast<std::int32_t>(int_param(request, "node_from", 0, 0, node_count));
+  q.node_to = static_cast<std::int32_t>(int_param(request, "node_to", node_count, q.node_from, node_count));
+  q.width = static_cast<std::int32_t>(int_param(request, "width", 1200, 1, 4096));
+  q.height = static_cast<std::int32_t>(int_param(request, "height", 800, 1, 4096));
+  return q;
+}
+
+// /api/gantt's answer: the window, and the jobs in it as segments or a density grid.
+HttpResponse gantt_response(const GanttQuery& q, const GanttView& g) {
+  json out{{"from", q.from_s},         {"to", std::max(q.to_s, q.from_s + 1)},
+           {"node_from", q.node_from}, {"node_to", q.node_to},
+           {"exact", g.exact},         {"jobs_in_view", g.jobs_in_view}};
+  if (g.exact) {
+    // Columns: row, start, end, job id (flat, four numbers per segment).
+    json flat = json::array();
+    for (const GanttSegment& s : g.segments) {
+      flat.push_back(s.row);
+      flat.push_back(s.start_s);
+      flat.push_back(s.end_s);
+      flat.push_back(s.job_id);
+    }
+    out["segments"] = std::move(flat);
+  } else {
+    out["rows"] = g.rows;
+    out["cols"] = g.cols;
+    out["nodes_per_row"] = g.nodes_per_row;
+    out["busy"] = base64(g.busy);  // one byte per cell, row-major, 0-255
+  }
+  return HttpResponse::json(out.dump(-1, ' ', false, kReplaceInvalidUtf8));
+}
+
 // Calls `read` (a live run's or a twin folder feed's); a LiveError it throws becomes the HttpError of its status.
 template <typename Read>
 auto live_answer(Read&& read) -> decltype(read()) {
@@ -429,23 +484,6 @@ does) and rebuild (<code>bash scripts/build.sh</code>), or point <code>--assets<
 </body></html>)";
 
 }  // namespace
-
-/// RFC 4648 base64 of `bytes` (the Gantt grid travels as one string, not a million numbers).
-std::string base64(const std::vector<std::uint8_t>& bytes) {
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  for (std::size_t i = 0; i < bytes.size(); i += 3) {
-    const std::uint32_t n = (std::uint32_t{bytes[i]} << 16) |
-                            (i + 1 < bytes.size() ? std::uint32_t{bytes[i + 1]} << 8 : 0) |
-                            (i + 2 < bytes.size() ? std::uint32_t{bytes[i + 2]} : 0);
-    out += kAlphabet[n >> 18 & 63];
-    out += kAlphabet[n >> 12 & 63];
-    out += i + 1 < bytes.size() ? kAlphabet[n >> 6 & 63] : '=';
-    out += i + 2 < bytes.size() ? kAlphabet[n & 63] : '=';
-  }
-  return out;
-}
 
 std::int64_t int_param(const HttpRequest& request, const std::string& name, std::int64_t fallback, std::int64_t lo,
                        std::int64_t hi) {
@@ -654,6 +692,19 @@ std::optional<HttpResponse> DashboardApi::present_events_answer(const HttpReques
   return events_response(log->events(q.at_s, q.limit, q.kind), q);
 }
 
+std::optional<HttpResponse> DashboardApi::present_gantt_answer(const HttpRequest& request) const {
+  // The request is checked before anything waits for a copy (against the widest bounds; then against the copy's).
+  (void)gantt_query(request, 0, 0, static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()));
+  const std::shared_ptr<const LivePresent> present = live_answer([&] { return live_->present_gantt(); });
+  if (present == nullptr) return std::nullopt;  // the run has finished (its results answer), or is writing them
+  const GanttIndex* index = present->gantt();
+  if (index == nullptr) return std::nullopt;
+  // The window ends at the copy's second unless asked (as the snapshot written of it answers).
+  const RunDescription& info = present->figures().info;
+  const GanttQuery q = gantt_query(request, info.begin_s, present->now_s(), info.nodes);
+  return gantt_response(q, index->view(q));
+}
+
 HttpResponse DashboardApi::api(const HttpRequest& request) const {
   if (request.path == "/api/forecasts" || request.path == "/api/actions") return twin_pages(request);
   if (request.path.rfind("/api/compare", 0) == 0) {
@@ -674,6 +725,9 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
   }
   if (live_ != nullptr && request.path == "/api/series/cluster") {
     if (std::optional<HttpResponse> answer = present_metrics_answer(request)) return std::move(*answer);
+  }
+  if (live_ != nullptr && request.path == "/api/gantt") {
+    if (std::optional<HttpResponse> answer = present_gantt_answer(request)) return std::move(*answer);
   }
   if (live_ != nullptr &&
       (request.path == "/api/jobs" || request.path == "/api/waits" || request.path.rfind("/api/jobs/", 0) == 0)) {
@@ -737,35 +791,8 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
             -1, ' ', false, kReplaceInvalidUtf8));
   }
   if (path == "/api/gantt") {
-    GanttQuery q;
-    q.to_s = int_param(request, "to", info.end_s, -kTimeBound, kTimeBound);
-    q.from_s = int_param(request, "from", info.begin_s, -kTimeBound, q.to_s);
-    const auto nodes = static_cast<std::int64_t>(info.nodes);
-    q.node_from = static_cast<std::int32_t>(int_param(request, "node_from", 0, 0, nodes));
-    q.node_to = static_cast<std::int32_t>(int_param(request, "node_to", nodes, q.node_from, nodes));
-    q.width = static_cast<std::int32_t>(int_param(request, "width", 1200, 1, 4096));
-    q.height = static_cast<std::int32_t>(int_param(request, "height", 800, 1, 4096));
-    const GanttView g = view.gantt(q);
-    json out{{"from", q.from_s},         {"to", std::max(q.to_s, q.from_s + 1)},
-             {"node_from", q.node_from}, {"node_to", q.node_to},
-             {"exact", g.exact},         {"jobs_in_view", g.jobs_in_view}};
-    if (g.exact) {
-      // Columns: row, start, end, job id (flat, four numbers per segment).
-      json flat = json::array();
-      for (const GanttSegment& s : g.segments) {
-        flat.push_back(s.row);
-        flat.push_back(s.start_s);
-        flat.push_back(s.end_s);
-        flat.push_back(s.job_id);
-      }
-      out["segments"] = std::move(flat);
-    } else {
-      out["rows"] = g.rows;
-      out["cols"] = g.cols;
-      out["nodes_per_row"] = g.nodes_per_row;
-      out["busy"] = base64(g.busy);  // one byte per cell, row-major, 0-255
-    }
-    return HttpResponse::json(out.dump(-1, ' ', false, kReplaceInvalidUtf8));
+    const GanttQuery q = gantt_query(request, info.begin_s, info.end_s, info.nodes);
+    return gantt_response(q, view.gantt(q));
   }
   if (path == "/api/series/nodes") {
     const NodeSeriesQuery q = node_series_query(request, info.end_s, info.begin_s);

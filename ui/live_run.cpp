@@ -45,6 +45,8 @@ constexpr auto kSlurmWanted = std::chrono::nanoseconds(std::chrono::seconds(60))
 constexpr auto kMetricsWanted = std::chrono::nanoseconds(std::chrono::seconds(60));
 // A copy's event log is built while it was read within this long (the Logs tab refreshes every few seconds).
 constexpr auto kEventsWanted = std::chrono::nanoseconds(std::chrono::seconds(60));
+// A copy's Gantt index is built while the Gantt was read within this long (the page redraws as it follows the clock).
+constexpr auto kGanttWanted = std::chrono::nanoseconds(std::chrono::seconds(60));
 
 // Whether a copy's part is built (building it now if its copy is still held): what present_built and build_part ask.
 bool has_slurm(const LivePresent& p) {
@@ -55,6 +57,9 @@ bool has_metrics(const LivePresent& p) {
 }
 bool has_events(const LivePresent& p) {
   return p.events() != nullptr;
+}
+bool has_gantt(const LivePresent& p) {
+  return p.gantt() != nullptr;
 }
 
 // Seconds the calling thread has so far been ready to run but waited for a CPU (the second field of Linux's
@@ -131,6 +136,7 @@ const JobTable* LivePresent::jobs() const {
 void LivePresent::drop_jobs() const {
   drop_slurm();
   drop_events();
+  drop_gantt();
   std::lock_guard lock(jobs_mutex_);
   compute_jobs_ = nullptr;
 }
@@ -148,6 +154,22 @@ void LivePresent::drop_metrics() const {
 void LivePresent::drop_events() const {
   std::lock_guard lock(events_mutex_);
   compute_events_ = nullptr;
+}
+
+void LivePresent::drop_gantt() const {
+  std::lock_guard lock(gantt_mutex_);
+  compute_gantt_ = nullptr;
+}
+
+const GanttIndex* LivePresent::gantt() const {
+  std::lock_guard lock(gantt_mutex_);
+  if (gantt_ == nullptr && compute_gantt_) {
+    const JobTable* table = jobs();
+    if (table == nullptr) return nullptr;
+    gantt_ = compute_gantt_(*table);
+    compute_gantt_ = nullptr;  // the copy goes with it (once the other parts are made or let go)
+  }
+  return gantt_.get();
 }
 
 const StateEventLog* LivePresent::events() const {
@@ -437,6 +459,7 @@ void LiveRun::simulate(Scenario scenario, RunOptions options) {
     slurm_ready_.reset();
     metrics_ready_.reset();
     events_ready_.reset();
+    gantt_ready_.reset();
     previous_ready_.reset();
     to_compute_.reset();
   } catch (const std::exception& e) {
@@ -657,6 +680,15 @@ void LiveRun::copy_state(SimWorld& world, bool write, std::uint64_t request, std
       [input](const JobTable& table) {
         return std::make_unique<StateEventLog>(*input->state, *input->recorder,
                                                input->faults ? &*input->faults : nullptr, table);
+      },
+      [input](const JobTable& table) {
+        // The nodes as the snapshot written of the copy lists them: the copy's cluster, in its order.
+        const std::vector<NodeConfig>& nodes = input->state->config().nodes;
+        std::unordered_map<std::string, std::int32_t> node_by_name;
+        node_by_name.reserve(nodes.size());
+        for (std::size_t n = 0; n < nodes.size(); ++n)
+          node_by_name.emplace(nodes[n].name, static_cast<std::int32_t>(n));
+        return std::make_unique<GanttIndex>(table, node_by_name, nodes.size(), to_seconds(input->now));
       }));
   std::lock_guard lock(mutex_);
   snapshot_copy_wall_s_ += wall_s;
@@ -731,6 +763,7 @@ bool LiveRun::build_tables(const std::shared_ptr<LivePresent>& next, std::int64_
   // The event log likewise (its job lines are the table's).
   const bool slurm_wanted = now_ns - slurm_wanted_ns_.load() <= kSlurmWanted.count();
   const bool events_wanted = now_ns - events_wanted_ns_.load() <= kEventsWanted.count();
+  const bool gantt_wanted = now_ns - gantt_wanted_ns_.load() <= kGanttWanted.count();
   if (!slurm_wanted) {
     next->drop_slurm();
     slurm_ready_.reset();
@@ -739,7 +772,11 @@ bool LiveRun::build_tables(const std::shared_ptr<LivePresent>& next, std::int64_
     next->drop_events();
     events_ready_.reset();
   }
-  if (!slurm_wanted && !events_wanted && now_ns - jobs_wanted_ns_.load() > kJobsWanted.count()) {
+  if (!gantt_wanted) {
+    next->drop_gantt();
+    gantt_ready_.reset();
+  }
+  if (!slurm_wanted && !events_wanted && !gantt_wanted && now_ns - jobs_wanted_ns_.load() > kJobsWanted.count()) {
     next->drop_jobs();
     jobs_ready_.reset();
     return true;
@@ -757,6 +794,7 @@ bool LiveRun::build_tables(const std::shared_ptr<LivePresent>& next, std::int64_
   if (jobs_ready_ == nullptr || next->now_s() >= jobs_ready_->now_s()) jobs_ready_ = next;
   cv_.notify_all();
   if (events_wanted && !build_part(next, &LiveRun::events_ready_, has_events, lock)) return false;
+  if (gantt_wanted && !build_part(next, &LiveRun::gantt_ready_, has_gantt, lock)) return false;
   return !slurm_wanted || build_part(next, &LiveRun::slurm_ready_, has_slurm, lock);
 }
 
@@ -913,6 +951,12 @@ std::shared_ptr<const LivePresent> LiveRun::present_slurm() {
   };
   mark();
   return present_built(&LiveRun::slurm_ready_, has_slurm, mark);
+}
+
+std::shared_ptr<const LivePresent> LiveRun::present_gantt() {
+  const auto mark = [this] { gantt_wanted_ns_.store(steady_ns()); };
+  mark();
+  return present_built(&LiveRun::gantt_ready_, has_gantt, mark);
 }
 
 std::shared_ptr<const LivePresent> LiveRun::present_events() {

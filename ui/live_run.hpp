@@ -58,6 +58,7 @@
 #include "gpu/gpu_telemetry.hpp"
 #include "model/run_observer.hpp"
 #include "model/scenario.hpp"
+#include "results/gantt.hpp"
 #include "results/job_table.hpp"
 #include "results/metrics_export.hpp"
 #include "results/run_view.hpp"
@@ -136,6 +137,9 @@ class LivePresent {
   /// The event log at any second up to now_s() (StateEventLog over the copy's Jobs table): built by the first call;
   /// null when the copy was let go without it (nobody was reading the event log when it was made).
   [[nodiscard]] const StateEventLog* events() const;
+  /// The Gantt index at now_s() (GanttIndex over the copy's Jobs table and nodes; jobs still running run until
+  /// now_s()): built by the first call; null when the copy was let go without it (nobody was reading the Gantt).
+  [[nodiscard]] const GanttIndex* gantt() const;
 
  private:
   friend class LiveRun;
@@ -143,14 +147,16 @@ class LivePresent {
               std::function<std::unique_ptr<JobTable>()> compute_jobs,
               std::function<std::shared_ptr<const JobGpuPlacement>()> compute_placement,
               std::function<std::unique_ptr<LiveMetrics>()> compute_metrics,
-              std::function<std::unique_ptr<StateEventLog>(const JobTable&)> compute_events)
+              std::function<std::unique_ptr<StateEventLog>(const JobTable&)> compute_events,
+              std::function<std::unique_ptr<GanttIndex>(const JobTable&)> compute_gantt)
       : now_s_(now_s),
         generation_(generation),
         compute_(std::move(compute)),
         compute_jobs_(std::move(compute_jobs)),
         compute_placement_(std::move(compute_placement)),
         compute_metrics_(std::move(compute_metrics)),
-        compute_events_(std::move(compute_events)) {}
+        compute_events_(std::move(compute_events)),
+        compute_gantt_(std::move(compute_gantt)) {}
   /// Lets the copy go without building its Jobs table (nor its slurmrestd-compatible source).
   void drop_jobs() const;
   /// Lets the copy go without building its slurmrestd-compatible source.
@@ -159,6 +165,8 @@ class LivePresent {
   void drop_metrics() const;
   /// Lets the copy go without building its event log.
   void drop_events() const;
+  /// Lets the copy go without building its Gantt index.
+  void drop_gantt() const;
   std::int64_t now_s_;
   std::uint64_t generation_;  // operator actions applied when copied
   mutable std::once_flag once_;
@@ -176,6 +184,9 @@ class LivePresent {
   mutable std::mutex events_mutex_;
   mutable std::function<std::unique_ptr<StateEventLog>(const JobTable&)> compute_events_;  // holds the copy too
   mutable std::unique_ptr<StateEventLog> events_;
+  mutable std::mutex gantt_mutex_;
+  mutable std::function<std::unique_ptr<GanttIndex>(const JobTable&)> compute_gantt_;  // holds the copy too
+  mutable std::unique_ptr<GanttIndex> gantt_;
 };
 
 /// A finished run's snapshot: `dir` read once, shown at `at_s` (-1: its end) by the slurmrestd-compatible source.
@@ -318,6 +329,10 @@ class LiveRun final : public RunGate, public RunObserver {
   /// present_jobs, built by the present thread (with the copy's Jobs table) while it was read within the last 60 s.
   /// Null once the run has finished or is writing its results. Throws LiveError 503 as present() does.
   std::shared_ptr<const LivePresent> present_events();
+  /// What the Gantt shows now: the newest copy whose Gantt index (LivePresent::gantt) is built, as present_events,
+  /// built by the present thread (with the copy's Jobs table) while the Gantt was read within the last 60 s. Null once
+  /// the run has finished or is writing its results. Throws LiveError 503 as present() does.
+  std::shared_ptr<const LivePresent> present_gantt();
   /// The clock and progress now.
   [[nodiscard]] LiveStatus status() const;
   /// Holds the clock (the simulation waits between two instants).
@@ -496,6 +511,8 @@ class LiveRun final : public RunGate, public RunObserver {
   std::atomic<std::int64_t> metrics_wanted_ns_{0};       // when the series or /metrics were last read
   std::shared_ptr<LivePresent> events_ready_;            // the newest copy whose event log is built
   std::atomic<std::int64_t> events_wanted_ns_{0};        // when the event log was last read
+  std::shared_ptr<LivePresent> gantt_ready_;             // the newest copy whose Gantt index is built
+  std::atomic<std::int64_t> gantt_wanted_ns_{0};         // when the Gantt was last read
   // When the Jobs tab was last read, and each sort order (JobSort x 2 + descending) last asked for (steady clock
   // nanoseconds; 0: never).
   std::atomic<std::int64_t> jobs_wanted_ns_{0};

@@ -921,6 +921,61 @@ TEST_F(LiveRunTest, TheEventLogFromTheCopyEqualsTheWrittenSnapshots) {
   }
 }
 
+TEST_F(LiveRunTest, TheGanttFromTheCopyEqualsTheWrittenSnapshots) {
+  // The queue paused part way, after an operator drained g002: the Gantt answered from the copy in memory, with no
+  // snapshot written, equals what the snapshot written of the same state answers for windows up to the copy's second
+  // (the default, earlier windows, node ranges, exact segments and the density grid). Past the copy's second the
+  // running jobs end at it, where the written snapshot draws them on to the end of its RunView (its last submit).
+  const std::unique_ptr<LiveRun> run = start_queue();
+  LiveRun& live = *run;
+  run_to_the_200th_submit(live);
+  const std::int64_t drained = live.drain_node("g002", "maint");
+  run_until(live, drained + 300);
+  const DashboardApi api(live, dir_ / "no-assets", kToken);
+  const std::int64_t now = live.status().now_s;
+  const std::string to = "to=" + std::to_string(now);
+  const std::vector<std::string> targets = {
+      "/api/gantt?" + to,
+      "/api/gantt?from=0&" + to,
+      "/api/gantt?from=" + std::to_string(now - 3000) + "&" + to,
+      "/api/gantt?from=" + std::to_string(now / 3) + "&to=" + std::to_string(now / 2) + "&node_from=1&node_to=3",
+      "/api/gantt?width=40&height=2&" + to,
+      "/api/gantt?from=" + std::to_string(now - 1) + "&" + to,
+      "/api/gantt?from=0&to=1"};
+  std::vector<std::string> answers;
+  for (const std::string& target : targets) {
+    const HttpResponse r = get(api, target);
+    ASSERT_EQ(r.status, 200) << target << " " << r.body;
+    answers.push_back(r.body);
+  }
+  EXPECT_EQ(live.status().snapshots, 0u);
+  EXPECT_EQ(get(api, "/api/gantt").body, answers[0]);  // the default window ends at the copy's second
+  const json all = json::parse(answers[1]);
+  ASSERT_TRUE(all.at("exact").get<bool>());
+  EXPECT_GT(all.at("segments").size(), 4u * 100);
+  EXPECT_FALSE(json::parse(answers[4]).at("exact").get<bool>());
+  EXPECT_EQ(call(api, "GET", "/api/gantt?node_to=abc").first, 400);
+
+  // Past the copy's second: the jobs still running end at it.
+  const json later = json::parse(get(api, "/api/gantt?from=0&to=" + std::to_string(now + 100000)).body);
+  const json& segments = later.at("segments");
+  std::size_t running = 0;
+  for (std::size_t i = 0; i + 3 < segments.size(); i += 4) {
+    EXPECT_LE(segments[i + 2].get<std::int64_t>(), now);
+    running += segments[i + 2].get<std::int64_t>() == now ? 1 : 0;
+  }
+  EXPECT_GT(running, 0u);
+
+  const auto snap = live.snapshot();
+  ASSERT_EQ(snap->now_s, now);
+  const DashboardApi written(snap->dir, dir_ / "no-assets");
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    const HttpResponse expected = get(written, targets[i]);
+    ASSERT_EQ(expected.status, 200) << targets[i];
+    expect_same_body(targets[i], answers[i], expected.body);
+  }
+}
+
 TEST_F(LiveRunTest, SlurmrestdReadsFromTheCopyEqualTheWrittenSnapshots) {
   // The queue of JobsPagesFromTheCopyEqualTheWrittenSnapshots, paused part way after an operator's drain of g002:
   // every read endpoint of the slurmrestd-compatible API, v0.0.41-v0.0.44, answered from the copy in memory (no
