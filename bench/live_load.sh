@@ -43,7 +43,7 @@ trap 'kill $(jobs -p) 2>/dev/null || true; [ -n "${KEEP_WORK:-}" ] || rm -rf "$W
 # The dashboard's reads (what its tabs ask) and the slurmrestd-compatible reads (what Slurm-web and exporters ask).
 cat > "$WORK/dashboard.lua" <<'EOF'
 local paths = {"/api/overview", "/api/nodes", "/api/jobs?sort=run_time&order=desc", "/api/jobs?filter=pending",
-               "/api/live", "/api/series/cluster?points=200", "/api/events?limit=50", "/metrics"}
+               "/api/live", "/api/series/cluster?points=200", "/api/events?limit=50", "/metrics", "/api/gantt"}
 local i = 0
 request = function() i = i + 1; return wrk.format("GET", paths[(i % #paths) + 1]) end
 EOF
