@@ -161,26 +161,32 @@ void LivePresent::drop_gantt() const {
   compute_gantt_ = nullptr;
 }
 
-const GanttIndex* LivePresent::gantt() const {
-  std::lock_guard lock(gantt_mutex_);
-  if (gantt_ == nullptr && compute_gantt_) {
-    const JobTable* table = jobs();
+namespace {
+
+// A part of `present` made from its Jobs table by `compute` the first time it is asked for (under `mutex`); null when
+// the copy went without the table or without this part.
+template <typename Part>
+const Part* part_from_table(const LivePresent& present, std::mutex& mutex,
+                            std::function<std::unique_ptr<Part>(const JobTable&)>& compute,
+                            std::unique_ptr<Part>& part) {
+  std::lock_guard lock(mutex);
+  if (part == nullptr && compute) {
+    const JobTable* table = present.jobs();
     if (table == nullptr) return nullptr;
-    gantt_ = compute_gantt_(*table);
-    compute_gantt_ = nullptr;  // the copy goes with it (once the other parts are made or let go)
+    part = compute(*table);
+    compute = nullptr;  // the copy goes with it (once the other parts are made or let go)
   }
-  return gantt_.get();
+  return part.get();
+}
+
+}  // namespace
+
+const GanttIndex* LivePresent::gantt() const {
+  return part_from_table(*this, gantt_mutex_, compute_gantt_, gantt_);
 }
 
 const StateEventLog* LivePresent::events() const {
-  std::lock_guard lock(events_mutex_);
-  if (events_ == nullptr && compute_events_) {
-    const JobTable* table = jobs();
-    if (table == nullptr) return nullptr;
-    events_ = compute_events_(*table);
-    compute_events_ = nullptr;  // the copy goes with it (once the other parts are made or let go)
-  }
-  return events_.get();
+  return part_from_table(*this, events_mutex_, compute_events_, events_);
 }
 
 const LiveMetrics* LivePresent::metrics() const {

@@ -152,6 +152,25 @@ void expect_same_body(const std::string& target, const std::string& got, const s
                                << got.substr(static_cast<std::size_t>(std::max<std::ptrdiff_t>(0, at - 80)), 160);
 }
 
+/// GETs each of `targets` from `api` into `answers`; each must answer 200.
+void get_all(const DashboardApi& api, const std::vector<std::string>& targets, std::vector<std::string>& answers) {
+  for (const std::string& target : targets) {
+    const HttpResponse r = get(api, target);
+    ASSERT_EQ(r.status, 200) << target << " " << r.body;
+    answers.push_back(r.body);
+  }
+}
+
+/// Expects `written` (a written snapshot's API) to answer each of `targets` with 200 and, byte for byte, `answers`.
+void expect_written_answers(const DashboardApi& written, const std::vector<std::string>& targets,
+                            const std::vector<std::string>& answers) {
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    const HttpResponse expected = get(written, targets[i]);
+    ASSERT_EQ(expected.status, 200) << targets[i];
+    expect_same_body(targets[i], answers[i], expected.body);
+  }
+}
+
 /// Answers `method path` (with its query) from `api` as status and JSON body; HttpErrors become their status.
 std::pair<int, json> call(const DashboardApi& api, const std::string& method, const std::string& target,
                           const std::string& body = "",
@@ -819,11 +838,7 @@ TEST_F(LiveRunTest, ClusterSeriesAndMetricsFromTheCopyEqualTheWrittenSnapshots) 
       "/api/nodes/g004/gpus",
       "/api/nodes/g001/gpus?from=0&points=40&to=" + std::to_string(now)};
   std::vector<std::string> answers;
-  for (const std::string& target : targets) {
-    const HttpResponse r = get(api, target);
-    ASSERT_EQ(r.status, 200) << target << " " << r.body;
-    answers.push_back(r.body);
-  }
+  ASSERT_NO_FATAL_FAILURE(get_all(api, targets, answers));
   EXPECT_EQ(live.status().snapshots, 0u);
   const json series = json::parse(answers[0]);
   ASSERT_GT(series.at("time").size(), 100u);
@@ -897,11 +912,7 @@ TEST_F(LiveRunTest, TheEventLogFromTheCopyEqualsTheWrittenSnapshots) {
                                             "/api/events?limit=300&t=" + std::to_string(now - 20000),
                                             "/api/events?format=text&limit=60&" + at};
   std::vector<std::string> answers;
-  for (const std::string& target : targets) {
-    const HttpResponse r = get(api, target);
-    ASSERT_EQ(r.status, 200) << target << " " << r.body;
-    answers.push_back(r.body);
-  }
+  ASSERT_NO_FATAL_FAILURE(get_all(api, targets, answers));
   EXPECT_EQ(live.status().snapshots, 0u);
   // The default asks for the copy's second.
   EXPECT_EQ(get(api, "/api/events").body, answers[0]);
@@ -913,12 +924,7 @@ TEST_F(LiveRunTest, TheEventLogFromTheCopyEqualsTheWrittenSnapshots) {
 
   const auto snap = live.snapshot();
   ASSERT_EQ(snap->now_s, now);
-  const DashboardApi written(snap->dir, dir_ / "no-assets");
-  for (std::size_t i = 0; i < targets.size(); ++i) {
-    const HttpResponse expected = get(written, targets[i]);
-    ASSERT_EQ(expected.status, 200) << targets[i];
-    expect_same_body(targets[i], answers[i], expected.body);
-  }
+  expect_written_answers(DashboardApi(snap->dir, dir_ / "no-assets"), targets, answers);
 }
 
 TEST_F(LiveRunTest, TheGanttFromTheCopyEqualsTheWrittenSnapshots) {
@@ -943,11 +949,7 @@ TEST_F(LiveRunTest, TheGanttFromTheCopyEqualsTheWrittenSnapshots) {
       "/api/gantt?from=" + std::to_string(now - 1) + "&" + to,
       "/api/gantt?from=0&to=1"};
   std::vector<std::string> answers;
-  for (const std::string& target : targets) {
-    const HttpResponse r = get(api, target);
-    ASSERT_EQ(r.status, 200) << target << " " << r.body;
-    answers.push_back(r.body);
-  }
+  ASSERT_NO_FATAL_FAILURE(get_all(api, targets, answers));
   EXPECT_EQ(live.status().snapshots, 0u);
   EXPECT_EQ(get(api, "/api/gantt").body, answers[0]);  // the default window ends at the copy's second
   const json all = json::parse(answers[1]);
@@ -968,12 +970,7 @@ TEST_F(LiveRunTest, TheGanttFromTheCopyEqualsTheWrittenSnapshots) {
 
   const auto snap = live.snapshot();
   ASSERT_EQ(snap->now_s, now);
-  const DashboardApi written(snap->dir, dir_ / "no-assets");
-  for (std::size_t i = 0; i < targets.size(); ++i) {
-    const HttpResponse expected = get(written, targets[i]);
-    ASSERT_EQ(expected.status, 200) << targets[i];
-    expect_same_body(targets[i], answers[i], expected.body);
-  }
+  expect_written_answers(DashboardApi(snap->dir, dir_ / "no-assets"), targets, answers);
 }
 
 TEST_F(LiveRunTest, SlurmrestdReadsFromTheCopyEqualTheWrittenSnapshots) {
