@@ -693,8 +693,9 @@ std::optional<HttpResponse> DashboardApi::present_events_answer(const HttpReques
 }
 
 std::optional<HttpResponse> DashboardApi::present_gantt_answer(const HttpRequest& request) const {
-  // The request is checked before anything waits for a copy (against the widest bounds; then against the copy's).
-  (void)gantt_query(request, 0, 0, static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()));
+  // The request is checked before anything waits for a copy (against the widest bounds: a `from` without `to` may be
+  // up to the copy's second, unknown yet; then against the copy's).
+  (void)gantt_query(request, 0, kTimeBound, static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()));
   const std::shared_ptr<const LivePresent> present = live_answer([&] { return live_->present_gantt(); });
   if (present == nullptr) return std::nullopt;  // the run has finished (its results answer), or is writing them
   const GanttIndex* index = present->gantt();

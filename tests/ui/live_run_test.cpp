@@ -952,6 +952,7 @@ TEST_F(LiveRunTest, TheGanttFromTheCopyEqualsTheWrittenSnapshots) {
   ASSERT_NO_FATAL_FAILURE(get_all(api, targets, answers));
   EXPECT_EQ(live.status().snapshots, 0u);
   EXPECT_EQ(get(api, "/api/gantt").body, answers[0]);  // the default window ends at the copy's second
+  EXPECT_EQ(get(api, "/api/gantt?from=" + std::to_string(now - 3000)).body, answers[2]);  // so does one with `from`
   const json all = json::parse(answers[1]);
   ASSERT_TRUE(all.at("exact").get<bool>());
   EXPECT_GT(all.at("segments").size(), 4u * 100);
