@@ -52,7 +52,7 @@ class ClassicScheduler final : public Scheduler {
         world_(world),
         state_(world.state()),
         jobs_(state_, accounting, config.priority),
-        selector_(state_.config(), &state_.node_weights()),
+        selector_(state_.config(), &state_),
         scratch_(state_),
         allowed_(state_.node_count()),
         kept_profile_(state_.config()),

@@ -2,12 +2,82 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
+
+// The node walk (NodeSelector::runs_from_bits, with its tests of 64 nodes and sums of free CPUs inlined) is
+// vectorised; it is built for AVX2 (which has POPCNT) too where the baseline lacks it, the loader picking the version
+// for the CPU it runs on (as node_bitmap.cpp does for POPCNT).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__AVX2__)
+#define GPUTWIN_WIDE_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define GPUTWIN_WIDE_CLONES
+#endif
+#if defined(__GNUC__)
+#define GPUTWIN_INLINE inline __attribute__((always_inline))
+#else
+#define GPUTWIN_INLINE inline
+#endif
 
 namespace gputwin {
 namespace {
 
 std::uint32_t cpus_per_node(const SelectRequest& r) {
   return r.nodes > 0 ? (r.cpus + r.nodes - 1) / r.nodes : 1;
+}
+
+// What the node walk tests of a node that a bitmap left in: CPUs and memory, and when `all` also GPUs and state.
+struct NodeTest {
+  std::uint32_t cpus = 1;    // Free CPUs needed.
+  std::uint64_t mem_mb = 0;  // Free memory needed.
+  std::uint32_t gpus = 0;    // Free GPUs needed (tested when `all`).
+  bool all = false;          // Test GPUs and schedulability too (the bitmap does not promise them).
+  // True if node `n` of `free` passes.
+  [[nodiscard]] bool passes(const FreeResources& free, std::size_t n) const {
+    return (!all || ((free.schedulable[n] != 0) & (free.gpus[n] >= gpus))) & (free.cpus[n] >= cpus) &
+           (free.mem_mb[n] >= mem_mb);
+  }
+};
+
+// A run's free CPUs: their sum and the most on one node.
+struct CpuSum {
+  std::uint64_t total = 0;  // Sum over the nodes.
+  std::uint32_t most = 0;   // Most on one node.
+};
+
+// 64 nodes from `base`, all in the cluster: bit k set when node base + k passes `test`. The tests go into bytes, a
+// loop the compiler vectorises, and 8 bytes of 0 or 1 become 8 bits by one multiplication (byte k lands in bit 56 + k).
+GPUTWIN_INLINE std::uint64_t passing_nodes64(const FreeResources& free, std::size_t base, NodeTest test) {
+  alignas(8) std::uint8_t ok[64];
+  const std::uint32_t* cpus = free.cpus + base;
+  const std::uint64_t* mem = free.mem_mb + base;
+  const std::uint32_t* gpus = free.gpus + base;
+  const std::uint8_t* schedulable = free.schedulable + base;
+  if (test.all) {
+    for (int k = 0; k < 64; ++k) {
+      ok[k] = static_cast<std::uint8_t>((cpus[k] >= test.cpus) & (mem[k] >= test.mem_mb) & (gpus[k] >= test.gpus) &
+                                        (schedulable[k] != 0));
+    }
+  } else {
+    for (int k = 0; k < 64; ++k) ok[k] = static_cast<std::uint8_t>((cpus[k] >= test.cpus) & (mem[k] >= test.mem_mb));
+  }
+  std::uint64_t mask = 0;
+  for (int i = 0; i < 8; ++i) {
+    std::uint64_t bytes;
+    std::memcpy(&bytes, ok + 8 * i, 8);
+    mask |= ((bytes * 0x0102040810204080ULL) >> 56) << (8 * i);
+  }
+  return mask;
+}
+
+// Free CPUs of nodes [from, end): their sum and the most on one node.
+GPUTWIN_INLINE CpuSum sum_cpus(const std::uint32_t* free_cpus, NodeIndex from, NodeIndex end) {
+  std::uint64_t total = 0;
+  std::uint32_t most = 0;
+  for (NodeIndex k = from; k < end; ++k) {
+    total += free_cpus[k];
+    most = std::max(most, free_cpus[k]);
+  }
+  return {total, most};
 }
 
 }  // namespace
@@ -56,14 +126,88 @@ NodeSet partition_nodes(const ClusterState& state, std::uint32_t p) {
   return NodeSet{state.config().partitions[p].nodes, state.partition_bits(p)};
 }
 
+const std::vector<std::uint32_t>& NodeSelector::current_weights() {
+  if (live_ == nullptr && weights_.empty()) {
+    for (const NodeConfig& n : config_.nodes) weights_.push_back(n.weight);
+  }
+  const std::vector<std::uint32_t>& weights = live_ != nullptr ? live_->node_weights() : weights_;
+  // Weights change only with a node update (ClusterState::set_node_weight), so the breaks are made again only then.
+  const std::uint64_t version = live_ != nullptr ? live_->node_update_count() : 0;
+  if (version != breaks_version_ || weight_breaks_.empty()) {
+    weight_breaks_.assign((weights.size() + 63) / 64 + 1, 0);
+    for (std::size_t n = 0; n < weights.size(); ++n) {
+      if (n == 0 || weights[n] != weights[n - 1]) weight_breaks_[n >> 6] |= 1ULL << (n & 63);
+    }
+    breaks_version_ = version;
+  }
+  return weights;
+}
+
+GPUTWIN_WIDE_CLONES void NodeSelector::runs_from_bits(const SelectRequest& r, const FreeResources& free,
+                                                      const std::uint64_t* filter, const std::uint64_t* candidates,
+                                                      const std::uint64_t* allowed,
+                                                      const std::vector<std::uint32_t>& weights) {
+  // What the filter does not already promise is tested: the live cluster's bits promise a schedulable node with the
+  // GPUs and a free CPU; a scratch's superset only that the node may be usable.
+  const NodeTest test{cpus_per_node(r), r.mem_per_node_mb, r.gpus_per_node, free.superset != nullptr};
+  const bool test_any = test.all || test.cpus > 1 || test.mem_mb > 0;
+  const std::size_t node_count = config_.nodes.size();
+  const std::size_t words = (node_count + 63) / 64;
+  // Adds the usable nodes [begin, end), all of weight `weight`, as a new run, or onto the last run when `continues`
+  // (it ends at begin - 1 with the same weight).
+  const auto add_piece = [&](NodeIndex begin, NodeIndex end, bool continues, std::uint32_t weight) {
+    if (!continues) runs_.push_back(Run{begin, 0, 0, 0, weight, false});
+    Run& run = runs_.back();
+    const CpuSum sum = sum_cpus(free.cpus, begin, end);
+    run.count += end - begin;
+    run.cpus += sum.total;
+    run.max_cpus = std::max(run.max_cpus, sum.most);
+  };
+  bool open = false;  // the last run ends at the previous word's last node
+  for (std::size_t w = 0; w < words; ++w) {
+    const bool carried = open;
+    open = false;
+    std::uint64_t bits = filter[w] & candidates[w] & (allowed != nullptr ? allowed[w] : ~0ULL);
+    if (bits == 0) continue;
+    const std::size_t base = w * 64;
+    if (test_any) {
+      if (base + 64 <= node_count && std::popcount(bits) >= kWholeWordTestFrom) {
+        bits &= passing_nodes64(free, base, test);
+      } else {
+        for (std::uint64_t rest = bits; rest != 0; rest &= rest - 1) {
+          const std::size_t n = base + static_cast<std::size_t>(std::countr_zero(rest));
+          if (!test.passes(free, n)) bits &= ~(1ULL << (n - base));
+        }
+      }
+    }
+    // Each stretch of consecutive usable nodes is one run per weight: it is cut where the weight changes, and one
+    // that begins at bit 0 goes on the run the previous word ended with unless the weight changes there.
+    const std::uint64_t breaks = weight_breaks_[w];
+    while (bits != 0) {
+      const int first = std::countr_zero(bits);
+      const int end = first + std::countr_one(bits >> first);
+      const std::uint64_t inside = end == 64 ? ~0ULL << first : (~0ULL << first) & ~(~0ULL << end);
+      std::uint64_t cuts = breaks & inside & ~(1ULL << first);
+      bool continues = carried && first == 0 && (breaks & 1ULL) == 0;
+      for (int from = first; from < end;) {
+        const int to = cuts != 0 ? std::countr_zero(cuts) : end;
+        const auto begin = static_cast<NodeIndex>(base + static_cast<std::size_t>(from));
+        add_piece(begin, static_cast<NodeIndex>(base + static_cast<std::size_t>(to)), continues, weights[begin]);
+        cuts &= cuts - 1;
+        continues = false;
+        from = to;
+      }
+      open = end == 64;
+      bits = end == 64 ? 0 : bits & (~0ULL << end);
+    }
+  }
+}
+
 bool NodeSelector::select(const SelectRequest& r, const NodeSet& candidates, const std::uint64_t* allowed,
                           const FreeResources& free, std::vector<NodeAllocation>& out) {
   out.clear();
   runs_.clear();
-  if (weights_.empty() && live_weights_ == nullptr) {
-    for (const NodeConfig& n : config_.nodes) weights_.push_back(n.weight);
-  }
-  const std::vector<std::uint32_t>& weights = live_weights_ != nullptr ? *live_weights_ : weights_;
+  const std::vector<std::uint32_t>& weights = current_weights();
   // Group usable nodes into runs of consecutive indices with equal weight (_eval_nodes_consec "consec sets").
   // A run is an index range [first, first + count): its nodes need not be listed.
   NodeIndex previous = 0;
@@ -92,7 +236,9 @@ bool NodeSelector::select(const SelectRequest& r, const NodeSet& candidates, con
     else if (free.live != nullptr)
       filter = free.live->free_gpu_bits(r.gpus_per_node);
   }
-  if (filter != nullptr) {
+  if (filter != nullptr && !reference_walk_) {
+    runs_from_bits(r, free, filter, candidates.bits, allowed, weights);
+  } else if (filter != nullptr) {
     // Only nodes with >= gpus_per_node free GPUs and a free CPU can be usable: walk their bits. Nodes left out
     // are not consecutive with their neighbours, which ends runs just as an unusable node does.
     const std::size_t words = (config_.nodes.size() + 63) / 64;

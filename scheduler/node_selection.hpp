@@ -65,11 +65,10 @@ FreeResources live_resources(const ClusterState& state);
 /// Stateless node selector over one cluster configuration; keeps scratch buffers to avoid allocation.
 class NodeSelector {
  public:
-  /// Selector for `config` (kept by reference).
-  /// Selector over `config`'s nodes; `weights` (per node, e.g. ClusterState::node_weights) overrides their
-  /// configured Weight when given, and is read at every selection.
-  explicit NodeSelector(const ClusterConfig& config, const std::vector<std::uint32_t>* weights = nullptr)
-      : config_(config), topology_(config.topology.slurm), live_weights_(weights) {}
+  /// Selector over `config`'s nodes (kept by reference); when `live` is given, its current node weights
+  /// (ClusterState::node_weights, changed by scontrol-style updates) override the configured Weight.
+  explicit NodeSelector(const ClusterConfig& config, const ClusterState* live = nullptr)
+      : config_(config), topology_(config.topology.slurm), live_(live) {}
 
   /// True if `node` could host the request on `free` right now.
   [[nodiscard]] bool usable(const SelectRequest& r, const FreeResources& free, NodeIndex n) const {
@@ -101,6 +100,9 @@ class NodeSelector {
   /// Picks runs of free nodes one walk over all runs per pick, as Slurm's loop does, instead of by one sort after
   /// the first pick (tests compare both; they must agree).
   void set_reference_picks(bool on) { reference_picks_ = on; }
+  /// Groups usable nodes into runs node by node, as the node-list walk does, instead of a bitmap word at a time
+  /// (tests compare both; they must agree).
+  void set_reference_walk(bool on) { reference_walk_ = on; }
   /// Leaf switches (tree) or base blocks (block) of the last successful topology selection; 0 without one.
   [[nodiscard]] std::uint32_t last_leaves_used() const { return last_leaves_; }
 
@@ -113,17 +115,30 @@ class NodeSelector {
     std::uint32_t weight = 0;
     bool used = false;
   };
+  // The runs of the usable nodes among filter & candidates & allowed (bitmaps; allowed may be null), a word at a
+  // time: the filter's promise checked, then each stretch of consecutive set bits added as runs, cut where weights
+  // change.
+  void runs_from_bits(const SelectRequest& r, const FreeResources& free, const std::uint64_t* filter,
+                      const std::uint64_t* candidates, const std::uint64_t* allowed,
+                      const std::vector<std::uint32_t>& weights);
   const ClusterConfig& config_;
   TopologySelector topology_;
-  std::vector<std::uint32_t> weights_;                        // configured node weights, flat
-  const std::vector<std::uint32_t>* live_weights_ = nullptr;  // current weights, when given
+  // The node weights in force: the live cluster's, else the configured ones (copied flat on first use). Also
+  // brings weight_breaks_ up to date.
+  const std::vector<std::uint32_t>& current_weights();
+  std::vector<std::uint32_t> weights_;         // configured node weights, flat
+  const ClusterState* live_ = nullptr;         // the cluster whose weights are read, when given
+  std::vector<std::uint64_t> weight_breaks_;   // bit n: node n's weight differs from node n - 1's (and bit 0)
+  std::uint64_t breaks_version_ = UINT64_MAX;  // live_'s node_update_count when weight_breaks_ was made
   std::vector<Run> runs_;
   std::vector<UsableNode> usable_;                    // usable nodes for the topology choice
   std::vector<NodeIndex> topo_order_;                 // the topology's choice, in taking order
   std::vector<UsableRange> ranges_;                   // the same as the runs, for the range-based choice
   bool fast_topology_ = true;                         // try the range-based choice first (tests turn it off)
+  static constexpr int kWholeWordTestFrom = 12;       // set bits in a word from which all 64 nodes are tested at once
   static constexpr std::size_t kSortedPicksFrom = 8;  // fewer runs: every pick walks them all
   bool reference_picks_ = false;                      // tests: always walk all runs per pick
+  bool reference_walk_ = false;                       // tests: group the bitmap's nodes node by node
   std::vector<std::uint32_t> order_;                  // pick_sorted: unused runs by weight, most CPUs, visit order
   std::vector<std::uint32_t> by_count_;               // pick_sorted: one weight's runs by most nodes
   std::uint32_t last_leaves_ = 0;

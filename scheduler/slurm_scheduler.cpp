@@ -124,7 +124,7 @@ class SlurmScheduler final : public Scheduler {
         world_(world),
         state_(world.state()),
         policy_(state_, accounting, config.priority),
-        selector_(state_.config(), &state_.node_weights()),
+        selector_(state_.config(), &state_),
         scratch_(state_),
         key_scratch_(state_),
         pass_avail_(state_.node_count()),

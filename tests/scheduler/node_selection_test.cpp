@@ -5,6 +5,7 @@
 
 #include "engine/rng.hpp"
 #include "scheduler/node_bitmap.hpp"
+#include "scheduler/resource_scratch.hpp"
 #include "tests/support/test_cluster.hpp"
 
 namespace gputwin {
@@ -201,6 +202,96 @@ TEST(NodeSelectionProperty, SortedPicksChooseExactlyWhatSlurmsPickLoopChooses) {
     }
   }
   EXPECT_GT(multi_pick, 1000u);  // the comparison reached the sorted picks often
+}
+
+TEST(NodeSelectionProperty, TheWordWalkGroupsRunsAsTheNodeWalkDoes) {
+  // Runs found a bitmap word at a time (stretches of set bits, split where the weight changes) must be the runs of
+  // the node-by-node walk: clusters of 40-700 nodes (word ends inside and between runs), weights in blocks of
+  // random length, configured or live (changed between selections), CPUs, GPUs and
+  // memory partly taken, requests with CPUs per node above 1 and memory, over the live cluster's bits and over a
+  // will-run scratch's superset, with and without an allowed mask.
+  std::size_t successes = 0, multi_run = 0;
+  for (std::uint64_t seed = 1; seed <= 60; ++seed) {
+    Rng rng(seed);
+    const auto n_nodes = static_cast<std::uint32_t>(rng.uniform_int(40, 700));
+    Scenario sc = testing::make_scenario(n_nodes, 16, 8, SchedulerPolicy::kSlurm);
+    const auto block = static_cast<std::size_t>(rng.uniform_int(1, 130));
+    const int classes = static_cast<int>(rng.uniform_int(1, 3));
+    for (std::size_t i = 0; i < sc.cluster.nodes.size(); ++i) {
+      sc.cluster.nodes[i].cpus = static_cast<std::uint32_t>(rng.uniform_int(4, 16));
+      sc.cluster.nodes[i].memory_mb = 64 * 1024;
+      sc.cluster.nodes[i].weight = static_cast<std::uint32_t>(1 + (i / block) % classes);
+    }
+    std::vector<JobSpec> jobs;
+    for (int k = 0; k < 1200; ++k) jobs.push_back(testing::make_job(k + 1, 0, 1, 1, 1, 60, 60));
+    ClusterState state(sc.cluster, jobs);
+    JobIndex next = 0;
+    const double busy = rng.uniform();
+    std::vector<std::vector<NodeAllocation>> taken;
+    for (NodeIndex n = 0; n < n_nodes && next < jobs.size(); ++n) {
+      if (rng.uniform() > busy) continue;
+      // Up to three jobs a node, so giving one back on the scratch may leave the node short of what a request needs.
+      for (int piece = static_cast<int>(rng.uniform_int(1, 3)); piece > 0 && next < jobs.size(); --piece) {
+        const auto cpus = static_cast<std::uint32_t>(rng.uniform_int(0, state.free_cpus()[n]));
+        const auto gpus = static_cast<std::uint32_t>(rng.uniform_int(0, state.free_gpus()[n]));
+        const auto mem = static_cast<std::uint64_t>(rng.uniform_int(0, state.free_mem_mb()[n] / 1024)) * 1024;
+        taken.push_back({{n, cpus, gpus, mem}});
+        state.allocate(next++, taken.back(), 0);
+      }
+    }
+    const bool live_weights = seed % 2 == 0;
+    NodeSelector words(sc.cluster, live_weights ? &state : nullptr);
+    NodeSelector nodes(sc.cluster, live_weights ? &state : nullptr);
+    nodes.set_reference_walk(true);
+    ResourceScratch scratch(state);
+    NodeBitmap allowed(n_nodes);
+    std::vector<NodeAllocation> a, b;
+    for (int k = 0; k < 200; ++k) {
+      if (live_weights && k % 50 == 10) {  // weights changed at run time (scontrol update Weight=), between selections
+        for (NodeIndex n = 0; n < n_nodes; ++n) {
+          if (rng.uniform() < 0.05) state.set_node_weight(n, static_cast<std::uint32_t>(rng.uniform_int(1, 4)));
+        }
+      }
+      SelectRequest r{static_cast<std::uint32_t>(rng.uniform() < 0.4 ? 0 : rng.uniform_int(1, 30)),
+                      static_cast<std::uint32_t>(rng.uniform_int(1, 300)),
+                      static_cast<std::uint32_t>(rng.uniform() < 0.3 ? 0 : rng.uniform_int(1, 8)),
+                      rng.uniform() < 0.5 ? 0 : static_cast<std::uint64_t>(rng.uniform_int(1, 64)) * 1024, false};
+      if (r.nodes > 0) r.cpus = std::max(r.nodes, r.cpus / 4);
+      // Some masks leave out a whole word of nodes (a run must not bridge it) or a stretch across a word's end.
+      const bool gaps = rng.uniform() < 0.5;
+      const auto gap_word = static_cast<NodeIndex>(rng.uniform_int(0, (n_nodes - 1) / 64));
+      const auto gap_from = static_cast<NodeIndex>(rng.uniform_int(0, n_nodes - 1));
+      for (NodeIndex n = 0; n < n_nodes; ++n) {
+        const bool in_gap = gaps && (n / 64 == gap_word || (n >= gap_from && n < gap_from + 70));
+        if (!in_gap && rng.uniform() < 0.95)
+          allowed.set(n);
+        else
+          allowed.clear(n);
+      }
+      const std::uint64_t* mask = rng.uniform() < 0.6 ? allowed.words().data() : nullptr;
+      FreeResources free = live_resources(state);
+      if (k % 3 == 2) {  // a will-run: some jobs given back on the scratch, the selector reading its superset
+        scratch.reset();
+        for (const auto& t : taken) {
+          if (rng.uniform() < 0.3) scratch.add_back(t);
+        }
+        free = scratch.view_for(r);
+        ASSERT_NE(free.superset, nullptr);
+      }
+      const bool ok_a = words.select(r, partition_nodes(state, 0), mask, free, a);
+      const bool ok_b = nodes.select(r, partition_nodes(state, 0), mask, free, b);
+      ASSERT_EQ(ok_a, ok_b) << "seed " << seed << " request " << k;
+      ASSERT_EQ(a.size(), b.size()) << "seed " << seed << " request " << k;
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        ASSERT_EQ(a[i].node, b[i].node) << "seed " << seed << " request " << k;
+        ASSERT_EQ(a[i].cpus, b[i].cpus) << "seed " << seed << " request " << k;
+      }
+      if (ok_a) ++successes;
+      if (ok_a && a.size() > 1 && a.back().node - a.front().node + 1 > a.size()) ++multi_run;
+    }
+  }
+  EXPECT_GT(successes, 4000u);  // most requests were placed, so the runs' counts and CPUs decided
+  EXPECT_GT(multi_run, 500u);   // and many spanned several runs
 }
 
 }  // namespace
