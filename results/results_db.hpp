@@ -34,9 +34,9 @@ inline constexpr std::uintmax_t kMaxResultsBytes = std::uintmax_t{64} << 30;
 /// How much of a results.sqlite is checked before it is read.
 enum class ResultsCheck : std::uint8_t {
   kWhole,        ///< Everything in the file comment: any file a user gives.
-  kWrittenHere,  ///< Only the mark, application id and schema version: a file this process just wrote into its own
-                 ///< private folder (a live run's snapshot), whose quick_check and column scans cost as much as
-                 ///< the write.
+  kWrittenHere,  ///< Only the mark, application id and schema version: a file this process has just written (a
+                 ///< live run's snapshot in its private folder, or its results at the end), whose quick_check and
+                 ///< column scans cost as much as the write.
 };
 
 /// A results.sqlite opened read-only.

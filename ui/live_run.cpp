@@ -227,10 +227,11 @@ const RunViewSlurmSource* LivePresent::slurm() const {
   return slurm_.get();
 }
 
-std::shared_ptr<const RunSnapshot> finished_snapshot(const std::filesystem::path& dir, std::int64_t at_s) {
+std::shared_ptr<const RunSnapshot> finished_snapshot(const std::filesystem::path& dir, std::int64_t at_s,
+                                                     ResultsCheck check) {
   auto snap = std::make_shared<RunSnapshot>();
   snap->dir = dir;
-  snap->view = std::make_unique<RunView>(dir);
+  snap->view = std::make_unique<RunView>(dir, check);
   snap->now_s = snap->view->info().end_s;
   snap->live = false;
   snap->slurm_at_s = at_s >= 0 ? at_s : snap->now_s;
@@ -417,19 +418,25 @@ void LiveRun::simulate(Scenario scenario, RunOptions options) {
     }
     wait_snapshot_idle();
     std::uint64_t request = 0, generation = 0, present_request = 0;
+    bool write_end = false;
     {
       std::lock_guard lock(mutex_);
-      simulation_done_ = true;  // readers take the last snapshot while the results are written
-      snapshot_busy_ = true;
+      simulation_done_ = true;  // readers take the end's copy (and snapshots) while the results are written
+      // The end is written as a snapshot only for a snapshot reader (earlier seconds, the costs) waiting now or asking
+      // before the results are written: every page of the present answers from the end's copy, and writing it
+      // beside the results took as long as they (36-38 s of CPU at 1,000,000 jobs) on the CPUs they need.
+      write_end = snapshot_requests_ > snapshot_copied_;
+      snapshot_busy_ = write_end;
       request = snapshot_copied_ = snapshot_requests_;
       present_request = present_copied_ = present_requests_;
       generation = action_generation_;
       cv_.notify_all();
     }
-    // The end as a snapshot, written beside the results (which take long for a large run): the readers' answers
-    // meanwhile, also for a run that ended before anyone asked.
+    // The end as a copy: the readers' answers while the results are written (a large run's take long), also for a
+    // run that ended before anyone asked; kept to be written as a snapshot if a snapshot reader asks meanwhile.
     outcome_ = outcome.get();
-    copy_state(*outcome->world, true, request, generation, present_request);
+    copy_state(*outcome->world, write_end, request, generation, present_request);
+    if (options_.at_end) options_.at_end();
     if (spare_ != nullptr) {  // no copy is made after the last: its memory goes back
       std::unique_ptr<SnapshotInput> spare;
       std::lock_guard lock(spare_->mutex);
@@ -453,12 +460,16 @@ void LiveRun::simulate(Scenario scenario, RunOptions options) {
       dir = snapshot_root_ / "final";
       write_results(dir, run_info(*outcome), *outcome->state, outcome->summary, *outcome->recorder);
     }
-    auto snap = std::const_pointer_cast<RunSnapshot>(finished_snapshot(dir, to_seconds(outcome->world->now())));
+    // Written by this process just now: read without the whole-file checks a user's folder gets (SQLite's
+    // quick_check and a scan of every numeric column: 12-13 s of the 22 s it takes to open 1,000,000 jobs' results).
+    auto snap = std::const_pointer_cast<RunSnapshot>(
+        finished_snapshot(dir, to_seconds(outcome->world->now()), ResultsCheck::kWrittenHere));
     // Every sort order before the results answer (as `gputwin serve` builds them): else the first sorted page after
     // the end waits for its order (0.5 s each for 1,000,000 jobs), while the end's copy answers meanwhile.
     snap->view->prepare_orders();
     std::lock_guard lock(mutex_);
     current_ = std::move(snap);
+    end_input_.reset();
     present_.reset();  // the results answer from now on
     ready_.reset();
     jobs_ready_.reset();
@@ -473,6 +484,10 @@ void LiveRun::simulate(Scenario scenario, RunOptions options) {
     failure = std::current_exception();
     // A run that threw took its outcome (and the controllers whose records publish_events reads) with it.
     outcome_ = nullptr;
+    {
+      std::lock_guard lock(mutex_);
+      end_input_.reset();
+    }
     wait_snapshot_idle();
   }
   if (outcome) {
@@ -710,6 +725,8 @@ void LiveRun::copy_state(SimWorld& world, bool write, std::uint64_t request, std
   if (write) {
     snapshot_input_ = std::move(input);
     snapshot_cv_.notify_all();
+  } else if (simulation_done_) {
+    end_input_ = std::move(input);  // the end's: written when a snapshot reader asks (snapshot())
   }
   cv_.notify_all();
 }
@@ -730,6 +747,7 @@ void LiveRun::compute_presents() {
     (void)next->figures();  // a reader may be computing it already: then this waits for it
     lock.lock();
     if (present_ == nullptr && ready_ == nullptr) continue;  // the run finished meanwhile: its results answer
+
     if (ready_ == nullptr || next->now_s() >= ready_->now_s()) {
       previous_ready_ = std::move(ready_);
       ready_ = next;
@@ -739,12 +757,15 @@ void LiveRun::compute_presents() {
     // The cluster series and the /metrics scrape while either was read (they need the copy until made), after the
     // tables (they take longer); else the copy goes without them, and so do the last ones made (a reader coming back
     // waits for fresh ones).
+    // The end's copy (no copy comes after it) keeps every part buildable, made by the first reader that needs it if
+    // not here, so each page answers from it until the results are written (no snapshot is written for them).
+    const bool keep_all = simulation_done_;
     const bool metrics_wanted = now_ns - metrics_wanted_ns_.load() <= kMetricsWanted.count();
-    if (!metrics_wanted) {
+    if (!metrics_wanted && !keep_all) {
       next->drop_metrics();
       metrics_ready_.reset();
     }
-    if (build_tables(next, now_ns, lock) && metrics_wanted)
+    if (build_tables(next, now_ns, keep_all, lock) && metrics_wanted)
       build_part(next, &LiveRun::metrics_ready_, has_metrics, lock);
   }
 }
@@ -761,7 +782,7 @@ bool LiveRun::build_part(const std::shared_ptr<LivePresent>& next, std::shared_p
   return true;
 }
 
-bool LiveRun::build_tables(const std::shared_ptr<LivePresent>& next, std::int64_t now_ns,
+bool LiveRun::build_tables(const std::shared_ptr<LivePresent>& next, std::int64_t now_ns, bool keep_all,
                            std::unique_lock<std::mutex>& lock) {
   // The Jobs table after the figures (the Overview does not wait for it), while someone reads the Jobs tab; else
   // the copy goes now, and so does the last table (a reader coming back waits for a fresh one, not a stale one).
@@ -770,21 +791,23 @@ bool LiveRun::build_tables(const std::shared_ptr<LivePresent>& next, std::int64_
   const bool slurm_wanted = now_ns - slurm_wanted_ns_.load() <= kSlurmWanted.count();
   const bool events_wanted = now_ns - events_wanted_ns_.load() <= kEventsWanted.count();
   const bool gantt_wanted = now_ns - gantt_wanted_ns_.load() <= kGanttWanted.count();
-  if (!slurm_wanted) {
+  if (!slurm_wanted && !keep_all) {
     next->drop_slurm();
     slurm_ready_.reset();
   }
-  if (!events_wanted) {
+  if (!events_wanted && !keep_all) {
     next->drop_events();
     events_ready_.reset();
   }
-  if (!gantt_wanted) {
+  if (!gantt_wanted && !keep_all) {
     next->drop_gantt();
     gantt_ready_.reset();
   }
   if (!slurm_wanted && !events_wanted && !gantt_wanted && now_ns - jobs_wanted_ns_.load() > kJobsWanted.count()) {
-    next->drop_jobs();
-    jobs_ready_.reset();
+    if (!keep_all) {
+      next->drop_jobs();
+      jobs_ready_.reset();
+    }
     return true;
   }
   lock.unlock();
@@ -857,9 +880,19 @@ void LiveRun::write_snapshots() {
 
 std::shared_ptr<const RunSnapshot> LiveRun::snapshot() {
   std::unique_lock lock(mutex_);
-  if (simulation_done_ && !finished_ && current_ != nullptr) {
-    // The simulation has ended and its results are being written (a large run's take long): no new snapshot can
-    // come before they are, so the last one answers meanwhile instead of holding the request.
+  if (simulation_done_ && !finished_) {
+    // The simulation has ended and its results are being written (a large run's take long). The end's copy is
+    // written as a snapshot now if it was not yet; the last snapshot answers meanwhile instead of holding the
+    // request, and the end's once written (waited for when there is none).
+    if (end_input_ != nullptr) {
+      snapshot_input_ = std::move(end_input_);
+      snapshot_busy_ = true;
+      snapshot_cv_.notify_all();
+    }
+    if (current_ == nullptr) cv_.wait_for(lock, kSnapshotWait, [&] { return finished_ || current_ != nullptr; });
+    if (current_ == nullptr)
+      throw LiveError(
+          503, "the end of the run is still being written: try again" + (error_.empty() ? "" : " (" + error_ + ")"));
     return current_;
   }
   if (finished_ || stop_requested_) {

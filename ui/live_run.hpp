@@ -6,7 +6,7 @@
 // How the readers see it (the design): the readers (RunView, the slurmrestd-compatible source, /metrics) are the
 // ones a finished run uses, unchanged. When a reader asks, the simulation's thread copies its in-memory state
 // (ClusterState, the recorder's history, XIDs, node conditions, the fault log, and the reference GPU load of each
-// run it has not seen before) between two instants and goes on; a snapshot thread (10 nicer than the simulation)
+// run it has not seen before) between two instants and goes on; a snapshot thread (at niceness 19)
 // writes the copy with write_results into a private snapshot folder and opens a RunView on it: a snapshot. A
 // request takes the newest snapshot (a shared_ptr: it lives as long as a request uses it); if it is older than
 // `refresh_ms` the request asks for a new one and still answers from the one there (the next request gets the
@@ -15,7 +15,7 @@
 // BENCHMARKS.md), at most every `refresh_ms` and only while someone reads; the writing runs beside it.
 //
 // The Overview and the node list do not wait for the writing: present() hands out the newest copy itself, from
-// which a present thread (10 nicer too) computes what RunView would answer at the copy's second
+// which a present thread (niceness 19 too) computes what RunView would answer at the copy's second
 // (results/state_overview: the same rules and the same per-GPU model code, O(nodes + jobs + runs)); readers answer from
 // the newest copy so computed. Copies for it are asked for by the snapshots' rule (from half refresh_ms on), made
 // even while the snapshot thread writes an older one, and written only if a snapshot reader asks. So the Overview of
@@ -28,6 +28,10 @@
 // starts and ends, node state changes, operator actions, preemptions, and the scaling, quota and operations
 // controllers' records) are pushed to a bounded buffer the SSE stream reads,
 // without a snapshot.
+//
+// The end: the last copy answers every page while the results are written (each part built when first read), and
+// is written as a snapshot only if a snapshot reader (an earlier second, the costs) asks before the results are;
+// then the results answer.
 //
 //   LiveRun live(scenario, {}, {.speed = 60, .out_dir = "out/q"});
 //   auto snap = live.snapshot();       // snap->view: a RunView as of snap->now_s
@@ -190,7 +194,9 @@ class LivePresent {
 };
 
 /// A finished run's snapshot: `dir` read once, shown at `at_s` (-1: its end) by the slurmrestd-compatible source.
-std::shared_ptr<const RunSnapshot> finished_snapshot(const std::filesystem::path& dir, std::int64_t at_s = -1);
+/// `check`: how much of its results.sqlite is checked first (kWrittenHere only for results this process just wrote).
+std::shared_ptr<const RunSnapshot> finished_snapshot(const std::filesystem::path& dir, std::int64_t at_s = -1,
+                                                     ResultsCheck check = ResultsCheck::kWhole);
 
 /// One line of the live event stream.
 struct LiveEvent {
@@ -235,6 +241,9 @@ struct LiveOptions {
   int refresh_ms = 1000;
   std::filesystem::path out_dir;      ///< Where the results go when the run ends; empty: not written.
   std::size_t event_buffer = 10'000;  ///< Events kept for the stream (older ones are dropped).
+  /// Called on the simulation's thread once the run has ended and its last copy is made, before the results are
+  /// written (tests hold the end there).
+  std::function<void()> at_end;
 };
 
 /// What an operator's request did wrong: `status` is the HTTP status to answer with (404 no such node, 409 the run
@@ -425,13 +434,15 @@ class LiveRun final : public RunGate, public RunObserver {
   [[nodiscard]] WallClock::duration reuse_period(std::chrono::milliseconds refresh) const;
   /// The snapshot thread: writes each copy handed to it and publishes the snapshot.
   void write_snapshots();
-  /// The present thread (10 nicer than the simulation): makes the figures of each new copy, so that readers answer
+  /// The present thread (niceness 19): makes the figures of each new copy, so that readers answer
   /// from the newest made ones at once.
   void compute_presents();
   /// The present thread's part for the Jobs tab, the event log and the slurmrestd-compatible API: builds `next`'s
-  /// Jobs table (and the sort orders asked for), event log and source while they are read, else lets them go; `lock`
-  /// holds mutex_ on entry and on return. False once the run has finished meanwhile.
-  bool build_tables(const std::shared_ptr<LivePresent>& next, std::int64_t now_ns, std::unique_lock<std::mutex>& lock);
+  /// Jobs table (and the sort orders asked for), event log and source while they are read, else lets them go (not
+  /// when `keep_all`: the end's copy, whose parts a reader may still build); `lock` holds mutex_ on entry and on
+  /// return. False once the run has finished meanwhile.
+  bool build_tables(const std::shared_ptr<LivePresent>& next, std::int64_t now_ns, bool keep_all,
+                    std::unique_lock<std::mutex>& lock);
   /// Builds a part of `next` with `build`, outside `lock` (held on entry and on return), and makes `next` the copy
   /// `ready` names if it is built and no newer copy is there. False once the run has finished meanwhile.
   bool build_part(const std::shared_ptr<LivePresent>& next, std::shared_ptr<LivePresent> LiveRun::*ready,
@@ -489,6 +500,7 @@ class LiveRun final : public RunGate, public RunObserver {
   // Snapshot requests: asked for by readers; the newest one a copy was made for; the newest one a snapshot answers.
   std::uint64_t snapshot_requests_ = 0, snapshot_copied_ = 0, snapshot_done_ = 0;
   std::shared_ptr<SnapshotInput> snapshot_input_;  // a copy handed to the snapshot thread, not yet taken
+  std::shared_ptr<SnapshotInput> end_input_;       // the end's copy, until a snapshot reader asks or the results are
   bool snapshot_busy_ = false;                     // a copy is handed over or being written
   bool snapshot_thread_stop_ = false;
   std::condition_variable snapshot_cv_;  // the snapshot thread waits here
