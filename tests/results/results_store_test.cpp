@@ -231,7 +231,21 @@ TEST_F(ResultsStoreTest, ReadersTrustOnlyAWholeResultsFileOfThisSchema) {
   EXPECT_EQ(open_error(), file +
                               ": table jobs, column start_time: holds 'soon', not a finite number (the file was "
                               "changed after gputwin wrote it)");
-  edit("UPDATE jobs SET start_time = 100 WHERE job_id = 2");
+  // One scan finds any; the column named is the first at fault in the table's order, whatever the row order.
+  edit(
+      "UPDATE jobs SET start_time = 100 WHERE job_id = 2; UPDATE jobs SET leaf_switches = -9e999 WHERE job_id = 1;"
+      "UPDATE jobs SET run_time = x'41' WHERE job_id = 3");
+  EXPECT_EQ(open_error(), file +
+                              ": table jobs, column run_time: holds 'A', not a finite number (the file was changed "
+                              "after gputwin wrote it)");
+  edit("UPDATE jobs SET run_time = 0 WHERE job_id = 3");
+  EXPECT_EQ(open_error(), file +
+                              ": table jobs, column leaf_switches: holds '-Inf', not a finite number (the file was "
+                              "changed after gputwin wrote it)");
+  // Extremes that are numbers pass: the largest finite double, the smallest 64-bit integer, NULL where allowed.
+  edit(
+      "UPDATE jobs SET leaf_switches = NULL WHERE job_id = 1; UPDATE summary SET value = 1.7976931348623157e308 "
+      "WHERE key = 'makespan_s'; UPDATE jobs SET priority = -9223372036854775808 WHERE job_id = 4");
   EXPECT_EQ(open_error(), "ok");
   edit("PRAGMA user_version = 99");
   EXPECT_EQ(open_error(), file + ": results schema version 99 is newer than this gputwin reads (" +
