@@ -744,6 +744,7 @@ void LiveRun::compute_presents() {
     if (snapshot_thread_stop_) return;
     const std::shared_ptr<LivePresent> next = std::move(to_compute_);
     lock.unlock();
+    if (options_.before_present) options_.before_present();
     (void)next->figures();  // a reader may be computing it already: then this waits for it
     lock.lock();
     if (present_ == nullptr && ready_ == nullptr) continue;  // the run finished meanwhile: its results answer
@@ -933,10 +934,17 @@ std::shared_ptr<const LivePresent> LiveRun::present(std::optional<std::int64_t> 
   // The newest copy whose figures are made (by the present thread or a reader), at or before at_s; else the newest
   // copy, whose figures the reader then makes (or waits for).
   const auto choose = [&]() -> std::shared_ptr<const LivePresent> {
+    const bool present_fits = present_ != nullptr && (!at_s || present_->now_s() <= *at_s);
     for (const std::shared_ptr<LivePresent>* p : {&ready_, &previous_ready_}) {
-      if (*p != nullptr && (!at_s || (*p)->now_s() <= *at_s)) return *p;
+      if (*p == nullptr || (at_s && (*p)->now_s() > *at_s)) continue;
+      // Made before an operator's latest action, it does not show it (a paused run's copies have the same second):
+      // the newest copy, made after it, answers instead, its figures made by this reader if the present thread has
+      // not made them yet (it runs at niceness 19: on a busy machine it may not have).
+      if ((*p)->generation_ != action_generation_ && present_fits && present_->generation_ == action_generation_)
+        return present_;
+      return *p;
     }
-    if (present_ != nullptr && (!at_s || present_->now_s() <= *at_s) && ready_ == nullptr) return present_;
+    if (present_fits && ready_ == nullptr) return present_;
     return nullptr;
   };
   if (finished_) return nullptr;

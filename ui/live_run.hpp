@@ -244,6 +244,8 @@ struct LiveOptions {
   /// Called on the simulation's thread once the run has ended and its last copy is made, before the results are
   /// written (tests hold the end there).
   std::function<void()> at_end;
+  /// Called on the present thread before it makes a copy's figures (tests hold it there, as a busy machine may).
+  std::function<void()> before_present;
 };
 
 /// What an operator's request did wrong: `status` is the HTTP status to answer with (404 no such node, 409 the run

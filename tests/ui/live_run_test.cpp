@@ -1712,5 +1712,43 @@ TEST_F(LiveRunTest, TheEndIsWrittenAsASnapshotOnlyWhenASnapshotReaderAsks) {
   EXPECT_TRUE(std::filesystem::exists(dir_ / "out" / "jobs.csv"));
 }
 
+TEST_F(LiveRunTest, AnActionShowsEvenBeforeThePresentThreadMadeTheCopysFigures) {
+  // A paused run whose present thread is held (as a busy machine may starve it at niceness 19): after an operator
+  // drains a node, a copy is made for a snapshot reader, and the next Overview and node list must come from it, not
+  // from the last copy whose figures the present thread made (the same second, before the drain). Before the fix
+  // they showed the node IDLE, as LiveRunTest.SlurmrestdNodeUpdateAndJobCancelInV0044Shape once did under load.
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool hold = false;
+  LiveOptions options;
+  options.start_paused = true;
+  options.refresh_ms = 60'000;  // copies are reused: only the action asks for a new one
+  options.out_dir = dir_ / "out";
+  options.before_present = [&] {
+    std::unique_lock lock(mutex);
+    cv.wait(lock, [&] { return !hold; });
+  };
+  const auto set_hold = [&](bool on) {
+    std::lock_guard lock(mutex);
+    hold = on;
+    cv.notify_all();
+  };
+  auto live = std::make_unique<LiveRun>(load_scenario((dir_ / "live.json").string()), RunOptions{}, options);
+  const std::shared_ptr<void> unhold(nullptr, [&](void*) { set_hold(false); });  // before the run goes
+  const DashboardApi api(*live, dir_ / "no-assets", kToken);
+  const auto node_state = [&](const std::string& name) {
+    return node_named(call(api, "GET", "/api/nodes?gpu=false").second.at("nodes"), name)->at("state");
+  };
+  ASSERT_EQ(node_state("n02"), "IDLE");
+  // The present thread made that copy's figures (it was not held): wait until the Overview comes from a made one.
+  for (int i = 0; i < 2000 && live->status().copies == 0; ++i) std::this_thread::sleep_for(1ms);
+  std::this_thread::sleep_for(200ms);
+  set_hold(true);
+  live->drain_node("n02", "held present");
+  (void)live->snapshot();  // a copy made after the drain, for the snapshot; its figures wait for the held thread
+  EXPECT_EQ(node_state("n02"), "DRAINED");
+  EXPECT_EQ(call(api, "GET", "/api/overview").second.at("node_groups").at("DRAIN"), 1);
+}
+
 }  // namespace
 }  // namespace gputwin
