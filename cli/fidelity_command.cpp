@@ -61,7 +61,7 @@ int compare_recordings(const FidelityCommand& c, const std::vector<std::string>&
 }
 
 int record_and_compare(const FidelityCommand& c) {
-  LiveOptions live;
+  RecordingOptions live;
   live.url = c.slurmrestd;
   live.local_slurm = c.local_slurm;
   live.local_slurm_script = c.local_slurm_script;

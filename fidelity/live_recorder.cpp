@@ -74,7 +74,7 @@ std::string limit_text(std::optional<std::int64_t> limit_s) {
 // stopped when this goes out of scope.
 class LocalCluster {
  public:
-  LocalCluster(const LiveOptions& o, std::ostream& log) : o_(o), log_(log) {
+  LocalCluster(const RecordingOptions& o, std::ostream& log) : o_(o), log_(log) {
     script_ = o.local_slurm_script.empty() ? std::string(GPUTWIN_SHARED_DIR) + "/slurmrestd/local-slurm.sh"
                                            : o.local_slurm_script;
     if (!std::filesystem::exists(script_)) {
@@ -132,7 +132,7 @@ class LocalCluster {
     const int rc = std::system(cmd.c_str());
     return rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 0;
   }
-  const LiveOptions& o_;
+  const RecordingOptions& o_;
   std::ostream& log_;
   std::string script_;
   std::string output_;
@@ -181,7 +181,7 @@ bool active(const RestJob& j) {
   return false;
 }
 
-std::filesystem::path record_one(const LiveOptions& o, const std::vector<WorkloadJob>& jobs, std::uint32_t k,
+std::filesystem::path record_one(const RecordingOptions& o, const std::vector<WorkloadJob>& jobs, std::uint32_t k,
                                  std::ostream& log) {
   std::unique_ptr<LocalCluster> local;
   ClientOptions co;
@@ -375,7 +375,7 @@ std::vector<WorkloadJob> scale_workload(std::vector<WorkloadJob> jobs, double sc
   return jobs;
 }
 
-std::vector<std::filesystem::path> record_replicas(const LiveOptions& options, std::ostream& log) {
+std::vector<std::filesystem::path> record_replicas(const RecordingOptions& options, std::ostream& log) {
   const std::vector<WorkloadJob> jobs = scale_workload(read_workload(options.workload), options.time_scale);
   if (!options.local_slurm && options.slurm_conf.empty()) {
     throw RecordingError(options.url, "", "--slurm-conf is required with --slurmrestd (the replay imports it)");

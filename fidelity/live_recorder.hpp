@@ -35,7 +35,7 @@ std::vector<WorkloadJob> read_workload(const std::filesystem::path& path);
 std::vector<WorkloadJob> scale_workload(std::vector<WorkloadJob> jobs, double scale);
 
 /// What to record on.
-struct LiveOptions {
+struct RecordingOptions {
   std::string url;                 ///< slurmrestd URL (ignored with local_slurm).
   bool local_slurm = false;        ///< Start (and stop) the local test cluster for each replica.
   std::string local_slurm_script;  ///< local-slurm.sh; empty: ../shared/slurmrestd/local-slurm.sh near the cwd.
@@ -52,6 +52,6 @@ struct LiveOptions {
 
 /// Records `options.replicas` replicas; returns their folders. Progress goes to `log`. Throws RecordingError (bad
 /// workload), SlurmrestdError (the cluster), std::runtime_error (local-slurm.sh failed).
-std::vector<std::filesystem::path> record_replicas(const LiveOptions& options, std::ostream& log);
+std::vector<std::filesystem::path> record_replicas(const RecordingOptions& options, std::ostream& log);
 
 }  // namespace gputwin
