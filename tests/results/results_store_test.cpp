@@ -218,30 +218,25 @@ TEST_F(ResultsStoreTest, ReadersTrustOnlyAWholeResultsFileOfThisSchema) {
   EXPECT_EQ(query("PRAGMA application_id"), std::to_string(kResultsApplicationId) + "\n");
   EXPECT_EQ(open_error(), "ok");
   const std::string file = (dir_ / "results.sqlite").string();
+  // What a reader says of a value that is not a finite number.
+  const auto not_finite = [&](const std::string& table, const std::string& column, const std::string& value) {
+    return file + ": table " + table + ", column " + column + ": holds '" + value +
+           "', not a finite number (the file was changed after gputwin wrote it)";
+  };
   // The cases: hand-edited non-finite values were read as good and printed by report and compare.
   edit("UPDATE summary SET value = 9e999 WHERE key = 'makespan_s'");
-  EXPECT_EQ(open_error(), file +
-                              ": table summary, column value: holds 'Inf', not a finite number (the file was "
-                              "changed after gputwin wrote it)");
+  EXPECT_EQ(open_error(), not_finite("summary", "value", "Inf"));
   edit("UPDATE summary SET value = 'nan' WHERE key = 'makespan_s'");
-  EXPECT_EQ(open_error(), file +
-                              ": table summary, column value: holds 'nan', not a finite number (the file was "
-                              "changed after gputwin wrote it)");
+  EXPECT_EQ(open_error(), not_finite("summary", "value", "nan"));
   edit("UPDATE summary SET value = 600 WHERE key = 'makespan_s'; UPDATE jobs SET start_time = 'soon' WHERE job_id = 2");
-  EXPECT_EQ(open_error(), file +
-                              ": table jobs, column start_time: holds 'soon', not a finite number (the file was "
-                              "changed after gputwin wrote it)");
+  EXPECT_EQ(open_error(), not_finite("jobs", "start_time", "soon"));
   // One scan finds any; the column named is the first at fault in the table's order, whatever the row order.
   edit(
       "UPDATE jobs SET start_time = 100 WHERE job_id = 2; UPDATE jobs SET leaf_switches = -9e999 WHERE job_id = 1;"
       "UPDATE jobs SET run_time = x'41' WHERE job_id = 3");
-  EXPECT_EQ(open_error(), file +
-                              ": table jobs, column run_time: holds 'A', not a finite number (the file was changed "
-                              "after gputwin wrote it)");
+  EXPECT_EQ(open_error(), not_finite("jobs", "run_time", "A"));
   edit("UPDATE jobs SET run_time = 0 WHERE job_id = 3");
-  EXPECT_EQ(open_error(), file +
-                              ": table jobs, column leaf_switches: holds '-Inf', not a finite number (the file was "
-                              "changed after gputwin wrote it)");
+  EXPECT_EQ(open_error(), not_finite("jobs", "leaf_switches", "-Inf"));
   // Extremes that are numbers pass: the largest finite double, the smallest 64-bit integer, NULL where allowed.
   edit(
       "UPDATE jobs SET leaf_switches = NULL WHERE job_id = 1; UPDATE summary SET value = 1.7976931348623157e308 "
