@@ -70,8 +70,8 @@ void ResultsDb::check(ResultsCheck check_level) {
   // and NULL compares as nothing, so "c > DBL_MAX OR c < -DBL_MAX" holds exactly for text, blobs and infinities: one
   // scan per table of plain comparisons (a 1,000,000-job run's tables in about a quarter of the time typeof() and
   // abs() per column took), then, only if a row is found, the column at fault is named.
-  constexpr const char* kNotFinite = " > 1.7976931348623157e308 OR ";
-  constexpr const char* kBelow = " < -1.7976931348623157e308";
+  constexpr const char* kAboveMaxOr = " > 1.7976931348623157e308 OR ";
+  constexpr const char* kBelowMin = " < -1.7976931348623157e308";
   std::vector<std::string> tables;
   query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name", {},
         [&](sqlite3_stmt* row) { tables.push_back(column_text(row, 0)); });
@@ -84,7 +84,7 @@ void ResultsDb::check(ResultsCheck check_level) {
     if (numeric.empty()) continue;
     const auto not_finite = [&](const std::string& column) {
       const std::string c = "\"" + column + "\"";
-      return c + kNotFinite + c + kBelow;
+      return c + kAboveMaxOr + c + kBelowMin;
     };
     std::string any;
     for (const std::string& column : numeric) any += (any.empty() ? "" : " OR ") + not_finite(column);

@@ -424,7 +424,7 @@ void LiveRun::simulate(Scenario scenario, RunOptions options) {
       simulation_done_ = true;  // readers take the end's copy (and snapshots) while the results are written
       // The end is written as a snapshot only for a snapshot reader (earlier seconds, the costs) waiting now or asking
       // before the results are written: every page of the present answers from the end's copy, and writing it
-      // beside the results took as long as they (36-38 s of CPU at 1,000,000 jobs) on the CPUs they need.
+      // beside the results took the snapshot thread 9-12 s at 1,000,000 jobs, on the CPUs the results need.
       write_end = snapshot_requests_ > snapshot_copied_;
       snapshot_busy_ = write_end;
       request = snapshot_copied_ = snapshot_requests_;
@@ -461,7 +461,8 @@ void LiveRun::simulate(Scenario scenario, RunOptions options) {
       write_results(dir, run_info(*outcome), *outcome->state, outcome->summary, *outcome->recorder);
     }
     // Written by this process just now: read without the whole-file checks a user's folder gets (SQLite's
-    // quick_check and a scan of every numeric column: 12-13 s of the 22 s it takes to open 1,000,000 jobs' results).
+    // quick_check and a scan of every numeric column, a large part of the 17-31 s `gputwin serve` takes to open
+    // 1,000,000 jobs' results: BENCHMARKS.md).
     auto snap = std::const_pointer_cast<RunSnapshot>(
         finished_snapshot(dir, to_seconds(outcome->world->now()), ResultsCheck::kWrittenHere));
     // Every sort order before the results answer (as `gputwin serve` builds them): else the first sorted page after
@@ -748,7 +749,6 @@ void LiveRun::compute_presents() {
     (void)next->figures();  // a reader may be computing it already: then this waits for it
     lock.lock();
     if (present_ == nullptr && ready_ == nullptr) continue;  // the run finished meanwhile: its results answer
-
     if (ready_ == nullptr || next->now_s() >= ready_->now_s()) {
       previous_ready_ = std::move(ready_);
       ready_ = next;
