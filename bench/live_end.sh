@@ -6,15 +6,10 @@
 #
 #   bench/live_end.sh [--binary B] [--port P] SCENARIO      (default: build/gputwin, port 18090)
 set -euo pipefail
-G="$(dirname "$0")/../build/gputwin"
-PORT=18090
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --binary) G="$2"; shift 2 ;;
-    --port) PORT="$2"; shift 2 ;;
-    *) break ;;
-  esac
-done
+DEFAULT_PORT=18090
+# shellcheck source=bench/binary_and_port.sh
+source "$(dirname "$0")/binary_and_port.sh"
+set -- "${ARGS[@]}"
 [ $# -eq 1 ] || { echo "usage: $0 [--binary B] [--port P] SCENARIO" >&2; exit 2; }
 WORK=$(mktemp -d)
 start=$(date +%s.%N)

@@ -4,15 +4,10 @@
 #
 #   bench/serve_open.sh [--binary B] [--port P] DIR      (default: build/gputwin, port 18094)
 set -euo pipefail
-G="$(dirname "$0")/../build/gputwin"
-PORT=18094
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --binary) G="$2"; shift 2 ;;
-    --port) PORT="$2"; shift 2 ;;
-    *) break ;;
-  esac
-done
+DEFAULT_PORT=18094
+# shellcheck source=bench/binary_and_port.sh
+source "$(dirname "$0")/binary_and_port.sh"
+set -- "${ARGS[@]}"
 [ $# -eq 1 ] || { echo "usage: $0 [--binary B] [--port P] DIR" >&2; exit 2; }
 LOG=$(mktemp)
 trap 'rm -f "$LOG"' EXIT
