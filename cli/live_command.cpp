@@ -93,9 +93,7 @@ int run_live_command(Scenario scenario, RunOptions options, const std::filesyste
   }
   const std::filesystem::path assets =
       serve.assets.empty() ? std::filesystem::path(GPUTWIN_WEB_ASSETS_DIR) : std::filesystem::path(serve.assets);
-  // The readers' threads run at the lowest priority a niceness gives (19): on a busy machine they take the CPU the
-  // simulation leaves, and take little of its own when the scheduler puts one beside it (about 1.5% at 19, 10% at 10).
-  constexpr int kReaderNice = 19;
+  // The HTTP threads are readers too: at kReaderNice, as the live run's own (ui/live_run.hpp).
   HttpServer::Options dashboard_options;
   dashboard_options.listen = serve.listen;
   dashboard_options.thread_nice = kReaderNice;

@@ -2,20 +2,36 @@
 
 #include <bit>
 
-// x86-64's baseline has no POPCNT instruction, so std::popcount becomes a libgcc call per word, and will-run counts
-// bitmaps of thousands of nodes millions of times. Every x86-64 CPU since about 2008 has POPCNT: these functions
-// are built twice and the loader picks the version for the CPU it runs on.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__POPCNT__)
-#define GPUTWIN_POPCNT_CLONES __attribute__((target_clones("popcnt", "default")))
-#else
-#define GPUTWIN_POPCNT_CLONES
-#endif
+#include "scheduler/cpu_versions.hpp"
 
 namespace gputwin {
 namespace {
 
-// Ice Lake and later count 8 words per instruction (AVX-512 VPOPCNTDQ); the loops below are the same as the portable
-// ones, built for it and chosen at run time (valgrind's CPU has no AVX-512, so it runs the portable ones).
+// The loops, written once: inlined into each version below, they are compiled for that version's instructions.
+GPUTWIN_INLINE std::size_t count_loop(const std::uint64_t* a, std::size_t n) {
+  std::size_t c = 0;
+  for (std::size_t i = 0; i < n; ++i) c += static_cast<std::size_t>(std::popcount(a[i]));
+  return c;
+}
+
+GPUTWIN_INLINE std::size_t count_and_loop(const std::uint64_t* a, const std::uint64_t* b, std::size_t n) {
+  std::size_t c = 0;
+  for (std::size_t i = 0; i < n; ++i) c += static_cast<std::size_t>(std::popcount(a[i] & b[i]));
+  return c;
+}
+
+GPUTWIN_INLINE std::size_t assign_and_count_loop(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b,
+                                                 std::size_t n) {
+  std::size_t c = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    out[i] = a[i] & b[i];
+    c += static_cast<std::size_t>(std::popcount(out[i]));
+  }
+  return c;
+}
+
+// Ice Lake and later count 8 words per instruction (AVX-512 VPOPCNTDQ): the loops are built for it too and chosen at
+// run time (valgrind's CPU has no AVX-512, so it runs the portable ones).
 #if defined(__x86_64__) && defined(__GNUC__)
 #define GPUTWIN_WIDE_POPCOUNT 1
 #define GPUTWIN_WIDE_TARGET __attribute__((target("avx512vpopcntdq,avx512f,avx512vl")))
@@ -29,49 +45,31 @@ bool wide_popcount() {
 }
 
 GPUTWIN_WIDE_TARGET std::size_t count_words_wide(const std::uint64_t* a, std::size_t n) {
-  std::size_t c = 0;
-  for (std::size_t i = 0; i < n; ++i) c += static_cast<std::size_t>(std::popcount(a[i]));
-  return c;
+  return count_loop(a, n);
 }
 
 GPUTWIN_WIDE_TARGET std::size_t count_and_words_wide(const std::uint64_t* a, const std::uint64_t* b, std::size_t n) {
-  std::size_t c = 0;
-  for (std::size_t i = 0; i < n; ++i) c += static_cast<std::size_t>(std::popcount(a[i] & b[i]));
-  return c;
+  return count_and_loop(a, b, n);
 }
 
 GPUTWIN_WIDE_TARGET std::size_t assign_and_count_words_wide(std::uint64_t* out, const std::uint64_t* a,
                                                             const std::uint64_t* b, std::size_t n) {
-  std::size_t c = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    out[i] = a[i] & b[i];
-    c += static_cast<std::size_t>(std::popcount(out[i]));
-  }
-  return c;
+  return assign_and_count_loop(out, a, b, n);
 }
 #endif
 
 GPUTWIN_POPCNT_CLONES std::size_t count_words_portable(const std::uint64_t* a, std::size_t n) {
-  std::size_t c = 0;
-  for (std::size_t i = 0; i < n; ++i) c += static_cast<std::size_t>(std::popcount(a[i]));
-  return c;
+  return count_loop(a, n);
 }
 
 GPUTWIN_POPCNT_CLONES std::size_t count_and_words_portable(const std::uint64_t* a, const std::uint64_t* b,
                                                            std::size_t n) {
-  std::size_t c = 0;
-  for (std::size_t i = 0; i < n; ++i) c += static_cast<std::size_t>(std::popcount(a[i] & b[i]));
-  return c;
+  return count_and_loop(a, b, n);
 }
 
 GPUTWIN_POPCNT_CLONES std::size_t assign_and_count_words_portable(std::uint64_t* out, const std::uint64_t* a,
                                                                   const std::uint64_t* b, std::size_t n) {
-  std::size_t c = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    out[i] = a[i] & b[i];
-    c += static_cast<std::size_t>(std::popcount(out[i]));
-  }
-  return c;
+  return assign_and_count_loop(out, a, b, n);
 }
 
 }  // namespace

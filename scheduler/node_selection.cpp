@@ -4,19 +4,10 @@
 #include <bit>
 #include <cstring>
 
+#include "scheduler/cpu_versions.hpp"
+
 // The node walk (NodeSelector::runs_from_bits, with its tests of 64 nodes and sums of free CPUs inlined) is
-// vectorised; it is built for AVX2 (which has POPCNT) too where the baseline lacks it, the loader picking the version
-// for the CPU it runs on (as node_bitmap.cpp does for POPCNT).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__AVX2__)
-#define GPUTWIN_WIDE_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define GPUTWIN_WIDE_CLONES
-#endif
-#if defined(__GNUC__)
-#define GPUTWIN_INLINE inline __attribute__((always_inline))
-#else
-#define GPUTWIN_INLINE inline
-#endif
+// vectorised and built for AVX2 too (scheduler/cpu_versions.hpp).
 
 namespace gputwin {
 namespace {
@@ -134,7 +125,7 @@ const std::vector<std::uint32_t>& NodeSelector::current_weights() {
   // Weights change only with a node update (ClusterState::set_node_weight), so the breaks are made again only then.
   const std::uint64_t version = live_ != nullptr ? live_->node_update_count() : 0;
   if (version != breaks_version_ || weight_breaks_.empty()) {
-    weight_breaks_.assign((weights.size() + 63) / 64 + 1, 0);
+    weight_breaks_.assign((weights.size() + 63) / 64, 0);
     for (std::size_t n = 0; n < weights.size(); ++n) {
       if (n == 0 || weights[n] != weights[n - 1]) weight_breaks_[n >> 6] |= 1ULL << (n & 63);
     }
@@ -143,7 +134,7 @@ const std::vector<std::uint32_t>& NodeSelector::current_weights() {
   return weights;
 }
 
-GPUTWIN_WIDE_CLONES void NodeSelector::runs_from_bits(const SelectRequest& r, const FreeResources& free,
+GPUTWIN_AVX2_CLONES void NodeSelector::runs_from_bits(const SelectRequest& r, const FreeResources& free,
                                                       const std::uint64_t* filter, const std::uint64_t* candidates,
                                                       const std::uint64_t* allowed,
                                                       const std::vector<std::uint32_t>& weights) {

@@ -738,7 +738,7 @@ void LiveRun::wait_snapshot_idle() {
 }
 
 void LiveRun::compute_presents() {
-  nice_this_thread(19);  // readers' work: nicer than the simulation, as the HTTP threads are
+  nice_this_thread(kReaderNice);  // readers' work, as the HTTP threads are
   std::unique_lock lock(mutex_);
   while (true) {
     present_cv_.wait(lock, [&] { return snapshot_thread_stop_ || to_compute_ != nullptr; });
@@ -829,7 +829,7 @@ bool LiveRun::build_tables(const std::shared_ptr<LivePresent>& next, std::int64_
 }
 
 void LiveRun::write_snapshots() {
-  nice_this_thread(19);  // readers' work: nicer than the simulation, as the HTTP threads are
+  nice_this_thread(kReaderNice);  // readers' work, as the HTTP threads are
   std::unique_lock lock(mutex_);
   while (true) {
     snapshot_cv_.wait(lock, [&] { return snapshot_thread_stop_ || snapshot_input_ != nullptr; });

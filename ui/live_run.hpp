@@ -232,6 +232,11 @@ struct LiveStatus {
   std::string error;  ///< Why the run failed (state "failed").
 };
 
+/// Niceness of a live run's readers' threads (HTTP workers, the present and snapshot threads): the lowest priority a
+/// niceness gives, so on a busy machine they take the CPU the simulation leaves, and little of its own when the kernel
+/// puts one beside it (about 1.5% of a core at 19, 10% at 10: BENCHMARKS.md "Live run under load, round 5").
+inline constexpr int kReaderNice = 19;
+
 /// A live run's settings.
 struct LiveOptions {
   double speed = 0;           ///< Initial speed: simulated seconds per wall second; 0: as fast as it goes.
