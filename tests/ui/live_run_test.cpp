@@ -174,6 +174,44 @@ void expect_written_answers(const DashboardApi& written, const std::vector<std::
   }
 }
 
+/// A hook for one of a live run's threads (LiveOptions::at_end, before_present): while the hold is closed the thread
+/// waits in it. Take open_on_exit() after making the run, so a failed assertion opens it before the run's destructor
+/// joins that thread.
+class ThreadHold {
+ public:
+  explicit ThreadHold(bool closed) : closed_(closed) {}
+  /// The hook to give the run.
+  std::function<void()> hook() {
+    return [this] {
+      std::unique_lock lock(mutex_);
+      arrived_ = true;
+      cv_.notify_all();
+      cv_.wait(lock, [&] { return !closed_; });
+    };
+  }
+  /// Closes or opens the hold.
+  void set_closed(bool closed) {
+    std::lock_guard lock(mutex_);
+    closed_ = closed;
+    cv_.notify_all();
+  }
+  /// True once the thread has come to the hook (within `timeout`).
+  bool wait_arrived(std::chrono::seconds timeout) {
+    std::unique_lock lock(mutex_);
+    return cv_.wait_for(lock, timeout, [&] { return arrived_; });
+  }
+  /// Opens the hold when the returned handle goes.
+  [[nodiscard]] std::shared_ptr<void> open_on_exit() {
+    return {nullptr, [this](void*) { set_closed(false); }};
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool closed_;
+  bool arrived_ = false;
+};
+
 /// Answers `method path` (with its query) from `api` as status and JSON body; HttpErrors become their status.
 std::pair<int, json> call(const DashboardApi& api, const std::string& method, const std::string& target,
                           const std::string& body = "",
@@ -1639,32 +1677,16 @@ TEST_F(LiveRunTest, TheEndIsWrittenAsASnapshotOnlyWhenASnapshotReaderAsks) {
   // one beside the results). A snapshot reader (an earlier second, the costs: here snapshot()) then gets the end
   // written, once, and it answers the same pages byte for byte.
   std::ofstream(dir_ / "queue.json") << kQueueScenario;
-  std::mutex mutex;
-  std::condition_variable cv;
-  bool at_end = false, released = false;
+  ThreadHold end_hold(true);
   LiveOptions options;
   options.refresh_ms = 200;
   options.out_dir = dir_ / "out";
-  options.at_end = [&] {
-    std::unique_lock lock(mutex);
-    at_end = true;
-    cv.notify_all();
-    cv.wait(lock, [&] { return released; });
-  };
-  const auto release = [&] {
-    std::lock_guard lock(mutex);
-    released = true;
-    cv.notify_all();
-  };
+  options.at_end = end_hold.hook();
   const std::unique_ptr<LiveRun> run =
       std::make_unique<LiveRun>(load_scenario((dir_ / "queue.json").string()), RunOptions{}, options);
-  // Destroyed before the run: a failed assertion below must not leave the simulation's thread held.
-  const std::shared_ptr<void> unhold(nullptr, [&](void*) { release(); });
+  const std::shared_ptr<void> unhold = end_hold.open_on_exit();
   LiveRun& live = *run;
-  {
-    std::unique_lock lock(mutex);
-    ASSERT_TRUE(cv.wait_for(lock, 60s, [&] { return at_end; }));
-  }
+  ASSERT_TRUE(end_hold.wait_arrived(60s));
   const DashboardApi api(live, dir_ / "no-assets", kToken);
   const auto [overview_status, overview] = call(api, "GET", "/api/overview");
   ASSERT_EQ(overview_status, 200);
@@ -1699,14 +1721,11 @@ TEST_F(LiveRunTest, TheEndIsWrittenAsASnapshotOnlyWhenASnapshotReaderAsks) {
   EXPECT_EQ(live.status().snapshots, 1u);
   EXPECT_GT(live.status().snapshot_wall_s, 0.0);
   EXPECT_EQ(live.snapshot(), snap);  // once
-  const DashboardApi written(snap->dir, dir_ / "no-assets");
-  for (std::size_t i = 1; i < targets.size(); ++i) {  // the Overview's snapshot_s differs by design (see above)
-    const HttpResponse expected = get(written, targets[i]);
-    ASSERT_EQ(expected.status, 200) << targets[i];
-    expect_same_body(targets[i], answers[i], expected.body);
-  }
+  // All but the Overview, whose snapshot_s differs by design (a folder says its end, the live API the copy's second).
+  expect_written_answers(DashboardApi(snap->dir, dir_ / "no-assets"), {targets.begin() + 1, targets.end()},
+                         {answers.begin() + 1, answers.end()});
 
-  release();
+  end_hold.set_closed(false);
   ASSERT_TRUE(live.wait_finished(60s));
   EXPECT_EQ(live.status().state, "ended");
   EXPECT_TRUE(std::filesystem::exists(dir_ / "out" / "jobs.csv"));
@@ -1717,24 +1736,14 @@ TEST_F(LiveRunTest, AnActionShowsEvenBeforeThePresentThreadMadeTheCopysFigures) 
   // drains a node, a copy is made for a snapshot reader, and the next Overview and node list must come from it, not
   // from the last copy whose figures the present thread made (the same second, before the drain). Before the fix
   // they showed the node IDLE, as LiveRunTest.SlurmrestdNodeUpdateAndJobCancelInV0044Shape once did under load.
-  std::mutex mutex;
-  std::condition_variable cv;
-  bool hold = false;
+  ThreadHold present_hold(false);
   LiveOptions options;
   options.start_paused = true;
   options.refresh_ms = 60'000;  // copies are reused: only the action asks for a new one
   options.out_dir = dir_ / "out";
-  options.before_present = [&] {
-    std::unique_lock lock(mutex);
-    cv.wait(lock, [&] { return !hold; });
-  };
-  const auto set_hold = [&](bool on) {
-    std::lock_guard lock(mutex);
-    hold = on;
-    cv.notify_all();
-  };
+  options.before_present = present_hold.hook();
   auto live = std::make_unique<LiveRun>(load_scenario((dir_ / "live.json").string()), RunOptions{}, options);
-  const std::shared_ptr<void> unhold(nullptr, [&](void*) { set_hold(false); });  // before the run goes
+  const std::shared_ptr<void> unhold = present_hold.open_on_exit();
   const DashboardApi api(*live, dir_ / "no-assets", kToken);
   const auto node_state = [&](const std::string& name) {
     return node_named(call(api, "GET", "/api/nodes?gpu=false").second.at("nodes"), name)->at("state");
@@ -1743,7 +1752,7 @@ TEST_F(LiveRunTest, AnActionShowsEvenBeforeThePresentThreadMadeTheCopysFigures) 
   // The present thread made that copy's figures (it was not held): wait until the Overview comes from a made one.
   for (int i = 0; i < 2000 && live->status().copies == 0; ++i) std::this_thread::sleep_for(1ms);
   std::this_thread::sleep_for(200ms);
-  set_hold(true);
+  present_hold.set_closed(true);
   live->drain_node("n02", "held present");
   (void)live->snapshot();  // a copy made after the drain, for the snapshot; its figures wait for the held thread
   EXPECT_EQ(node_state("n02"), "DRAINED");
