@@ -6,6 +6,8 @@
 #include <functional>
 #include <memory>
 #include <numeric>
+#include <type_traits>
+#include <utility>
 
 #include "model/text.hpp"
 #include "results/run_view.hpp"  // job_phase_at
@@ -13,6 +15,32 @@
 namespace gputwin {
 
 namespace {
+
+/// out = 0..rows-1 sorted by key(row), ties in row order: one sort of contiguous (key, row) pairs, each distinct,
+/// so std::sort gives the stable order without an indirect stable sort's scattered reads.
+template <class Key>
+void sort_rows_by(std::size_t rows, Key key, std::vector<std::uint32_t>& out) {
+  using K = std::decay_t<decltype(key(0u))>;
+  std::vector<std::pair<K, std::uint32_t>> keyed(rows);
+  for (std::uint32_t i = 0; i < rows; ++i) keyed[i] = {key(i), i};
+  std::sort(keyed.begin(), keyed.end());
+  out.resize(rows);
+  for (std::size_t k = 0; k < rows; ++k) out[k] = keyed[k].second;
+}
+
+/// out = `ascending` (by key, ties in row order) in descending key order, ties still in row order: reversed, then
+/// each run of equal keys reversed back.
+template <class Key>
+void reverse_keeping_ties(const std::vector<std::uint32_t>& ascending, Key key, std::vector<std::uint32_t>& out) {
+  out.assign(ascending.rbegin(), ascending.rend());
+  for (std::size_t b = 0; b < out.size();) {
+    std::size_t e = b + 1;
+    const auto k = key(out[b]);
+    while (e < out.size() && key(out[e]) == k) ++e;
+    std::reverse(out.begin() + static_cast<std::ptrdiff_t>(b), out.begin() + static_cast<std::ptrdiff_t>(e));
+    b = e;
+  }
+}
 
 /// Case-insensitive: does `hay` contain `needle_lower` (already lower case)?
 bool contains_lower(std::string_view hay, std::string_view needle_lower) {
@@ -163,51 +191,62 @@ JobRow JobTable::row(const Job& j, std::int64_t at_s) const {
   return r;
 }
 
+template <class F>
+void JobTable::with_sort_key(JobSort sort, F&& use) const {
+  // Interned texts (users, partitions) are compared by their rank among the pool's texts: one integer per row.
+  const auto text_rank = [&](std::uint32_t Job::*column) {
+    std::vector<std::uint32_t> ids(strings_.size());
+    std::iota(ids.begin(), ids.end(), 0u);
+    std::sort(ids.begin(), ids.end(), [&](std::uint32_t a, std::uint32_t b) { return text(a) < text(b); });
+    std::vector<std::uint32_t> rank(ids.size());
+    for (std::uint32_t r = 0; r < ids.size(); ++r) rank[ids[r]] = r;
+    use([&, column, rank = std::move(rank)](std::uint32_t i) { return rank[jobs_[i].*column]; });
+  };
+  switch (sort) {
+    case JobSort::kName:
+      use([&](std::uint32_t i) { return name(jobs_[i]); });
+      break;
+    case JobSort::kUser:
+      text_rank(&Job::user);
+      break;
+    case JobSort::kPartition:
+      text_rank(&Job::partition);
+      break;
+    case JobSort::kNodes:
+      use([&](std::uint32_t i) { return jobs_[i].nodes; });
+      break;
+    case JobSort::kGpus:
+      use([&](std::uint32_t i) { return jobs_[i].gpus; });
+      break;
+    case JobSort::kTimeLimit:
+      use([&](std::uint32_t i) { return jobs_[i].time_limit; });
+      break;
+    case JobSort::kPriority:
+      use([&](std::uint32_t i) { return jobs_[i].priority; });
+      break;
+    case JobSort::kSubmit:
+      use([&](std::uint32_t i) { return jobs_[i].submit; });
+      break;
+    case JobSort::kStart:
+      use([&](std::uint32_t i) { return jobs_[i].start < 0 ? INT64_MAX : jobs_[i].start; });
+      break;
+    default:
+      use([&](std::uint32_t i) { return jobs_[i].job_id; });
+      break;
+  }
+}
+
 const std::vector<std::uint32_t>& JobTable::order_by(JobSort sort, bool descending) const {
   std::lock_guard lock(cache_mutex_);
   auto& order = orders_[static_cast<int>(sort) * 2 + (descending ? 1 : 0)];
   if (!order.empty() || jobs_.empty()) return order;
-  order.resize(jobs_.size());
-  std::iota(order.begin(), order.end(), 0u);
-  // Ties keep job id order (jobs_ is in job id order) in both directions.
-  const auto by = [&](auto key) {
-    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-      return descending ? key(jobs_[b]) < key(jobs_[a]) : key(jobs_[a]) < key(jobs_[b]);
-    });
-  };
-  const auto name = [&](const Job& j) { return std::string_view(text_arena_.data() + j.name_off, j.name_len); };
-  switch (sort) {
-    case JobSort::kName:
-      by(name);
-      break;
-    case JobSort::kUser:
-      by([&](const Job& j) { return text(j.user); });
-      break;
-    case JobSort::kPartition:
-      by([&](const Job& j) { return text(j.partition); });
-      break;
-    case JobSort::kNodes:
-      by([](const Job& j) { return j.nodes; });
-      break;
-    case JobSort::kGpus:
-      by([](const Job& j) { return j.gpus; });
-      break;
-    case JobSort::kTimeLimit:
-      by([](const Job& j) { return j.time_limit; });
-      break;
-    case JobSort::kPriority:
-      by([](const Job& j) { return j.priority; });
-      break;
-    case JobSort::kSubmit:
-      by([](const Job& j) { return j.submit; });
-      break;
-    case JobSort::kStart:
-      by([](const Job& j) { return j.start < 0 ? INT64_MAX : j.start; });
-      break;
-    default:
-      by([](const Job& j) { return j.job_id; });
-      break;
-  }
+  // Ties keep job id order (jobs_ is in job id order) in both directions. The descending order is the ascending one
+  // reversed with each run of ties put back in row order, so each column is sorted once.
+  auto& ascending = orders_[static_cast<int>(sort) * 2];
+  with_sort_key(sort, [&](auto key) {
+    if (ascending.empty()) sort_rows_by(jobs_.size(), key, ascending);
+    if (descending) reverse_keeping_ties(ascending, key, order);
+  });
   return order;
 }
 
@@ -233,13 +272,18 @@ const std::vector<std::uint32_t>& JobTable::duration_order(bool descending) cons
   std::lock_guard lock(cache_mutex_);
   auto& order = orders_[kDurationOrderKey + (descending ? 1 : 0)];
   if (!order.empty()) return order;
+  std::vector<std::uint32_t> ended;
   for (std::uint32_t i = 0; i < jobs_.size(); ++i) {
-    if (jobs_[i].start >= 0 && jobs_[i].end >= 0) order.push_back(i);
+    if (jobs_[i].start >= 0 && jobs_[i].end >= 0) ended.push_back(i);
   }
   const auto duration = [&](std::uint32_t i) { return jobs_[i].end - jobs_[i].start; };
-  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-    return descending ? duration(b) < duration(a) : duration(a) < duration(b);
-  });
+  auto& ascending = orders_[kDurationOrderKey];
+  if (ascending.empty()) {
+    sort_rows_by(
+        ended.size(), [&](std::uint32_t k) { return duration(ended[k]); }, ascending);
+    for (std::uint32_t& k : ascending) k = ended[k];  // positions in `ended` (in row order) to rows
+  }
+  if (descending) reverse_keeping_ties(ascending, duration, order);
   return order;
 }
 

@@ -170,6 +170,9 @@ class JobTable {
   std::uint32_t append_text(std::string_view s);
   /// Permutation of jobs_ by a time-independent column (ties in job id order), built once per direction.
   const std::vector<std::uint32_t>& order_by(JobSort sort, bool descending) const;
+  /// Calls use(key), key(row) being the row's sort key by a time-independent column (ordered as the column sorts).
+  template <class F>
+  void with_sort_key(JobSort sort, F&& use) const;
   /// Jobs that started and ended, by run time (end - start; ties in job id order), built once per direction.
   const std::vector<std::uint32_t>& duration_order(bool descending) const;
   /// The hits from..to (of `total`) of the Jobs table sorted by run time at query.at_s, appended to `chosen`.
