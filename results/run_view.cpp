@@ -977,40 +977,20 @@ WaitDistribution wait_distribution(const JobTable& table, std::int64_t at_s, std
 void RunView::load_costs() const {
   costs_loaded_ = true;
   if (!db_->has_table("costs")) return;
+  std::vector<CostRow> rows;
   std::lock_guard lock(db_mutex_);
-  db_->query("SELECT scope, time, burn_usd_per_h, total_usd FROM costs ORDER BY scope, time", {}, [&](sqlite3_stmt* q) {
+  db_->query("SELECT scope, time, burn_usd_per_h, total_usd FROM costs ORDER BY rowid", {}, [&](sqlite3_stmt* q) {
     const auto* scope = reinterpret_cast<const char*>(sqlite3_column_text(q, 0));
-    const std::string name = scope == nullptr ? "" : scope;
-    if (costs_.empty() || costs_.back().first != name) costs_.emplace_back(name, std::vector<CostPoint>{});
-    costs_.back().second.push_back({static_cast<std::int64_t>(sqlite3_column_double(q, 1)), sqlite3_column_double(q, 2),
-                                    sqlite3_column_double(q, 3)});
+    rows.push_back({scope == nullptr ? "" : scope, sqlite3_column_double(q, 1), sqlite3_column_double(q, 2),
+                    sqlite3_column_double(q, 3)});
   });
+  costs_ = CostSeries(std::move(rows));
 }
 
-std::vector<std::string> RunView::cost_scopes() const {
+const CostSeries& RunView::costs() const {
   std::lock_guard lock(cache_mutex_);
   if (!costs_loaded_) load_costs();
-  std::vector<std::string> scopes;
-  for (const auto& [scope, points] : costs_) scopes.push_back(scope);
-  return scopes;
-}
-
-std::vector<CostPoint> RunView::cost_series(std::string_view scope, std::int64_t from_s, std::int64_t to_s,
-                                            std::size_t max_points) const {
-  std::lock_guard lock(cache_mutex_);
-  if (!costs_loaded_) load_costs();
-  std::vector<CostPoint> out;
-  for (const auto& [name, points] : costs_) {
-    if (name != scope) continue;
-    for (const CostPoint& p : points) {
-      if (p.time >= from_s && p.time <= to_s) out.push_back(p);
-    }
-  }
-  if (max_points == 0 || out.size() <= max_points) return out;
-  std::vector<CostPoint> thinned;
-  for (std::size_t k = 0; k < max_points; ++k)
-    thinned.push_back(out[k * (out.size() - 1) / (max_points - 1 ? max_points - 1 : 1)]);
-  return thinned;
+  return costs_;
 }
 
 }  // namespace gputwin

@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "results/cost_series.hpp"
 #include "results/gantt.hpp"
 #include "results/job_table.hpp"
 #include "results/results_db.hpp"
@@ -234,13 +235,6 @@ struct WaitDistribution {
 /// `points` points.
 WaitDistribution wait_distribution(const JobTable& table, std::int64_t at_s, std::size_t points);
 
-/// One sample of a cost series (costs table of a cloud run).
-struct CostPoint {
-  std::int64_t time = 0;
-  double burn_usd_per_h = 0;  ///< Spend rate then.
-  double total_usd = 0;       ///< Spend so far.
-};
-
 /// What the run is.
 struct RunDescription {
   std::string scenario, policy, kind;  ///< kind: "run" for a simulation, "twin" for a live cluster's folder.
@@ -305,11 +299,9 @@ class RunView {
   [[nodiscard]] std::vector<std::string> qos_names() const;
   /// Wait times of the jobs started by `at_s`, the CDF thinned to `points`.
   [[nodiscard]] WaitDistribution waits(std::int64_t at_s, std::size_t points) const;
-  /// Cost scopes the run recorded ("cluster", "idle", "account:acct01", ...); empty for a run without costs.
-  [[nodiscard]] std::vector<std::string> cost_scopes() const;
-  /// Scope `scope`'s cost series from `from_s` to `to_s`, at most `max_points` samples (evenly thinned).
-  [[nodiscard]] std::vector<CostPoint> cost_series(std::string_view scope, std::int64_t from_s, std::int64_t to_s,
-                                                   std::size_t max_points) const;
+  /// The cost series the run recorded, per scope ("cluster", "idle", "account:acct01", ...; none for a run without
+  /// costs): read by the first call.
+  [[nodiscard]] const CostSeries& costs() const;
   /// The Gantt view of `query` (GanttIndex, made by the first call; jobs still running run until the run's end).
   [[nodiscard]] GanttView gantt(const GanttQuery& query) const;
   /// Builds every sort order and the Gantt index now (else each is built by the first page that asks for it: about
@@ -363,7 +355,7 @@ class RunView {
   mutable std::optional<JobEventOrders> job_orders_;  // built by the first events() asking for jobs
   void load_costs() const;
   mutable bool costs_loaded_ = false;
-  mutable std::vector<std::pair<std::string, std::vector<CostPoint>>> costs_;  // per scope, by time
+  mutable CostSeries costs_;
   mutable std::optional<GanttIndex> gantt_;  // built by the first gantt() or prepare_orders()
 };
 

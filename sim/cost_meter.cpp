@@ -126,13 +126,13 @@ Spend CostMeter::spend(std::string_view user, SimTime now) const {
   return Spend{a.at(now), a.burn};
 }
 
-void CostMeter::sample(SimTime now) {
-  costs_.push_back({now, "cluster", cluster_.burn, cluster_.at(now)});
-  costs_.push_back({now, "idle", cluster_.burn - used_.burn, cluster_.at(now) - used_.at(now)});
+void CostMeter::append_sample(SimTime now, std::vector<CostSample>& costs) const {
+  costs.push_back({now, "cluster", cluster_.burn, cluster_.at(now)});
+  costs.push_back({now, "idle", cluster_.burn - used_.burn, cluster_.at(now) - used_.at(now)});
   for (std::size_t a = 0; a < accounts_.size(); ++a)
-    costs_.push_back({now, "account:" + accounts_[a], account_acct_[a].burn, account_acct_[a].at(now)});
+    costs.push_back({now, "account:" + accounts_[a], account_acct_[a].burn, account_acct_[a].at(now)});
   for (std::uint32_t u : series_users_)
-    costs_.push_back({now, "user:" + users_[u], user_acct_[u].burn, user_acct_[u].at(now)});
+    costs.push_back({now, "user:" + users_[u], user_acct_[u].burn, user_acct_[u].at(now)});
 }
 
 void CostMeter::on_event(SimWorld& world, std::uint64_t tgt, std::uint32_t generation) {
@@ -140,7 +140,7 @@ void CostMeter::on_event(SimWorld& world, std::uint64_t tgt, std::uint32_t gener
   const auto index = static_cast<NodeIndex>(tgt & ((1ULL << 56) - 1));
   switch (kind) {
     case kSample:
-      sample(world.now());
+      append_sample(world.now(), costs_);
       world.push_cost(world.now() + from_seconds_f(config_.sample_s), target(kSample, 0), 0);
       break;
     case kSpot: {
@@ -163,16 +163,24 @@ void CostMeter::on_event(SimWorld& world, std::uint64_t tgt, std::uint32_t gener
 }
 
 void CostMeter::finish(SimTime horizon, CloudLog& log) {
-  sample(horizon);
+  close(horizon, std::move(costs_), log);
+}
+
+void CostMeter::so_far(SimTime now, CloudLog& log) const {
+  close(now, costs_, log);
+}
+
+void CostMeter::close(SimTime horizon, std::vector<CostSample> costs, CloudLog& log) const {
+  append_sample(horizon, costs);
   std::vector<std::uint8_t> sampled(users_.size(), 0);
   for (std::uint32_t u : series_users_) sampled[u] = 1;
   for (std::size_t u = 0; u < users_.size(); ++u) {
     if (sampled[u]) continue;  // quota users are in the series already
     const double spent = user_acct_[u].at(horizon);
-    if (spent > 0) costs_.push_back({horizon, "user:" + users_[u], user_acct_[u].burn, spent});
+    if (spent > 0) costs.push_back({horizon, "user:" + users_[u], user_acct_[u].burn, spent});
   }
   log.has_cost = true;
-  log.costs = std::move(costs_);
+  log.costs = std::move(costs);
   log.cost_total_usd = cluster_.at(horizon);
   log.cost_idle_usd = cluster_.at(horizon) - used_.at(horizon);
   log.spot_interruptions = spot_interruptions_;

@@ -52,6 +52,8 @@ class CostMeter {
   [[nodiscard]] Spend spend(std::string_view user, SimTime now) const;
   /// Closes the series at `horizon` and fills `log`.
   void finish(SimTime horizon, CloudLog& log);
+  /// Fills `log` as finish(now, log) would, leaving the meter running (a live run's copy).
+  void so_far(SimTime now, CloudLog& log) const;
 
  private:
   enum Kind : std::uint64_t { kSample = 1, kSpot = 3, kReclaim = 4 };
@@ -71,7 +73,10 @@ class CostMeter {
   }
   double job_burn(JobIndex job) const;
   bool billed(NodeIndex node, NodeCondition condition) const;
-  void sample(SimTime now);
+  /// Appends every scope's point at `now` to `costs`.
+  void append_sample(SimTime now, std::vector<CostSample>& costs) const;
+  /// `costs` closed at `horizon` (a last point per scope, totals of users without a series) into `log`.
+  void close(SimTime horizon, std::vector<CostSample> costs, CloudLog& log) const;
   void arm_spot(SimWorld& world);
 
   const CostConfig& config_;

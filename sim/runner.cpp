@@ -38,6 +38,19 @@ RunOutcome run_scenario(Scenario scenario, const RunOptions& options) {
 
 namespace {
 
+/// The cloud log's records kept by the controllers and the world (all but the cost meter's), as of now.
+void copy_cloud_records(const RunOutcome& outcome, CloudLog& log) {
+  const SimWorld& world = *outcome.world;
+  if (outcome.quota) log.quota_events = outcome.quota->events();
+  if (outcome.operations) log.operations = outcome.operations->records();
+  log.interruptions = world.interruptions();
+  if (outcome.scaling) {
+    log.scaling = outcome.scaling->records();
+    log.pool_node_hours = outcome.scaling->pool_node_seconds(world.now()) / 3600.0;
+    log.cold_start_s = outcome.scenario->autoscaler.cold_start.total_s();
+  }
+}
+
 // Hands a live start to the world, its jobs by index (jobs the run dropped as never fitting are left out).
 void set_live_start(SimWorld& world, const ClusterState& state, const LiveStart& live) {
   std::unordered_map<std::uint64_t, JobIndex> index;
@@ -188,16 +201,17 @@ RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> all, const RunOption
   outcome.scheduler_stats = scheduler->stats();
   if (outcome.faults) outcome.faults->finish(world.now());
   if (outcome.cost) outcome.cost->finish(world.now(), outcome.cloud);
-  if (outcome.quota) outcome.cloud.quota_events = outcome.quota->events();
-  if (outcome.operations) outcome.cloud.operations = outcome.operations->records();
-  outcome.cloud.interruptions = world.interruptions();
-  if (outcome.scaling) {
-    outcome.cloud.scaling = outcome.scaling->records();
-    outcome.cloud.pool_node_hours = outcome.scaling->pool_node_seconds(world.now()) / 3600.0;
-    outcome.cloud.cold_start_s = sc.autoscaler.cold_start.total_s();
-  }
+  copy_cloud_records(outcome, outcome.cloud);
   outcome.summary = summarize(state, fault_log(outcome), cloud_log(outcome));
   return outcome;
+}
+
+std::optional<CloudLog> cloud_log_so_far(const RunOutcome& outcome) {
+  if (cloud_log(outcome) == nullptr) return std::nullopt;
+  CloudLog log;
+  if (outcome.cost) outcome.cost->so_far(outcome.world->now(), log);
+  copy_cloud_records(outcome, log);
+  return log;
 }
 
 const CloudLog* cloud_log(const RunOutcome& outcome) {

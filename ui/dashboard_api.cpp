@@ -498,6 +498,33 @@ std::int64_t int_param(const HttpRequest& request, const std::string& name, std:
   return v;
 }
 
+namespace {
+
+/// /api/costs: `scope`'s spend and burn rate from `from` (default `begin_s`) to `to` (default `end_s`) in at most
+/// `points` points, and every scope there is (a finished run's, or a live copy's so far).
+HttpResponse costs_response(const HttpRequest& request, const CostSeries& costs, std::int64_t begin_s,
+                            std::int64_t end_s) {
+  const std::int64_t to = int_param(request, "to", end_s, -kTimeBound, kTimeBound);
+  const std::int64_t from = int_param(request, "from", begin_s, -kTimeBound, to);
+  const auto points = static_cast<std::size_t>(int_param(request, "points", 600, 2, 20000));
+  const std::vector<std::string> scopes = costs.scopes();
+  const std::string scope = request.param("scope").value_or("cluster");
+  if (!scopes.empty() && std::find(scopes.begin(), scopes.end(), scope) == scopes.end()) {
+    throw HttpError(400, "parameter 'scope': no cost scope '" + scope.substr(0, 100) + "'");
+  }
+  json series{{"time", json::array()}, {"burn_usd_per_h", json::array()}, {"total_usd", json::array()}};
+  for (const CostPoint& p : costs.points(scope, from, to, points)) {
+    series["time"].push_back(p.time);
+    series["burn_usd_per_h"].push_back(p.burn_usd_per_h);
+    series["total_usd"].push_back(p.total_usd);
+  }
+  return HttpResponse::json(
+      json{{"scopes", scopes}, {"scope", scope}, {"from", from}, {"to", to}, {"series", series}}.dump(
+          -1, ' ', false, kReplaceInvalidUtf8));
+}
+
+}  // namespace
+
 DashboardApi::DashboardApi(const std::filesystem::path& results_dir, std::filesystem::path assets_dir)
     : assets_dir_(std::move(assets_dir)), fixed_(finished_snapshot(results_dir)) {
   fixed_->view->prepare_orders();
@@ -706,6 +733,16 @@ std::optional<HttpResponse> DashboardApi::present_gantt_answer(const HttpRequest
   return gantt_response(q, index->view(q));
 }
 
+std::optional<HttpResponse> DashboardApi::present_costs_answer(const HttpRequest& request) const {
+  // The request is checked before anything waits for a copy (its defaults follow the copy's second).
+  (void)int_param(request, "to", 0, -kTimeBound, kTimeBound);
+  (void)int_param(request, "from", 0, -kTimeBound, kTimeBound);
+  (void)int_param(request, "points", 600, 2, 20000);
+  const std::shared_ptr<const LivePresent> present = live_answer([&] { return live_->present(); });
+  if (present == nullptr) return std::nullopt;  // the run has finished (its results answer), or is writing them
+  return costs_response(request, present->costs(), present->figures().info.begin_s, present->now_s());
+}
+
 HttpResponse DashboardApi::api(const HttpRequest& request) const {
   if (request.path == "/api/forecasts" || request.path == "/api/actions") return twin_pages(request);
   if (request.path.rfind("/api/compare", 0) == 0) {
@@ -726,6 +763,9 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
   }
   if (live_ != nullptr && request.path == "/api/series/cluster") {
     if (std::optional<HttpResponse> answer = present_metrics_answer(request)) return std::move(*answer);
+  }
+  if (live_ != nullptr && request.path == "/api/costs") {
+    if (std::optional<HttpResponse> answer = present_costs_answer(request)) return std::move(*answer);
   }
   if (live_ != nullptr && request.path == "/api/gantt") {
     if (std::optional<HttpResponse> answer = present_gantt_answer(request)) return std::move(*answer);
@@ -772,25 +812,7 @@ HttpResponse DashboardApi::api(const HttpRequest& request) const {
     return HttpResponse::json(
         wait_distribution_json(view.waits(at(), points)).dump(-1, ' ', false, kReplaceInvalidUtf8));
   }
-  if (path == "/api/costs") {
-    const std::int64_t to = int_param(request, "to", info.end_s, -kTimeBound, kTimeBound);
-    const std::int64_t from = int_param(request, "from", info.begin_s, -kTimeBound, to);
-    const auto points = static_cast<std::size_t>(int_param(request, "points", 600, 2, 20000));
-    const std::vector<std::string> scopes = view.cost_scopes();
-    const std::string scope = request.param("scope").value_or("cluster");
-    if (!scopes.empty() && std::find(scopes.begin(), scopes.end(), scope) == scopes.end()) {
-      throw HttpError(400, "parameter 'scope': no cost scope '" + scope.substr(0, 100) + "'");
-    }
-    json series{{"time", json::array()}, {"burn_usd_per_h", json::array()}, {"total_usd", json::array()}};
-    for (const CostPoint& p : view.cost_series(scope, from, to, points)) {
-      series["time"].push_back(p.time);
-      series["burn_usd_per_h"].push_back(p.burn_usd_per_h);
-      series["total_usd"].push_back(p.total_usd);
-    }
-    return HttpResponse::json(
-        json{{"scopes", scopes}, {"scope", scope}, {"from", from}, {"to", to}, {"series", series}}.dump(
-            -1, ' ', false, kReplaceInvalidUtf8));
-  }
+  if (path == "/api/costs") return costs_response(request, view.costs(), info.begin_s, info.end_s);
   if (path == "/api/gantt") {
     const GanttQuery q = gantt_query(request, info.begin_s, info.end_s, info.nodes);
     return gantt_response(q, view.gantt(q));

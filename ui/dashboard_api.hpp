@@ -96,6 +96,9 @@ class DashboardApi {
   /// A live run's /api/events from the newest copy in memory whose event log is built (a later second than the
   /// copy's: the copy's); empty when none can answer (the run has finished or is writing its results).
   std::optional<HttpResponse> present_events_answer(const HttpRequest& request) const;
+  /// A live run's /api/costs from the newest copy in memory (its cost series so far); empty when none can answer
+  /// (the run has finished or is writing its results).
+  std::optional<HttpResponse> present_costs_answer(const HttpRequest& request) const;
   /// /api/gantt of a live run from the newest copy whose Gantt index is built (nullopt: the snapshots answer).
   std::optional<HttpResponse> present_gantt_answer(const HttpRequest& request) const;
   /// A live run's /api/series/nodes or /api/nodes/{name}/gpus from the newest copy in memory whose LiveMetrics are

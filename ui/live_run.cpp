@@ -185,6 +185,13 @@ const GanttIndex* LivePresent::gantt() const {
   return part_from_table(*this, gantt_mutex_, compute_gantt_, gantt_);
 }
 
+const CostSeries& LivePresent::costs() const {
+  std::call_once(costs_once_, [&] {
+    if (cloud_ != nullptr) costs_ = CostSeries(cost_rows(cloud_->costs));
+  });
+  return costs_;
+}
+
 const StateEventLog* LivePresent::events() const {
   return part_from_table(*this, events_mutex_, compute_events_, events_);
 }
@@ -248,6 +255,7 @@ struct LiveRun::SnapshotInput {
   std::unique_ptr<ClusterState> state;
   std::unique_ptr<RunRecorder> recorder;
   std::optional<FaultLog> faults;
+  std::shared_ptr<const CloudLog> cloud;      // null when the run has none
   MetricsInput metrics;                       // its `load` looks up `loads`
   std::vector<std::optional<GpuLoad>> loads;  // by allocation pool offset
 };
@@ -422,7 +430,7 @@ void LiveRun::simulate(Scenario scenario, RunOptions options) {
     {
       std::lock_guard lock(mutex_);
       simulation_done_ = true;  // readers take the end's copy (and snapshots) while the results are written
-      // The end is written as a snapshot only for a snapshot reader (earlier seconds, the costs) waiting now or asking
+      // The end is written as a snapshot only for a snapshot reader (earlier seconds) waiting now or asking
       // before the results are written: every page of the present answers from the end's copy, and writing it
       // beside the results took the snapshot thread 9-12 s at 1,000,000 jobs, on the CPUs the results need.
       write_end = snapshot_requests_ > snapshot_copied_;
@@ -654,6 +662,8 @@ void LiveRun::copy_state(SimWorld& world, bool write, std::uint64_t request, std
   input->recorder->forward_to(nullptr);
   input->faults.reset();
   if (const FaultLog* faults = fault_log(o)) input->faults = *faults;
+  input->cloud.reset();
+  if (std::optional<CloudLog> cloud = cloud_log_so_far(o)) input->cloud = std::make_shared<CloudLog>(std::move(*cloud));
   input->metrics = metrics_input(o);
   // The per-GPU series dominate a snapshot of a large run (5 million rows by default: 12 of 14 s at 4,096 nodes):
   // a snapshot keeps a tenth of them (sampled less often); the results at the end keep the scenario's budget.
@@ -712,6 +722,7 @@ void LiveRun::copy_state(SimWorld& world, bool write, std::uint64_t request, std
           node_by_name.emplace(nodes[n].name, static_cast<std::int32_t>(n));
         return std::make_unique<GanttIndex>(table, node_by_name, nodes.size(), to_seconds(input->now));
       }));
+  present->cloud_ = input->cloud;  // small (the cost series and the controllers' records): kept whole
   std::lock_guard lock(mutex_);
   snapshot_copy_wall_s_ += wall_s;
   last_copy_wall_s_ = wall_s;
@@ -841,12 +852,12 @@ void LiveRun::write_snapshots() {
     auto snap = std::make_shared<RunSnapshot>();
     std::string problem;
     try {
-      // The cloud log is left out: the cost meter closes its series only at the end of the run.
       const FaultLog* faults = input->faults ? &*input->faults : nullptr;
-      const RunSummary summary = summarize(*input->state, faults, nullptr);
+      const CloudLog* cloud = input->cloud.get();
+      const RunSummary summary = summarize(*input->state, faults, cloud);
       const MetricsInput& metrics = input->metrics;
       write_results(dir, input->info, *input->state, summary, *input->recorder,
-                    metrics.config.enabled ? &metrics : nullptr, faults, nullptr);
+                    metrics.config.enabled ? &metrics : nullptr, faults, cloud);
       snap->dir = dir;
       snap->view = std::make_unique<RunView>(dir, ResultsCheck::kWrittenHere);  // written just now, by us
       snap->now_s = to_seconds(input->now);

@@ -30,7 +30,7 @@
 // without a snapshot.
 //
 // The end: the last copy answers every page while the results are written (each part built when first read), and
-// is written as a snapshot only if a snapshot reader (an earlier second, the costs) asks before the results are;
+// is written as a snapshot only if a snapshot reader (an earlier second) asks before the results are;
 // then the results answer.
 //
 //   LiveRun live(scenario, {}, {.speed = 60, .out_dir = "out/q"});
@@ -144,6 +144,9 @@ class LivePresent {
   /// The Gantt index at now_s() (GanttIndex over the copy's Jobs table and nodes; jobs still running run until
   /// now_s()): built by the first call; null when the copy was let go without it (nobody was reading the Gantt).
   [[nodiscard]] const GanttIndex* gantt() const;
+  /// The cost series up to now_s(), as the snapshot written of the copy would hold them (none without a cost
+  /// model): grouped by the first call.
+  [[nodiscard]] const CostSeries& costs() const;
 
  private:
   friend class LiveRun;
@@ -191,6 +194,9 @@ class LivePresent {
   mutable std::mutex gantt_mutex_;
   mutable std::function<std::unique_ptr<GanttIndex>(const JobTable&)> compute_gantt_;  // holds the copy too
   mutable std::unique_ptr<GanttIndex> gantt_;
+  std::shared_ptr<const CloudLog> cloud_;  // the copy's cloud log (null: the run has none)
+  mutable std::once_flag costs_once_;
+  mutable CostSeries costs_;
 };
 
 /// A finished run's snapshot: `dir` read once, shown at `at_s` (-1: its end) by the slurmrestd-compatible source.

@@ -217,11 +217,11 @@ TEST_F(HandMadeRun, WaitsAndCosts) {
   EXPECT_EQ(w.cdf[0].first, 105);
   EXPECT_EQ(view.waits(5, 10).jobs, 0u);  // nothing started by 5
   // Costs: two scopes; cluster's series within [0, 150], and thinned to its ends.
-  EXPECT_EQ(view.cost_scopes(), (std::vector<std::string>{"cluster", "idle"}));
-  const auto part = view.cost_series("cluster", 0, 150, 10);
+  EXPECT_EQ(view.costs().scopes(), (std::vector<std::string>{"cluster", "idle"}));
+  const auto part = view.costs().points("cluster", 0, 150, 10);
   ASSERT_EQ(part.size(), 2u);
   EXPECT_DOUBLE_EQ(part[1].total_usd, 1.0);
-  const auto ends = view.cost_series("cluster", 0, 500, 2);
+  const auto ends = view.costs().points("cluster", 0, 500, 2);
   ASSERT_EQ(ends.size(), 2u);
   EXPECT_EQ(ends[0].time, 0);
   EXPECT_EQ(ends[1].time, 200);

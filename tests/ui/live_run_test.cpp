@@ -62,6 +62,22 @@ constexpr const char* kQueueScenario = R"({"name": "queue", "seed": 2,
     "workload": {"synthetic": {"profile": "acme-seren", "jobs": 300, "load": 3, "users": 7, "accounts": 3}},
     "scheduler": {"policy": "slurm"}})";
 
+// An autoscaled cloud cluster with a cost model, a spend quota and an operation (about 107,000 simulated seconds).
+constexpr const char* kCloudScenario = R"({
+    "name": "cloud-records", "seed": 1,
+    "cluster": {"nodes": [{"prefix": "gpu", "count": 8, "cpus": 112, "memory_gb": 2048, "gpus": 8, "gpu_type": "h100"}],
+                "partitions": [{"name": "gpu", "nodes": "ALL", "default": true, "max_time": "14-00:00:00"}]},
+    "workload": {"synthetic": {"profile": "acme-seren", "jobs": 200, "load": 0.3, "users": 5, "accounts": 2}},
+    "scheduler": {"policy": "slurm"},
+    "metrics": {"enabled": false},
+    "autoscaler": {"poll_s": 20, "idle_window_s": 300, "scale_down_s": 30,
+                   "cold_start": {"provision_s": 90, "gpu_advertise_s": 60, "driver_s": 120, "image": "shared",
+                                  "register_s": 20, "health_check_s": 0}},
+    "cost": {"prices": [{"usd_per_gpu_hour": 3, "model": "on_demand"}], "sample_s": 3600,
+             "quotas": [{"user": "user001", "limit_usd": 50, "warn_pct": 80, "buffer_pct": 10,
+                         "action": "block_and_kill"}]},
+    "operations": [{"time": 3600, "action": "update_image", "image": "img2"}]})";
+
 class LiveRunTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -1552,20 +1568,7 @@ TEST_F(LiveRunTest, ScaleUpAndDownAPool) {
 TEST_F(LiveRunTest, ControllerRecordsStreamAsTheEventLogHasThem) {
   // An autoscaled cloud cluster with a spend quota and an operation, run live at full speed: the stream's scaling,
   // quota and operation events are, line for line (time, subject, text), the results' event log of those kinds.
-  std::ofstream(dir_ / "cloud.json") << R"({
-    "name": "cloud-records", "seed": 1,
-    "cluster": {"nodes": [{"prefix": "gpu", "count": 8, "cpus": 112, "memory_gb": 2048, "gpus": 8, "gpu_type": "h100"}],
-                "partitions": [{"name": "gpu", "nodes": "ALL", "default": true, "max_time": "14-00:00:00"}]},
-    "workload": {"synthetic": {"profile": "acme-seren", "jobs": 200, "load": 0.3, "users": 5, "accounts": 2}},
-    "scheduler": {"policy": "slurm"},
-    "metrics": {"enabled": false},
-    "autoscaler": {"poll_s": 20, "idle_window_s": 300, "scale_down_s": 30,
-                   "cold_start": {"provision_s": 90, "gpu_advertise_s": 60, "driver_s": 120, "image": "shared",
-                                  "register_s": 20, "health_check_s": 0}},
-    "cost": {"prices": [{"usd_per_gpu_hour": 3, "model": "on_demand"}], "sample_s": 3600,
-             "quotas": [{"user": "user001", "limit_usd": 50, "warn_pct": 80, "buffer_pct": 10,
-                         "action": "block_and_kill"}]},
-    "operations": [{"time": 3600, "action": "update_image", "image": "img2"}]})";
+  std::ofstream(dir_ / "cloud.json") << kCloudScenario;
   LiveOptions options;
   options.out_dir = dir_ / "out";
   options.event_buffer = 1'000'000;
@@ -1587,6 +1590,53 @@ TEST_F(LiveRunTest, ControllerRecordsStreamAsTheEventLogHasThem) {
   EXPECT_NE(logged["scaling"].find("|ready\n"), std::string::npos);
   EXPECT_NE(logged["quota"].find("|user001|warn: spend "), std::string::npos);
   EXPECT_EQ(logged["operation"], "3600|cluster|update_image img2: start\n");
+}
+
+TEST_F(LiveRunTest, CostsFromTheCopyEqualTheWrittenSnapshots) {
+  // The cloud cluster paused part way: the Costs page's series answered from the copy in memory (so far: a last
+  // point per scope at the copy's second, as the run's end closes them), with no snapshot written, equal what the
+  // snapshot written of the same state answers, for every scope and window; the default window ends at the copy's
+  // second.
+  std::ofstream(dir_ / "cloud.json") << kCloudScenario;
+  LiveOptions options;
+  options.start_paused = true;
+  options.refresh_ms = 200;
+  options.out_dir = dir_ / "out";
+  LiveRun live(load_scenario((dir_ / "cloud.json").string()), RunOptions{}, options);
+  live.set_speed(10000);
+  live.resume();
+  for (int i = 0; i < 20000 && live.status().now_s < 40000; ++i) std::this_thread::sleep_for(1ms);
+  live.pause();
+  const std::int64_t now = live.status().now_s;
+  ASSERT_GE(now, 40000);
+  ASSERT_LT(now, 100000);  // paused before the end
+  const DashboardApi api(live, dir_ / "no-assets", kToken);
+  const json first = json::parse(get(api, "/api/costs").body);
+  const std::vector<std::string> scopes = first.at("scopes").get<std::vector<std::string>>();
+  for (const char* scope : {"account:acct01", "account:acct02", "cluster", "idle", "user:user001"})
+    EXPECT_NE(std::find(scopes.begin(), scopes.end(), scope), scopes.end()) << scope;
+  const json& times = first.at("series").at("time");
+  ASSERT_GE(times.size(), 12u);  // t = 0, every 3,600 s, and the copy's second
+  EXPECT_EQ(times.back(), now);
+  EXPECT_EQ(first.at("to"), now);
+  EXPECT_GT(first.at("series").at("total_usd").back().get<double>(), 0.0);
+  const std::string to = "&to=" + std::to_string(now);
+  std::vector<std::string> targets;
+  for (const std::string& scope : scopes) targets.push_back("/api/costs?scope=" + scope + to);
+  targets.push_back("/api/costs?scope=cluster&from=7200&to=" + std::to_string(now - 1));
+  targets.push_back("/api/costs?scope=idle&points=3" + to);
+  std::vector<std::string> answers;
+  ASSERT_NO_FATAL_FAILURE(get_all(api, targets, answers));
+  const auto cluster = std::find(scopes.begin(), scopes.end(), "cluster") - scopes.begin();
+  EXPECT_EQ(get(api, "/api/costs?scope=cluster").body, answers[static_cast<std::size_t>(cluster)]);
+  EXPECT_EQ(call(api, "GET", "/api/costs?scope=nobody").first, 400);
+  EXPECT_EQ(call(api, "GET", "/api/costs?points=1").first, 400);
+  EXPECT_EQ(live.status().snapshots, 0u);
+
+  const auto snap = live.snapshot();
+  ASSERT_EQ(snap->now_s, now);
+  expect_written_answers(DashboardApi(snap->dir, dir_ / "no-assets"), targets, answers);
+  live.stop();
 }
 
 TEST_F(LiveRunTest, ARunThatFailsMidwayIsReportedNotServedFromFreedMemory) {
@@ -1674,7 +1724,7 @@ TEST_F(LiveRunTest, TheEndIsWrittenAsASnapshotOnlyWhenASnapshotReaderAsks) {
   // The queue at full speed, held at its end (after the last copy, before the results are written): the Overview,
   // the Jobs tab, the event log, the Gantt and the slurmrestd-compatible source answer from the end's copy, parts
   // nobody read during the run included, and no snapshot is written for them (before, the end was always written as
-  // one beside the results). A snapshot reader (an earlier second, the costs: here snapshot()) then gets the end
+  // one beside the results). A snapshot reader (an earlier second: here snapshot()) then gets the end
   // written, once, and it answers the same pages byte for byte.
   std::ofstream(dir_ / "queue.json") << kQueueScenario;
   ThreadHold end_hold(true);
