@@ -264,7 +264,7 @@ std::vector<std::pair<std::int32_t, std::string>> JobGpuPlacement::job_gpus(std:
 }
 
 StateEventLog::StateEventLog(const ClusterState& state, const RunRecorder& recorder, const FaultLog* faults,
-                             const JobTable& table)
+                             const CloudLog* cloud, const JobTable& table)
     : table_(&table), job_orders_(job_event_orders(table)) {
   const auto& nodes = state.config().nodes;
   node_names_.reserve(nodes.size());
@@ -302,6 +302,32 @@ StateEventLog::StateEventLog(const ClusterState& state, const RunRecorder& recor
   }
   std::stable_sort(preemptions_.begin(), preemptions_.end(),
                    [](const Timed& a, const Timed& b) { return a.order_s < b.order_s; });
+  if (cloud == nullptr) return;
+  // The controllers' records: written with their times to the microsecond, read WHERE time <= ? ORDER BY time DESC,
+  // rowid DESC and reversed (so ties in the log's order), each line at its whole second.
+  const auto add = [](std::vector<Timed>& lines, SimTime time, std::string_view kind, std::string subject,
+                      std::string text) {
+    const double time_s = to_seconds_f(time);
+    lines.push_back(Timed{
+        time_s, EventLine{static_cast<std::int64_t>(time_s), std::string(kind), std::move(subject), std::move(text)}});
+  };
+  for (const ScalingRecord& r : cloud->scaling) {
+    const bool decision = r.action == ScalingRecord::Action::kCreate || r.action == ScalingRecord::Action::kRemove;
+    add(scaling_, r.time, "scaling", nodes[r.node].name,
+        scaling_event_text(to_string(r.action), decision ? static_cast<std::int64_t>(r.demand) : std::int64_t{-1}));
+  }
+  for (const QuotaEvent& e : cloud->quota_events) {
+    add(quota_, e.time, "quota", e.user,
+        quota_event_text(e.action, static_cast<std::int64_t>(e.job_id), e.spend_usd, e.projected_usd));
+  }
+  for (const OperationRecord& r : cloud->operations) {
+    add(operations_, r.time, "operation", r.node < nodes.size() ? nodes[r.node].name : "cluster",
+        operation_event_text(r.action, r.name, r.step, r.jobs_killed));
+  }
+  for (std::vector<Timed>* lines : {&scaling_, &quota_, &operations_}) {
+    std::stable_sort(lines->begin(), lines->end(),
+                     [](const Timed& a, const Timed& b) { return a.order_s < b.order_s; });
+  }
 }
 
 void StateEventLog::append_last(const std::vector<Timed>& lines, std::int64_t at_s, std::size_t limit,
@@ -334,6 +360,9 @@ std::vector<EventLine> StateEventLog::events(std::int64_t at_s, std::size_t limi
   }
   if (all || kind == "fault") append_last(faults_, at_s, limit, out);
   if (all || kind == "preemption") append_last(preemptions_, at_s, limit, out);
+  if (all || kind == "scaling") append_last(scaling_, at_s, limit, out);
+  if (all || kind == "quota") append_last(quota_, at_s, limit, out);
+  if (all || kind == "operation") append_last(operations_, at_s, limit, out);
   std::stable_sort(out.begin(), out.end(), [](const EventLine& a, const EventLine& b) { return a.time < b.time; });
   if (out.size() > limit) out.erase(out.begin(), out.end() - static_cast<std::ptrdiff_t>(limit));
   return out;

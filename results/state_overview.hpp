@@ -50,13 +50,16 @@ StateOverview state_overview(const RunInfo& info, const ClusterState& state, con
 std::unique_ptr<JobTable> state_job_table(const ClusterState& state, const RunRecorder& recorder);
 
 /// The event log of a run's state in memory, as RunView::events reads it from the folder write_results writes of the
-/// same state, recorder and fault log without a cloud log (a live run's snapshot): job lines from `table` (the state's
-/// Jobs table, state_job_table), node lines from the recorder's node history, fault and preemption lines, none of the
-/// other kinds. It keeps a copy of what it reads (not the state): the history's rows, the fault and preemption lines.
+/// same state, recorder, fault log and cloud log (a live run's snapshot): job lines from `table` (the state's Jobs
+/// table, state_job_table), node lines from the recorder's node history, fault and preemption lines, and the
+/// controllers' scaling, quota and operation lines; not the twin's actions. It keeps a copy of what it reads (not the
+/// state): the history's rows and the other lines.
 class StateEventLog {
  public:
-  /// The log of `state` with `recorder`'s history and `faults` (may be null); `table` must outlive the log.
-  StateEventLog(const ClusterState& state, const RunRecorder& recorder, const FaultLog* faults, const JobTable& table);
+  /// The log of `state` with `recorder`'s history, `faults` and `cloud` (either may be null); `table` must outlive
+  /// the log.
+  StateEventLog(const ClusterState& state, const RunRecorder& recorder, const FaultLog* faults, const CloudLog* cloud,
+                const JobTable& table);
   /// RunView::events(at_s, limit, kind) of the folder written of the same state.
   [[nodiscard]] std::vector<EventLine> events(std::int64_t at_s, std::size_t limit, std::string_view kind) const;
 
@@ -72,9 +75,10 @@ class StateEventLog {
   const JobTable* table_;
   JobEventOrders job_orders_;
   std::vector<std::string> node_names_;
-  std::vector<NodeEvent> node_rows_;  // in time order, ties in the recorder's order
-  std::vector<Timed> faults_;         // in time order, ties in the log's order backwards
-  std::vector<Timed> preemptions_;    // in time order, ties in the recorder's order
+  std::vector<NodeEvent> node_rows_;                 // in time order, ties in the recorder's order
+  std::vector<Timed> faults_;                        // in time order, ties in the log's order backwards
+  std::vector<Timed> preemptions_;                   // in time order, ties in the recorder's order
+  std::vector<Timed> scaling_, quota_, operations_;  // each in time order, ties in the log's order
 };
 
 /// The GPU indices each run of each job held on each node: the job_gpus rows write_results writes with metrics (the

@@ -711,7 +711,7 @@ void LiveRun::copy_state(SimWorld& world, bool write, std::uint64_t request, std
       [input] { return live_metrics(*input); },
       [input](const JobTable& table) {
         return std::make_unique<StateEventLog>(*input->state, *input->recorder,
-                                               input->faults ? &*input->faults : nullptr, table);
+                                               input->faults ? &*input->faults : nullptr, input->cloud.get(), table);
       },
       [input](const JobTable& table) {
         // The nodes as the snapshot written of the copy lists them: the copy's cluster, in its order.

@@ -1592,11 +1592,11 @@ TEST_F(LiveRunTest, ControllerRecordsStreamAsTheEventLogHasThem) {
   EXPECT_EQ(logged["operation"], "3600|cluster|update_image img2: start\n");
 }
 
-TEST_F(LiveRunTest, CostsFromTheCopyEqualTheWrittenSnapshots) {
+TEST_F(LiveRunTest, CostsAndControllerRecordsFromTheCopyEqualTheWrittenSnapshots) {
   // The cloud cluster paused part way: the Costs page's series answered from the copy in memory (so far: a last
   // point per scope at the copy's second, as the run's end closes them), with no snapshot written, equal what the
-  // snapshot written of the same state answers, for every scope and window; the default window ends at the copy's
-  // second.
+  // snapshot written of the same state answers, for every scope and window (the default window ends at the copy's
+  // second); so do the event log's scaling, quota and operation lines.
   std::ofstream(dir_ / "cloud.json") << kCloudScenario;
   LiveOptions options;
   options.start_paused = true;
@@ -1625,12 +1625,21 @@ TEST_F(LiveRunTest, CostsFromTheCopyEqualTheWrittenSnapshots) {
   for (const std::string& scope : scopes) targets.push_back("/api/costs?scope=" + scope + to);
   targets.push_back("/api/costs?scope=cluster&from=7200&to=" + std::to_string(now - 1));
   targets.push_back("/api/costs?scope=idle&points=3" + to);
+  const std::string at = "&t=" + std::to_string(now);
+  for (const char* kind : {"scaling", "quota", "operation"})
+    targets.push_back(std::string("/api/events?limit=100000&kind=") + kind + at);
+  targets.push_back("/api/events?limit=300" + at);
+  targets.push_back("/api/events?kind=scaling&limit=5&t=3600");
   std::vector<std::string> answers;
   ASSERT_NO_FATAL_FAILURE(get_all(api, targets, answers));
   const auto cluster = std::find(scopes.begin(), scopes.end(), "cluster") - scopes.begin();
   EXPECT_EQ(get(api, "/api/costs?scope=cluster").body, answers[static_cast<std::size_t>(cluster)]);
   EXPECT_EQ(call(api, "GET", "/api/costs?scope=nobody").first, 400);
   EXPECT_EQ(call(api, "GET", "/api/costs?points=1").first, 400);
+  const std::size_t events = targets.size() - 5;  // the first of the event log's targets
+  EXPECT_NE(answers[events].find("create (demand "), std::string::npos) << answers[events];
+  EXPECT_NE(answers[events + 1].find("warn: spend "), std::string::npos) << answers[events + 1];
+  EXPECT_NE(answers[events + 2].find("update_image img2: start"), std::string::npos) << answers[events + 2];
   EXPECT_EQ(live.status().snapshots, 0u);
 
   const auto snap = live.snapshot();
