@@ -72,6 +72,10 @@ class ResultsDb {
   /// The checks before anything is read: application id, schema version, and with kWhole quick_check and the
   /// numeric columns.
   void check(ResultsCheck check);
+  /// PRAGMA quick_check's lines on a connection of its own ("ok" alone when the file is sound).
+  [[nodiscard]] std::vector<std::string> quick_check_problems() const;
+  /// Throws InputError naming the table and column if a numeric column holds text, a blob or an infinity.
+  void check_numeric_columns();
   /// A single integer PRAGMA's value.
   std::int64_t pragma_int(const char* pragma);
 

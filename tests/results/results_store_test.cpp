@@ -295,7 +295,8 @@ TEST_F(ResultsStoreTest, ADamagedFileFailsQuickCheckAndIsNamed) {
   }
   const std::string error = open_error();
   EXPECT_EQ(error.rfind(path.string() + ": ", 0), 0u) << error;
-  EXPECT_NE(error, "ok");
+  // Reported as damaged, though the numeric scans beside quick_check meet the garbage too.
+  EXPECT_NE(error.find(": damaged: SQLite's quick_check reports: "), std::string::npos) << error;
   // Not a database at all.
   std::ofstream(path, std::ios::trunc) << "hello";
   EXPECT_NE(open_error().find(path.string() + ": "), std::string::npos);

@@ -3,9 +3,10 @@
 // simulation (the live badge's clock and the Overview move on by themselves), a drain clicked on the Nodes tab shows
 // up in the live event feed (from the SSE stream) and in /api/nodes, an XID injected there reaches the feed, a scale
 // without a cloud pool is refused on the page, pause holds the clock, a restart clicked then shows in the feed and
-// /api/nodes (REBOOTING or DRAINING), and Ctrl-C (SIGINT) stops the run and writes its results. Screenshots go to $ARTIFACTS.
+// /api/nodes (REBOOTING or DRAINING), the Costs tab draws the spend so far (with a cost model given in RUN_ARGS), and
+// Ctrl-C (SIGINT) stops the run and writes its results. Screenshots go to $ARTIFACTS.
 //
-//   node tests/ui/live_e2e.mjs GPUTWIN SCENARIO OUT_DIR      (NODE_PATH must reach playwright-core)
+//   node tests/ui/live_e2e.mjs GPUTWIN SCENARIO OUT_DIR [RUN_ARGS...]     (NODE_PATH must reach playwright-core)
 import { spawn } from 'node:child_process';
 import { mkdirSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import assert from 'node:assert/strict';
@@ -13,13 +14,13 @@ import path from 'node:path';
 
 import { chromiumOrSkip, launchChromium, newChecks } from './e2e_support.mjs';
 
-const [gputwin, scenario, out] = process.argv.slice(2);
+const [gputwin, scenario, out, ...runArgs] = process.argv.slice(2);
 const artifacts = process.env.ARTIFACTS || path.join(path.dirname(gputwin), 'test-artifacts', 'live');
 const chromiumPath = chromiumOrSkip();
 mkdirSync(artifacts, { recursive: true });
 rmSync(out, { recursive: true, force: true });
 
-const server = spawn(gputwin, ['run', scenario, '--serve', '--out', out, '--listen', '127.0.0.1:0', '--no-slurmrestd',
+const server = spawn(gputwin, ['run', scenario, ...runArgs, '--serve', '--out', out, '--listen', '127.0.0.1:0', '--no-slurmrestd',
   '--speed', '600', '--refresh-ms', '500'], { stdio: ['ignore', 'pipe', 'inherit'] });
 let output = '';
 const exited = new Promise((resolve) => server.on('exit', (code, signal) => resolve({ code, signal })));
@@ -125,6 +126,19 @@ try {
     assert.equal(b, a);
     assert.equal(await badge.innerText(), 'PAUSED');
     await page.screenshot({ path: path.join(artifacts, 'live-paused.png'), fullPage: true });
+  });
+
+  await check('the Costs tab of a live run (paused) draws the spend so far, up to its clock', async () => {
+    const now = (await get('/api/live')).now;
+    await page.click('#tabs button[data-tab="analysis"]');
+    await page.locator('#cost-chart canvas').first().waitFor({ timeout: 15000 });
+    const scopes = await page.locator('[data-testid="cost-scope"] option').allInnerTexts();
+    assert.ok(scopes.includes('cluster') && scopes.includes('idle'), `scopes on the page: ${scopes.join(', ')}`);
+    const costs = await get('/api/costs?scope=cluster');
+    assert.equal(costs.series.time.at(-1), now, 'the series ends at the run\'s clock');
+    assert.ok(costs.series.total_usd.at(-1) > 0, 'something was spent');
+    assert.ok(costs.series.time.length >= 3, `${costs.series.time.length} points`);
+    await page.screenshot({ path: path.join(artifacts, 'live-costs.png'), fullPage: true });
   });
 
   await check('a restart clicked on the Nodes tab (paused) shows in the event feed and in /api/nodes', async () => {
