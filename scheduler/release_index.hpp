@@ -106,6 +106,9 @@ class ReleaseIndex {
   std::vector<std::vector<Release>> releases_;  // per node, by key
   std::vector<NodeIndex> used_nodes_;           // nodes with releases (to clear cheaply)
   std::vector<RunningJob> running_;             // every job with releases, by key
+  // (key, node) of every allocation of the running jobs at the last rebuild, and of those started since, each
+  // ascending: what shape_for reads instead of the jobs' allocations.
+  std::vector<std::pair<std::int64_t, NodeIndex>> running_nodes_, started_nodes_;
   std::vector<Shape> shapes_;
   std::size_t last_shape_ = 0;  // index of the shape found last (shapes_ only grows between rebuilds)
   std::vector<FloatShape> float_shapes_;
