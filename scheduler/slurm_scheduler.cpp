@@ -91,8 +91,10 @@ class SlidingAnd {
       back_.fill();
       valid_ = true;
     }
-    for (; hi_ <= b; ++hi_) back_.and_with(slices[hi_].avail);
-    if (a >= mid_) {  // the front part is used up: rebuild suffix ANDs over [a, hi_)
+    if (a < mid_) {
+      for (; hi_ <= b; ++hi_) back_.and_with(slices[hi_].avail);
+    } else {  // the front part is used up: rebuild suffix ANDs over [a, hi_), which take in the new slices directly
+      hi_ = std::max(hi_, b + 1);
       const std::size_t count = hi_ - a;
       if (front_.size() < count) front_.resize(count);
       for (std::size_t i = hi_; i-- > a;) {
