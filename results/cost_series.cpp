@@ -1,7 +1,6 @@
 #include "results/cost_series.hpp"
 
 #include <algorithm>
-#include <cmath>
 
 #include "engine/sim_time.hpp"
 

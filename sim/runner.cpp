@@ -208,6 +208,8 @@ RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> all, const RunOption
 
 std::optional<CloudLog> cloud_log_so_far(const RunOutcome& outcome) {
   if (cloud_log(outcome) == nullptr) return std::nullopt;
+  // After the run's end the cost meter has handed its series over to the outcome's log (finish), which is whole.
+  if (outcome.cloud.has_cost) return outcome.cloud;
   CloudLog log;
   if (outcome.cost) outcome.cost->so_far(outcome.world->now(), log);
   copy_cloud_records(outcome, log);

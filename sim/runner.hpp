@@ -98,8 +98,8 @@ const FaultLog* fault_log(const RunOutcome& outcome);
 /// The cloud log (scaling, cost, quotas), or null when the scenario has neither /autoscaler nor /cost.
 const CloudLog* cloud_log(const RunOutcome& outcome);
 
-/// The cloud log as the run's end would fill it if the run ended now (a live run's copy; the run goes on), or
-/// nothing when cloud_log(outcome) is null.
+/// The cloud log as the run's end would fill it if the run ended now (a live run's copy; the run goes on), or the
+/// end's own once the run has ended; nothing when cloud_log(outcome) is null.
 std::optional<CloudLog> cloud_log_so_far(const RunOutcome& outcome);
 
 /// The run's metadata for the results store.

@@ -1729,6 +1729,34 @@ TEST_F(LiveRunTest, OurTwinClientDrainsANodeThroughTheLiveSlurmrestdApi) {
   EXPECT_THROW(client.update_job(id, R"({"comment": "x"})"), std::exception);  // a field gputwin does not take
 }
 
+TEST_F(LiveRunTest, TheEndsCopyAnswersTheCostsAsTheResultsDo) {
+  // The cloud cluster at full speed, held at its end (after the last copy, before the results are written): the
+  // Costs tab answered from the end's copy equals, byte for byte, what the results answer once written (the run's
+  // end has closed the cost meter's series by then; the copy must take the closed log, not the meter's remains).
+  std::ofstream(dir_ / "cloud.json") << kCloudScenario;
+  ThreadHold end_hold(true);
+  LiveOptions options;
+  options.refresh_ms = 200;
+  options.out_dir = dir_ / "out";
+  options.at_end = end_hold.hook();
+  const std::unique_ptr<LiveRun> run =
+      std::make_unique<LiveRun>(load_scenario((dir_ / "cloud.json").string()), RunOptions{}, options);
+  const std::shared_ptr<void> unhold = end_hold.open_on_exit();
+  LiveRun& live = *run;
+  ASSERT_TRUE(end_hold.wait_arrived(60s));
+  const DashboardApi api(live, dir_ / "no-assets", kToken);
+  const std::vector<std::string> targets = {"/api/costs?scope=cluster", "/api/costs?scope=idle&points=5",
+                                            "/api/costs?scope=user:user002", "/api/events?kind=scaling&limit=100000"};
+  std::vector<std::string> answers;
+  ASSERT_NO_FATAL_FAILURE(get_all(api, targets, answers));
+  EXPECT_EQ(live.status().snapshots, 0u);
+  EXPECT_GT(json::parse(answers[0]).at("series").at("time").size(), 25u);  // every 3,600 s over about 107,000 s
+  end_hold.set_closed(false);
+  ASSERT_TRUE(live.wait_finished(60s));
+  const DashboardApi results(dir_ / "out", dir_ / "no-assets");
+  expect_written_answers(results, targets, answers);
+}
+
 TEST_F(LiveRunTest, TheEndIsWrittenAsASnapshotOnlyWhenASnapshotReaderAsks) {
   // The queue at full speed, held at its end (after the last copy, before the results are written): the Overview,
   // the Jobs tab, the event log, the Gantt and the slurmrestd-compatible source answer from the end's copy, parts
