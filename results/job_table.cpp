@@ -272,13 +272,13 @@ const std::vector<std::uint32_t>& JobTable::duration_order(bool descending) cons
   std::lock_guard lock(cache_mutex_);
   auto& order = orders_[kDurationOrderKey + (descending ? 1 : 0)];
   if (!order.empty()) return order;
-  std::vector<std::uint32_t> ended;
-  for (std::uint32_t i = 0; i < jobs_.size(); ++i) {
-    if (jobs_[i].start >= 0 && jobs_[i].end >= 0) ended.push_back(i);
-  }
   const auto duration = [&](std::uint32_t i) { return jobs_[i].end - jobs_[i].start; };
   auto& ascending = orders_[kDurationOrderKey];
   if (ascending.empty()) {
+    std::vector<std::uint32_t> ended;
+    for (std::uint32_t i = 0; i < jobs_.size(); ++i) {
+      if (jobs_[i].start >= 0 && jobs_[i].end >= 0) ended.push_back(i);
+    }
     sort_rows_by(
         ended.size(), [&](std::uint32_t k) { return duration(ended[k]); }, ascending);
     for (std::uint32_t& k : ascending) k = ended[k];  // positions in `ended` (in row order) to rows

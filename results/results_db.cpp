@@ -25,11 +25,7 @@ ResultsDb::ResultsDb(const std::filesystem::path& file, ResultsCheck check_level
   if (const auto problem = input_file_problem(file, "results database", kMaxResultsBytes)) {
     throw InputError(path_, "", *problem);
   }
-  if (sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-    const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
-    sqlite3_close(db_);
-    throw InputError(path_, "", "cannot open: " + msg);
-  }
+  db_ = open_read_only();
   try {
     check(check_level);
   } catch (...) {
@@ -80,13 +76,18 @@ void ResultsDb::check(ResultsCheck check_level) {
   if (scan_error) std::rethrow_exception(scan_error);
 }
 
-std::vector<std::string> ResultsDb::quick_check_problems() const {
+sqlite3* ResultsDb::open_read_only() const {
   sqlite3* db = nullptr;
   if (sqlite3_open_v2(path_.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
     const std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
     sqlite3_close(db);
     throw InputError(path_, "", "cannot open: " + msg);
   }
+  return db;
+}
+
+std::vector<std::string> ResultsDb::quick_check_problems() const {
+  sqlite3* db = open_read_only();
   std::vector<std::string> problems;
   sqlite3_stmt* st = nullptr;
   int rc = sqlite3_prepare_v2(db, "PRAGMA quick_check(3)", -1, &st, nullptr);

@@ -72,6 +72,8 @@ class ResultsDb {
   /// The checks before anything is read: application id, schema version, and with kWhole quick_check and the
   /// numeric columns.
   void check(ResultsCheck check);
+  /// A new read-only connection to the file; throws InputError naming it if it cannot be opened.
+  [[nodiscard]] sqlite3* open_read_only() const;
   /// PRAGMA quick_check's lines on a connection of its own ("ok" alone when the file is sound).
   [[nodiscard]] std::vector<std::string> quick_check_problems() const;
   /// Throws InputError naming the table and column if a numeric column holds text, a blob or an infinity.

@@ -469,8 +469,8 @@ void LiveRun::simulate(Scenario scenario, RunOptions options) {
       write_results(dir, run_info(*outcome), *outcome->state, outcome->summary, *outcome->recorder);
     }
     // Written by this process just now: read without the whole-file checks a user's folder gets (SQLite's
-    // quick_check and a scan of every numeric column, a large part of the 17-31 s `gputwin serve` takes to open
-    // 1,000,000 jobs' results: BENCHMARKS.md).
+    // quick_check and a scan of every numeric column, most of the time `gputwin serve` takes to open 1,000,000
+    // jobs' results: BENCHMARKS.md).
     auto snap = std::const_pointer_cast<RunSnapshot>(
         finished_snapshot(dir, to_seconds(outcome->world->now()), ResultsCheck::kWrittenHere));
     // Every sort order before the results answer (as `gputwin serve` builds them): else the first sorted page after

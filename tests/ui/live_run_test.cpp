@@ -100,15 +100,21 @@ class LiveRunTest : public ::testing::Test {
     return std::make_unique<LiveRun>(load_scenario((dir_ / "live.json").string()), run, options);
   }
 
-  /// A run of kQueueScenario (300 jobs offered 3x the GPUs of 6 nodes), paused at its start.
-  std::unique_ptr<LiveRun> start_queue() {
-    std::ofstream(dir_ / "queue.json") << kQueueScenario;
+  /// A run of `scenario` (written to dir_/`file`) with its results into dir_/out and copies at most every 200 ms,
+  /// paused at its start when `paused`; `at_end`, if given, is its LiveOptions::at_end hook.
+  std::unique_ptr<LiveRun> start_scenario(const char* file, const char* scenario, bool paused,
+                                          std::function<void()> at_end = {}) {
+    std::ofstream(dir_ / file) << scenario;
     LiveOptions options;
-    options.start_paused = true;
+    options.start_paused = paused;
     options.refresh_ms = 200;
     options.out_dir = dir_ / "out";
-    return std::make_unique<LiveRun>(load_scenario((dir_ / "queue.json").string()), RunOptions{}, options);
+    options.at_end = std::move(at_end);
+    return std::make_unique<LiveRun>(load_scenario((dir_ / file).string()), RunOptions{}, options);
   }
+
+  /// A run of kQueueScenario (300 jobs offered 3x the GPUs of 6 nodes), paused at its start.
+  std::unique_ptr<LiveRun> start_queue() { return start_scenario("queue.json", kQueueScenario, true); }
 
   /// Lets a paused queue run go until 200 jobs are submitted, then pauses it; `meanwhile`, if given, is called every
   /// 20 polls. At 10,000 simulated seconds a wall second the 200th submit (t = 38,296; about 25 jobs pending then)
@@ -1597,12 +1603,8 @@ TEST_F(LiveRunTest, CostsAndControllerRecordsFromTheCopyEqualTheWrittenSnapshots
   // point per scope at the copy's second, as the run's end closes them), with no snapshot written, equal what the
   // snapshot written of the same state answers, for every scope and window (the default window ends at the copy's
   // second); so do the event log's scaling, quota and operation lines.
-  std::ofstream(dir_ / "cloud.json") << kCloudScenario;
-  LiveOptions options;
-  options.start_paused = true;
-  options.refresh_ms = 200;
-  options.out_dir = dir_ / "out";
-  LiveRun live(load_scenario((dir_ / "cloud.json").string()), RunOptions{}, options);
+  const std::unique_ptr<LiveRun> run = start_scenario("cloud.json", kCloudScenario, true);
+  LiveRun& live = *run;
   live.set_speed(10000);
   live.resume();
   for (int i = 0; i < 20000 && live.status().now_s < 40000; ++i) std::this_thread::sleep_for(1ms);
@@ -1733,14 +1735,8 @@ TEST_F(LiveRunTest, TheEndsCopyAnswersTheCostsAsTheResultsDo) {
   // The cloud cluster at full speed, held at its end (after the last copy, before the results are written): the
   // Costs tab answered from the end's copy equals, byte for byte, what the results answer once written (the run's
   // end has closed the cost meter's series by then; the copy must take the closed log, not the meter's remains).
-  std::ofstream(dir_ / "cloud.json") << kCloudScenario;
   ThreadHold end_hold(true);
-  LiveOptions options;
-  options.refresh_ms = 200;
-  options.out_dir = dir_ / "out";
-  options.at_end = end_hold.hook();
-  const std::unique_ptr<LiveRun> run =
-      std::make_unique<LiveRun>(load_scenario((dir_ / "cloud.json").string()), RunOptions{}, options);
+  const std::unique_ptr<LiveRun> run = start_scenario("cloud.json", kCloudScenario, false, end_hold.hook());
   const std::shared_ptr<void> unhold = end_hold.open_on_exit();
   LiveRun& live = *run;
   ASSERT_TRUE(end_hold.wait_arrived(60s));
@@ -1763,14 +1759,8 @@ TEST_F(LiveRunTest, TheEndIsWrittenAsASnapshotOnlyWhenASnapshotReaderAsks) {
   // nobody read during the run included, and no snapshot is written for them (before, the end was always written as
   // one beside the results). A snapshot reader (an earlier second: here snapshot()) then gets the end
   // written, once, and it answers the same pages byte for byte.
-  std::ofstream(dir_ / "queue.json") << kQueueScenario;
   ThreadHold end_hold(true);
-  LiveOptions options;
-  options.refresh_ms = 200;
-  options.out_dir = dir_ / "out";
-  options.at_end = end_hold.hook();
-  const std::unique_ptr<LiveRun> run =
-      std::make_unique<LiveRun>(load_scenario((dir_ / "queue.json").string()), RunOptions{}, options);
+  const std::unique_ptr<LiveRun> run = start_scenario("queue.json", kQueueScenario, false, end_hold.hook());
   const std::shared_ptr<void> unhold = end_hold.open_on_exit();
   LiveRun& live = *run;
   ASSERT_TRUE(end_hold.wait_arrived(60s));
