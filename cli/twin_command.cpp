@@ -101,7 +101,7 @@ Scenario load_policy(const TwinCommands& c) {
 
 // `gputwin twin ... --serve`: the twin polls on its own thread while the dashboard (and the slurmrestd-compatible
 // read API) serve its results folder, re-read after each poll it writes. No controls: the twin acts only through its
-// controllers. When the twin stops by itself (--once, --duration, the end of a --replay) the folder is served on
+// controllers. When the twin stops by itself (--once, --duration, --polls, the end of a --replay) the folder is served on
 // until Ctrl-C; Ctrl-C stops both.
 int serve_twin(TwinCommands& c) {
   TwinOptions& o = c.options;
@@ -257,6 +257,7 @@ void add_twin_commands(CLI::App& app, TwinCommands& c) {
   c.twin->add_option("--interval", o.interval_s, "Seconds between polls (default 30)")->check(CLI::Range(0.5, 86400.0));
   c.twin->add_flag("--once", o.once, "One mirror and forecast, then exit");
   c.twin->add_option("--duration", o.duration_s, "Stop after this many seconds")->check(CLI::Range(0.0, 1e9));
+  c.twin->add_option("--polls", o.max_polls, "Stop after this many polls")->check(CLI::Range(1, 100000000));
   c.twin->add_option("--scenario", c.scenario,
                      "Site policy as a scenario (scheduler, priority, faults, cost, "
                      "operations)");

@@ -325,6 +325,7 @@ int run_twin(const TwinOptions& options, std::ostream& err, const std::atomic<bo
       status = poll.error.empty() ? 0 : 1;
       break;
     }
+    if (options.max_polls > 0 && poll_number >= options.max_polls) break;
     if (replaying) {
       if (poll_number >= replay_polls.size()) break;
       continue;

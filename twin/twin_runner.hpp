@@ -27,6 +27,7 @@ struct TwinOptions {
   double interval_s = 30;                ///< Seconds between polls.
   bool once = false;                     ///< One mirror and forecast, then exit.
   double duration_s = 0;                 ///< Stop after this many seconds (0: until interrupted).
+  std::uint64_t max_polls = 0;           ///< Stop after this many polls (0: no limit).
   Scenario policy;                       ///< Site policy: scheduler, priority, accounting; faults, cost, operations
                                          ///< for the controllers (its cluster and workload are not used).
   ForecastOptions forecast;              ///< Predictor and horizon.
@@ -44,8 +45,8 @@ struct TwinOptions {
   std::function<void()> on_written;
 };
 
-/// Runs the twin until done (`once`, `duration_s`) or `stop` becomes true; returns the exit status (0, 1 when the
-/// first connection failed, 2 for bad options). Progress and errors go to `err`.
+/// Runs the twin until done (`once`, `duration_s`, `max_polls`) or `stop` becomes true; returns the exit status (0, 1
+/// when the first connection failed, 2 for bad options). Progress and errors go to `err`.
 int run_twin(const TwinOptions& options, std::ostream& err, const std::atomic<bool>& stop);
 
 }  // namespace gputwin

@@ -35,6 +35,8 @@ class FolderFeed {
   /// `dir` need not exist yet (the twin creates it at its first poll).
   explicit FolderFeed(std::filesystem::path dir);
 
+  /// The folder read.
+  [[nodiscard]] const std::filesystem::path& folder() const { return dir_; }
   /// Held by the writer while it writes the folder.
   [[nodiscard]] std::mutex& write_mutex() { return write_mutex_; }
   /// The writer wrote the folder whole.

@@ -684,7 +684,8 @@ class LiveTwin(unittest.TestCase):
             self.skipTest("no idle node: the GPU reset and resume start only once a node's jobs have ended")
         try:
             scontrol("update", "nodename=" + node, "comment=XID 95 GPU 1")
-            r = twin(self.out, "--interval", "1", "--duration", "3", "--controllers", "health", "--act",
+            # Three polls whatever their pace (a loaded machine fitted only two into a 3-second --duration).
+            r = twin(self.out, "--interval", "1", "--polls", "3", "--controllers", "health", "--act",
                      "--slurm-conf", SLURM_CONF, "--max-nodes-out-pct", "50", "--no-forecast")
             self.assertTwinOk(r)
             steps = [(a["action"], a["outcome"]) for a in actions(self.out, target=node)]

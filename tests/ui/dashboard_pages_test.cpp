@@ -403,6 +403,23 @@ TEST_F(Folders, FolderFeedRereadsTheFolderAfterEachWrite) {
   EXPECT_EQ(json::parse(api.handle(get("/api/live")).body)["state"], "ended");
 }
 
+/// A twin polling `url` every half second into the feed's folder, as `gputwin twin --serve` sets it up.
+TwinOptions twin_options(const std::string& url, FolderFeed& feed) {
+  TwinOptions options;
+  options.client.url = url;
+  options.client.user = "root";
+  options.client.token = "unchecked";
+  options.client.retries = 0;
+  options.client.on_warning = [](const std::string&) {};
+  options.out = feed.folder();
+  options.interval_s = 0.5;
+  options.history_days = 0;
+  options.policy.name = "twin";
+  options.results_mutex = &feed.write_mutex();
+  options.on_written = [&feed] { feed.written(); };
+  return options;
+}
+
 TEST_F(Folders, TwinServedWhileItPollsShowsEachPoll) {
   // gputwin's own slurmrestd-compatible API over the hand-made run stands in for the cluster: at simulated second
   // 150 first (job 4 pending, job 2 running), then at 500 (job 4 running since 200). The twin polls it every half
@@ -422,18 +439,7 @@ TEST_F(Folders, TwinServedWhileItPollsShowsEachPoll) {
   });
   const auto out = root_ / "twin";
   FolderFeed feed(out);
-  TwinOptions options;
-  options.client.url = slurmrestd.url();
-  options.client.user = "root";
-  options.client.token = "unchecked";
-  options.client.retries = 0;
-  options.client.on_warning = [](const std::string&) {};
-  options.out = out;
-  options.interval_s = 0.5;
-  options.history_days = 0;
-  options.policy.name = "twin";
-  options.results_mutex = &feed.write_mutex();
-  options.on_written = [&feed] { feed.written(); };
+  TwinOptions options = twin_options(slurmrestd.url(), feed);
   std::atomic<bool> stop{false};
   std::ostringstream log;
   int status = -1;
@@ -471,6 +477,29 @@ TEST_F(Folders, TwinServedWhileItPollsShowsEachPoll) {
   EXPECT_EQ(answer(api, "/api/jobs/4")["state"], "RUNNING");
   EXPECT_EQ(answer(api, "/api/info")["live"], false);
   EXPECT_EQ(json::parse(api.handle(get("/api/live")).body)["state"], "ended");
+}
+
+TEST_F(Folders, TwinStopsAfterItsPolls) {
+  // --polls 3: three polls written, then the twin returns by itself (no stop, no duration).
+  const std::shared_ptr<const RunSnapshot> cluster = finished_snapshot(folder("cluster"), 150);
+  HttpServer::Options server_options;
+  server_options.listen = "127.0.0.1:0";
+  HttpServer slurmrestd(server_options,
+                        [&](const HttpRequest& r) { return SlurmApi(cluster->slurm(), SlurmApiOptions{}).handle(r); });
+  FolderFeed feed(root_ / "twin-polls");
+  TwinOptions options = twin_options(slurmrestd.url(), feed);
+  options.max_polls = 3;
+  std::atomic<bool> stop{false};
+  std::thread watchdog([&stop] {  // a twin that ignored max_polls stops here, with far more than 3 writes
+    for (int i = 0; i < 200 && !stop; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    stop = true;
+  });
+  std::ostringstream log;
+  const int status = run_twin(options, log, stop);
+  stop = true;
+  watchdog.join();
+  EXPECT_EQ(status, 0) << log.str();
+  EXPECT_EQ(feed.writes(), 3u) << log.str();
 }
 
 }  // namespace
