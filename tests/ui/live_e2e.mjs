@@ -77,7 +77,9 @@ try {
     const action = page.locator('[data-testid="live-feed"] li[data-kind="action"]', { hasText: 'gpu005 drain' });
     await action.first().waitFor({ timeout: 10000 });
     assert.match(await action.first().innerText(), /action gpu005 drain \(drained from the dashboard\)/);
-    assert.match(await page.locator('[data-testid="live-message"]').innerText(), /node\/drain: done/);
+    // The feed (SSE) can show the action before the POST's answer sets the message: wait for both.
+    await page.waitForFunction(() => /node\/drain: done/.test(document.querySelector('[data-testid="live-message"]').innerText),
+      null, { timeout: 10000 });
     const nodes = await get('/api/nodes?gpu=false');
     const gpu005 = nodes.nodes.find((n) => n.name === 'gpu005');
     assert.equal(gpu005.group, 'DRAIN', `gpu005 is ${gpu005.state}`);
