@@ -12,6 +12,7 @@
 #include <fstream>
 #include <future>
 #include <mutex>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
@@ -23,6 +24,133 @@
 
 namespace gputwin {
 namespace {
+
+/// One batch of buffered rows, handed to the row feed below through sqlite3_bind_pointer.
+struct RowBatch {
+  /// A buffered value: set by BatchInsert, read back by the feed.
+  struct Value {
+    enum Type : std::uint8_t { kUnset, kNull, kInt, kReal, kText } type = kUnset;
+    sqlite3_int64 i = 0;
+    double d = 0;
+    std::string text;       // an owned copy (BatchInsert::text())
+    std::string_view view;  // what is inserted: `text`, or text the caller keeps (BatchInsert::text_ref())
+  };
+  const Value* values = nullptr;  // rows x columns, row-major
+  int columns = 0;
+  int rows = 0;
+};
+
+// The row feed: an eponymous table-valued function, `gputwin_rows(?1)`, whose rows are a RowBatch passed as a
+// pointer (sqlite3_bind_pointer, type kRowBatchPointer). `INSERT INTO t SELECT c0, c1, ... FROM gputwin_rows(?1)`
+// inserts a whole batch in one step with no sqlite3_bind_* per value (which takes and releases a mutex and copies
+// the value into the statement, then the statement copies it again): about 9% fewer instructions per 11-column row
+// than a multi-row INSERT of bound values (callgrind, 500,000 rows, BENCHMARKS.md "Writing results, round 3").
+constexpr const char* kRowBatchPointer = "gputwin_row_batch";
+constexpr int kFeedColumns = 32;  // the widest table written through it (jobs: 23)
+
+struct FeedCursor {
+  sqlite3_vtab_cursor base;
+  const RowBatch* batch = nullptr;
+  int row = 0;
+};
+
+int feed_connect(sqlite3* db, void*, int, const char* const*, sqlite3_vtab** out, char**) {
+  std::string sql = "CREATE TABLE x(";
+  for (int c = 0; c < kFeedColumns; ++c) sql += "c" + std::to_string(c) + ",";
+  sql += "batch HIDDEN)";
+  if (const int rc = sqlite3_declare_vtab(db, sql.c_str()); rc != SQLITE_OK) return rc;
+  auto* vtab = static_cast<sqlite3_vtab*>(sqlite3_malloc(sizeof(sqlite3_vtab)));
+  if (vtab == nullptr) return SQLITE_NOMEM;
+  *vtab = sqlite3_vtab{};
+  *out = vtab;
+  return SQLITE_OK;
+}
+int feed_disconnect(sqlite3_vtab* vtab) {
+  sqlite3_free(vtab);
+  return SQLITE_OK;
+}
+// The batch argument (the hidden column, by equality) is required: without it the feed has no rows to give.
+int feed_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
+  for (int i = 0; i < info->nConstraint; ++i) {
+    const auto& c = info->aConstraint[i];
+    if (c.iColumn == kFeedColumns && c.op == SQLITE_INDEX_CONSTRAINT_EQ && c.usable) {
+      info->aConstraintUsage[i].argvIndex = 1;
+      info->aConstraintUsage[i].omit = 1;
+      info->estimatedCost = 1;
+      info->idxNum = 1;
+      return SQLITE_OK;
+    }
+  }
+  return SQLITE_CONSTRAINT;
+}
+int feed_open(sqlite3_vtab*, sqlite3_vtab_cursor** out) {
+  auto* cursor = new (std::nothrow) FeedCursor{};
+  if (cursor == nullptr) return SQLITE_NOMEM;
+  *out = &cursor->base;
+  return SQLITE_OK;
+}
+int feed_close(sqlite3_vtab_cursor* cursor) {
+  delete reinterpret_cast<FeedCursor*>(cursor);
+  return SQLITE_OK;
+}
+int feed_filter(sqlite3_vtab_cursor* base, int, const char*, int argc, sqlite3_value** argv) {
+  auto* cursor = reinterpret_cast<FeedCursor*>(base);
+  cursor->batch = argc == 1 ? static_cast<const RowBatch*>(sqlite3_value_pointer(argv[0], kRowBatchPointer)) : nullptr;
+  cursor->row = 0;
+  return SQLITE_OK;
+}
+int feed_next(sqlite3_vtab_cursor* base) {
+  ++reinterpret_cast<FeedCursor*>(base)->row;
+  return SQLITE_OK;
+}
+int feed_eof(sqlite3_vtab_cursor* base) {
+  const auto* cursor = reinterpret_cast<FeedCursor*>(base);
+  return cursor->batch == nullptr || cursor->row >= cursor->batch->rows ? 1 : 0;
+}
+int feed_column(sqlite3_vtab_cursor* base, sqlite3_context* context, int column) {
+  const auto* cursor = reinterpret_cast<FeedCursor*>(base);
+  if (column >= cursor->batch->columns) return SQLITE_OK;  // NULL
+  const RowBatch::Value& v =
+      cursor->batch->values[static_cast<std::size_t>(cursor->row * cursor->batch->columns + column)];
+  switch (v.type) {
+    case RowBatch::Value::kInt:
+      sqlite3_result_int64(context, v.i);
+      break;
+    case RowBatch::Value::kReal:
+      sqlite3_result_double(context, v.d);
+      break;
+    case RowBatch::Value::kText:  // the batch keeps the text until its step is done
+      sqlite3_result_text(context, v.view.data(), static_cast<int>(v.view.size()), SQLITE_STATIC);
+      break;
+    case RowBatch::Value::kNull:
+    case RowBatch::Value::kUnset:  // BatchInsert refuses a batch with an unset value before it steps
+      break;
+  }
+  return SQLITE_OK;
+}
+int feed_rowid(sqlite3_vtab_cursor* base, sqlite3_int64* rowid) {
+  *rowid = reinterpret_cast<FeedCursor*>(base)->row;
+  return SQLITE_OK;
+}
+
+sqlite3_module row_feed_module() {
+  sqlite3_module m{};
+  m.iVersion = 0;
+  m.xCreate = nullptr;  // eponymous only: gputwin_rows(...) needs no CREATE VIRTUAL TABLE
+  m.xConnect = feed_connect;
+  m.xBestIndex = feed_best_index;
+  m.xDisconnect = feed_disconnect;
+  m.xDestroy = feed_disconnect;
+  m.xOpen = feed_open;
+  m.xClose = feed_close;
+  m.xFilter = feed_filter;
+  m.xNext = feed_next;
+  m.xEof = feed_eof;
+  m.xColumn = feed_column;
+  m.xRowid = feed_rowid;
+  return m;
+}
+const sqlite3_module kRowFeedModule = row_feed_module();
 
 /// Owns a sqlite3 connection; every failure becomes a ResultsError naming the file.
 class Database {
@@ -58,6 +186,14 @@ class Database {
     if (sqlite3_step(stmt) != SQLITE_DONE) fail("insert");
     sqlite3_reset(stmt);
   }
+  /// Registers the row feed (gputwin_rows) on this connection, once.
+  void use_row_feed() {
+    if (row_feed_) return;
+    if (sqlite3_create_module_v2(db_, "gputwin_rows", &kRowFeedModule, nullptr, nullptr) != SQLITE_OK) {
+      fail("register the row feed");
+    }
+    row_feed_ = true;
+  }
   [[noreturn]] void fail(const char* what) {
     throw ResultsError(path_.string() + ": " + what + ": " + (db_ ? sqlite3_errmsg(db_) : "no connection"));
   }
@@ -65,6 +201,7 @@ class Database {
  private:
   std::filesystem::path path_;
   sqlite3* db_ = nullptr;
+  bool row_feed_ = false;
 };
 
 /// Finalizes a statement when it goes out of scope.
@@ -73,23 +210,21 @@ struct Statement {
   ~Statement() { sqlite3_finalize(stmt); }
 };
 
-/// Inserts rows into one table several at a time: one multi-row INSERT of kRows rows per step spares SQLite the
-/// per-statement work (step, reset, halt) of each row, about half of an 11-column row's insert. Every column of a
-/// row is set (1-based, as sqlite3_bind_*), then end_row(); finish() writes the last, partial batch row by row.
+/// Inserts rows into one table kRows at a time through the row feed: every column of a row is set (1-based, as
+/// sqlite3_bind_*), then end_row(); a full batch is inserted by one step, and finish() inserts the last, partial one.
 /// Values are kept here until their batch is written (text copied), so callers may pass temporaries.
 class BatchInsert {
  public:
-  static constexpr int kRows = 32;
+  static constexpr int kRows = 1024;
 
   BatchInsert(Database& db, const char* table, int columns)
       : db_(db), columns_(columns), values_(static_cast<std::size_t>(kRows * columns)) {
-    std::string row = "(";
-    for (int c = 0; c < columns; ++c) row += c == 0 ? "?" : ",?";
-    row += ")";
-    std::string sql = std::string("INSERT INTO ") + table + " VALUES ";
-    single_.stmt = db.prepare((sql + row).c_str());
-    for (int r = 0; r < kRows; ++r) sql += (r == 0 ? "" : ",") + row;
-    batch_.stmt = db.prepare(sql.c_str());
+    if (columns < 1 || columns > kFeedColumns) db.fail("a batch insert of an unsupported width");
+    db.use_row_feed();
+    std::string sql = std::string("INSERT INTO ") + table + " SELECT ";
+    for (int c = 0; c < columns; ++c) sql += (c == 0 ? "c" : ", c") + std::to_string(c);
+    sql += " FROM gputwin_rows(?1)";
+    insert_.stmt = db.prepare(sql.c_str());
   }
   BatchInsert(const BatchInsert&) = delete;
   BatchInsert& operator=(const BatchInsert&) = delete;
@@ -124,62 +259,36 @@ class BatchInsert {
   /// Ends the current row; a full batch is written.
   void end_row() {
     if (++row_ < kRows) return;
-    bind_rows(batch_.stmt, 0, kRows);
-    db_.step(batch_.stmt);
-    row_ = 0;
+    insert_rows();
   }
   /// Writes the rows of the last, partial batch.
   void finish() {
-    for (int r = 0; r < row_; ++r) {
-      bind_rows(single_.stmt, r, 1);
-      db_.step(single_.stmt);
-    }
-    row_ = 0;
+    if (row_ > 0) insert_rows();
   }
 
  private:
-  struct Value {
-    enum Type : std::uint8_t { kUnset, kNull, kInt, kReal, kText } type = kUnset;
-    sqlite3_int64 i = 0;
-    double d = 0;
-    std::string text;       // an owned copy (text())
-    std::string_view view;  // what is bound: `text`, or text the caller keeps (text_ref())
-  };
+  using Value = RowBatch::Value;
   Value& value(int col) { return values_[static_cast<std::size_t>(row_ * columns_ + col - 1)]; }
-  // Binds rows [first, first + count) of the buffer to `stmt`'s parameters from 1; each value is then unset (a text's
-  // bytes stay until it is assigned again, after the step), so a column left unset in a later row is caught.
-  void bind_rows(sqlite3_stmt* stmt, int first, int count) {
-    for (int r = 0; r < count; ++r) {
-      for (int c = 0; c < columns_; ++c) {
-        Value& v = values_[static_cast<std::size_t>((first + r) * columns_ + c)];
-        const int param = r * columns_ + c + 1;
-        switch (v.type) {
-          case Value::kNull:
-            sqlite3_bind_null(stmt, param);
-            break;
-          case Value::kInt:
-            sqlite3_bind_int64(stmt, param, v.i);
-            break;
-          case Value::kReal:
-            sqlite3_bind_double(stmt, param, v.d);
-            break;
-          case Value::kText:  // the buffer keeps the text until this batch is written
-            sqlite3_bind_text(stmt, param, v.view.data(), static_cast<int>(v.view.size()), SQLITE_STATIC);
-            break;
-          case Value::kUnset:
-            db_.fail("a column left unset in a batch insert");
-        }
-        v.type = Value::kUnset;
-      }
+  // Inserts the buffered rows in one step; each value is then unset (a text's bytes stay until it is assigned again),
+  // so a column left unset in a later row is caught.
+  void insert_rows() {
+    const std::size_t count = static_cast<std::size_t>(row_ * columns_);
+    for (std::size_t i = 0; i < count; ++i) {
+      if (values_[i].type == Value::kUnset) db_.fail("a column left unset in a batch insert");
     }
+    const RowBatch batch{values_.data(), columns_, row_};
+    sqlite3_bind_pointer(insert_.stmt, 1, const_cast<RowBatch*>(&batch), kRowBatchPointer, nullptr);
+    db_.step(insert_.stmt);
+    sqlite3_bind_null(insert_.stmt, 1);
+    for (std::size_t i = 0; i < count; ++i) values_[i].type = Value::kUnset;
+    row_ = 0;
   }
 
   Database& db_;
   int columns_;
   std::vector<Value> values_;  // kRows rows of columns_ values
   int row_ = 0;                // rows set in the current batch
-  Statement single_{nullptr};
-  Statement batch_{nullptr};
+  Statement insert_{nullptr};
 };
 
 void bind_text(sqlite3_stmt* s, int i, const std::string& v) {
