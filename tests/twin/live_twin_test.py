@@ -819,18 +819,20 @@ class LiveTwin(unittest.TestCase):
         try:
             env = dict(os.environ, SLURM_JWT="fake-token-for-the-local-fake")
             started = time.time()
-            r = twin(self.out, "--interval", "0.5", "--duration", "8", "--timeout", "1", "--user", "root",
+            # Six polls, one good and then one of each failure, whatever their pace (a loaded machine fitted only
+            # five into an 8-second --duration).
+            r = twin(self.out, "--interval", "0.5", "--polls", "6", "--timeout", "1", "--user", "root",
                      "--no-forecast", env=env, url=server.url, timeout=60)
             elapsed = time.time() - started
         finally:
             server.stop()
         print("\n  garbage: exit %d after %.1f s, requests %s" % (r.returncode, elapsed, server.served),
               file=sys.stderr)
-        # Not killed by a signal, and a run of --duration 8 ends within the slowest poll after it (3 tries x 1 s + 1.5 s
-        # backoff); with --duration (not --once) the exit status is 0 even when polls failed.
+        # Not killed by a signal, and six polls end in bounded time (the slowest, 3 tries x 1 s + 1.5 s backoff);
+        # with --polls (not --once) the exit status is 0 even when polls failed.
         self.assertGreaterEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertLess(elapsed, 20, "the twin ran %.1f s for --duration 8" % elapsed)
+        self.assertLess(elapsed, 30, "the twin ran %.1f s for six polls" % elapsed)
         failures = [line for line in r.stderr.splitlines() if "poll failed" in line]
         self.assertGreaterEqual(len(failures), 4, r.stderr)
         for line in failures:
@@ -851,16 +853,29 @@ class LiveTwin(unittest.TestCase):
 
     def test_g_killed_slurmrestd(self):
         # slurmrestd goes away in the middle of a run: the polls after it fail (connection refused, named), the twin
-        # keeps polling until --duration and keeps the results of the polls before; a twin started against a dead
+        # keeps polling (until stopped) and keeps the results of the polls before; a twin started against a dead
         # slurmrestd stops at once with exit 1, naming the spec endpoint it tried.
         server = FakeSlurmrestd(cycle=["valid"])
         env = dict(os.environ, SLURM_JWT="fake-token-for-the-local-fake")
         proc = subprocess.Popen([GPUTWIN, "twin", "--slurmrestd", server.url, "--out", self.out, "--interval", "0.5",
-                                 "--duration", "5", "--timeout", "1", "--user", "root", "--no-forecast"],
+                                 "--duration", "120", "--timeout", "1", "--user", "root", "--no-forecast"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         try:
-            time.sleep(1.8)
+            # Stop slurmrestd once two polls were served whole (4 requests each), then the twin (SIGTERM) once a poll
+            # has failed: waits on what happened rather than on fixed sleeps, which a loaded machine outran.
+            deadline = time.time() + 60
+            while server.served.get("valid", 0) < 8 and time.time() < deadline and proc.poll() is None:
+                time.sleep(0.05)
             server.stop()
+
+            def failed_polls():
+                try:
+                    return query(self.out, "SELECT count(*) AS n FROM polls WHERE error IS NOT NULL")[0]["n"]
+                except sqlite3.Error:
+                    return 0  # no results folder yet
+            while failed_polls() < 1 and time.time() < deadline and proc.poll() is None:
+                time.sleep(0.2)
+            proc.terminate()
             _, err = proc.communicate(timeout=30)
         finally:
             if proc.poll() is None:
