@@ -133,6 +133,8 @@ ClusterState::ClusterState(const ClusterConfig& config, std::vector<JobSpec> job
   words_ = (n + 63) / 64;
   free_bits_.assign(words_ * (max_gpus_ + 1), 0);
   for (NodeIndex i = 0; i < n; ++i) update_free_bits(i);
+  untouched_bits_.assign(words_, 0);
+  for (NodeIndex i = 0; i < n; ++i) update_untouched_bit(i);
   partition_bits_.assign(words_ * parts, 0);
   for (std::uint32_t p = 0; p < parts; ++p) {
     for (NodeIndex node : config.partitions[p].nodes) partition_bits_[p * words_ + (node >> 6)] |= 1ULL << (node & 63);
@@ -183,6 +185,16 @@ void ClusterState::change_free(const NodeAllocation& a, int sign) {
   }
   // The free bits read only whether a CPU is free and how many GPUs are.
   if (gpus_before != free_gpus_[n] || cpu_free_before != (free_cpus_[n] > 0)) update_free_bits(n);
+  update_untouched_bit(n);
+}
+
+void ClusterState::update_untouched_bit(NodeIndex n) {
+  const NodeConfig& c = config_->nodes[n];
+  const bool untouched =
+      schedulable_[n] != 0 && free_cpus_[n] == c.cpus && free_gpus_[n] == c.gpus && free_mem_mb_[n] == c.memory_mb;
+  std::uint64_t& word = untouched_bits_[n >> 6];
+  const std::uint64_t bit = 1ULL << (n & 63);
+  word = untouched ? word | bit : word & ~bit;
 }
 
 void ClusterState::update_free_bits(NodeIndex n) {
@@ -258,6 +270,7 @@ void ClusterState::set_node_schedulable(NodeIndex n, bool schedulable) {
   schedulable_[n] = schedulable ? 1 : 0;
   adjust_partition_counters(n, +1);
   update_free_bits(n);
+  update_untouched_bit(n);
   ++node_version_[n];
   ++node_updates_;
   ++job_updates_;  // schedulers that look only at job updates must re-plan too

@@ -192,6 +192,9 @@ class ClusterState {
   [[nodiscard]] const std::uint64_t* free_gpu_bits(std::uint32_t g) const {
     return g <= max_gpus_ ? free_bits_.data() + static_cast<std::size_t>(g) * words_ : nullptr;
   }
+  /// Bitmap (64 nodes per word) of schedulable nodes with every CPU, GPU and MB of memory free: their free
+  /// resources are their configuration's.
+  [[nodiscard]] const std::uint64_t* untouched_bits() const { return untouched_bits_.data(); }
   /// Bitmap of the nodes of partition `p`.
   [[nodiscard]] const std::uint64_t* partition_bits(std::uint32_t p) const {
     return partition_bits_.data() + static_cast<std::size_t>(p) * words_;
@@ -272,6 +275,7 @@ class ClusterState {
  private:
   void adjust_partition_counters(NodeIndex n, int sign);
   void update_free_bits(NodeIndex n);
+  void update_untouched_bit(NodeIndex n);
   // Takes (sign -1) or gives back (+1) allocation `a` on its node, with the partition counters and free bits.
   void change_free(const NodeAllocation& a, int sign);
 
@@ -292,6 +296,7 @@ class ClusterState {
   std::size_t words_ = 0;
   std::vector<std::uint64_t> free_bits_;       // (max_gpus_ + 1) bitmaps, see free_gpu_bits()
   std::vector<std::uint64_t> partition_bits_;  // one bitmap per partition
+  std::vector<std::uint64_t> untouched_bits_;  // see untouched_bits()
   // Immutable once added, so copies share them (a copy made for a live snapshot costs no spec); add_job copies them
   // first when shared.
   std::shared_ptr<std::vector<JobSpec>> specs_;

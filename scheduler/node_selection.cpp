@@ -144,12 +144,20 @@ GPUTWIN_AVX2_CLONES void NodeSelector::runs_from_bits(const SelectRequest& r, co
   const bool test_any = test.all || test.cpus > 1 || test.mem_mb > 0;
   const std::size_t node_count = config_.nodes.size();
   const std::size_t words = (node_count + 63) / 64;
+  // On the live cluster, a word of equal nodes whose candidates are all untouched (every resource free) needs no
+  // node read: each candidate has the configuration's resources, so one test decides them all and a stretch's CPUs
+  // are its length times the nodes' CPUs. Lightly loaded clusters are mostly such words.
+  const std::uint64_t* untouched =
+      free.live != nullptr && free.cpus == free.live->free_cpus().data() ? free.live->untouched_bits() : nullptr;
+  if (untouched != nullptr && uniform_words_.size() != words) find_uniform_words();
+  std::uint32_t uniform_cpus = 0;  // the current word's nodes' CPUs when it takes the shortcut, else 0
   // Adds the usable nodes [begin, end), all of weight `weight`, as a new run, or onto the last run when `continues`
   // (it ends at begin - 1 with the same weight).
   const auto add_piece = [&](NodeIndex begin, NodeIndex end, bool continues, std::uint32_t weight) {
     if (!continues) runs_.push_back(Run{begin, 0, 0, 0, weight, false});
     Run& run = runs_.back();
-    const CpuSum sum = sum_cpus(free.cpus, begin, end);
+    const CpuSum sum = uniform_cpus != 0 ? CpuSum{std::uint64_t{uniform_cpus} * (end - begin), uniform_cpus}
+                                         : sum_cpus(free.cpus, begin, end);
     run.count += end - begin;
     run.cpus += sum.total;
     run.max_cpus = std::max(run.max_cpus, sum.most);
@@ -161,7 +169,12 @@ GPUTWIN_AVX2_CLONES void NodeSelector::runs_from_bits(const SelectRequest& r, co
     std::uint64_t bits = filter[w] & candidates[w] & (allowed != nullptr ? allowed[w] : ~0ULL);
     if (bits == 0) continue;
     const std::size_t base = w * 64;
-    if (test_any) {
+    uniform_cpus = 0;
+    if (untouched != nullptr && uniform_words_[w] != 0 && (bits & ~untouched[w]) == 0) {
+      const NodeConfig& c = config_.nodes[base];
+      if (c.cpus < test.cpus || c.memory_mb < test.mem_mb || (test.all && c.gpus < test.gpus)) continue;
+      uniform_cpus = c.cpus;  // > 0: the filter's nodes have a free CPU
+    } else if (test_any) {
       if (base + 64 <= node_count && std::popcount(bits) >= kWholeWordTestFrom) {
         bits &= passing_nodes64(free, base, test);
       } else {
@@ -191,6 +204,20 @@ GPUTWIN_AVX2_CLONES void NodeSelector::runs_from_bits(const SelectRequest& r, co
       open = end == 64;
       bits = end == 64 ? 0 : bits & (~0ULL << end);
     }
+  }
+}
+
+void NodeSelector::find_uniform_words() {
+  const std::size_t node_count = config_.nodes.size();
+  uniform_words_.assign((node_count + 63) / 64, 0);
+  for (std::size_t w = 0; (w + 1) * 64 <= node_count; ++w) {
+    const NodeConfig& first = config_.nodes[w * 64];
+    bool equal = true;
+    for (std::size_t n = w * 64 + 1; n < (w + 1) * 64 && equal; ++n) {
+      const NodeConfig& c = config_.nodes[n];
+      equal = c.cpus == first.cpus && c.gpus == first.gpus && c.memory_mb == first.memory_mb;
+    }
+    uniform_words_[w] = equal ? 1 : 0;
   }
 }
 

@@ -121,8 +121,11 @@ class NodeSelector {
   void runs_from_bits(const SelectRequest& r, const FreeResources& free, const std::uint64_t* filter,
                       const std::uint64_t* candidates, const std::uint64_t* allowed,
                       const std::vector<std::uint32_t>& weights);
+  // Marks the words of 64 nodes that all have the same CPUs, GPUs and memory (uniform_words_).
+  void find_uniform_words();
   const ClusterConfig& config_;
   TopologySelector topology_;
+  std::vector<std::uint8_t> uniform_words_;  // per word: 1 if its 64 nodes are configured alike
   // The node weights in force: the live cluster's, else the configured ones (copied flat on first use). Also
   // brings weight_breaks_ up to date.
   const std::vector<std::uint32_t>& current_weights();

@@ -211,24 +211,27 @@ TEST(NodeSelectionProperty, TheWordWalkGroupsRunsAsTheNodeWalkDoes) {
   // the node-by-node walk: clusters of 40-700 nodes (word ends inside and between runs), weights in blocks of
   // random length, configured or live (changed between selections), CPUs, GPUs and
   // memory partly taken, requests with CPUs per node above 1 and memory, over the live cluster's bits and over a
-  // will-run scratch's superset, with and without an allowed mask.
-  std::size_t successes = 0, multi_run = 0;
+  // will-run scratch's superset, with and without an allowed mask. One seed in three has nodes configured alike
+  // (but for a few), most of them untouched (every resource free): the word walk's shortcut for words of equal,
+  // untouched nodes, whose memory is below some requests'.
+  std::size_t successes = 0, multi_run = 0, untouched_words = 0;
   for (std::uint64_t seed = 1; seed <= 60; ++seed) {
     Rng rng(seed);
+    const bool alike = seed % 3 == 0;
     const auto n_nodes = static_cast<std::uint32_t>(rng.uniform_int(40, 700));
     Scenario sc = testing::make_scenario(n_nodes, 16, 8, SchedulerPolicy::kSlurm);
     const auto block = static_cast<std::size_t>(rng.uniform_int(1, 130));
     const int classes = static_cast<int>(rng.uniform_int(1, 3));
     for (std::size_t i = 0; i < sc.cluster.nodes.size(); ++i) {
-      sc.cluster.nodes[i].cpus = static_cast<std::uint32_t>(rng.uniform_int(4, 16));
-      sc.cluster.nodes[i].memory_mb = 64 * 1024;
+      sc.cluster.nodes[i].cpus = alike ? 8 : static_cast<std::uint32_t>(rng.uniform_int(4, 16));
+      sc.cluster.nodes[i].memory_mb = alike && rng.uniform() < 0.995 ? 32 * 1024 : 64 * 1024;
       sc.cluster.nodes[i].weight = static_cast<std::uint32_t>(1 + (i / block) % classes);
     }
     std::vector<JobSpec> jobs;
     for (int k = 0; k < 1200; ++k) jobs.push_back(testing::make_job(k + 1, 0, 1, 1, 1, 60, 60));
     ClusterState state(sc.cluster, jobs);
     JobIndex next = 0;
-    const double busy = rng.uniform();
+    const double busy = alike ? 0.05 * rng.uniform() : rng.uniform();
     std::vector<std::vector<NodeAllocation>> taken;
     for (NodeIndex n = 0; n < n_nodes && next < jobs.size(); ++n) {
       if (rng.uniform() > busy) continue;
@@ -241,6 +244,7 @@ TEST(NodeSelectionProperty, TheWordWalkGroupsRunsAsTheNodeWalkDoes) {
         state.allocate(next++, taken.back(), 0);
       }
     }
+    for (std::size_t w = 0; w < state.bitmap_words(); ++w) untouched_words += state.untouched_bits()[w] == ~0ULL;
     const bool live_weights = seed % 2 == 0;
     NodeSelector words(sc.cluster, live_weights ? &state : nullptr);
     NodeSelector nodes(sc.cluster, live_weights ? &state : nullptr);
@@ -292,8 +296,9 @@ TEST(NodeSelectionProperty, TheWordWalkGroupsRunsAsTheNodeWalkDoes) {
       if (ok_a && a.size() > 1 && a.back().node - a.front().node + 1 > a.size()) ++multi_run;
     }
   }
-  EXPECT_GT(successes, 4000u);  // most requests were placed, so the runs' counts and CPUs decided
-  EXPECT_GT(multi_run, 500u);   // and many spanned several runs
+  EXPECT_GT(successes, 4000u);      // most requests were placed, so the runs' counts and CPUs decided
+  EXPECT_GT(multi_run, 500u);       // and many spanned several runs
+  EXPECT_GT(untouched_words, 20u);  // and words of untouched nodes were there to take the shortcut
 }
 
 TEST(NodeBitmapCounts, WordCountsEqualABitByBitCount) {
