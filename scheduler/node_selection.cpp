@@ -84,8 +84,14 @@ SelectRequest select_request(const JobSpec& spec) {
 }
 
 FreeResources live_resources(const ClusterState& state) {
-  return FreeResources{state.free_cpus().data(), state.free_gpus().data(),   state.free_mem_mb().data(),
-                       state.node_jobs().data(), state.schedulable().data(), &state};
+  return FreeResources{state.free_cpus().data(),
+                       state.free_gpus().data(),
+                       state.free_mem_mb().data(),
+                       state.node_jobs().data(),
+                       state.schedulable().data(),
+                       &state,
+                       nullptr,
+                       state.untouched_bits()};
 }
 
 bool may_fit_now(const ClusterState& state, const JobSpec& spec, std::uint32_t p) {
@@ -144,11 +150,10 @@ GPUTWIN_AVX2_CLONES void NodeSelector::runs_from_bits(const SelectRequest& r, co
   const bool test_any = test.all || test.cpus > 1 || test.mem_mb > 0;
   const std::size_t node_count = config_.nodes.size();
   const std::size_t words = (node_count + 63) / 64;
-  // On the live cluster, a word of equal nodes whose candidates are all untouched (every resource free) needs no
-  // node read: each candidate has the configuration's resources, so one test decides them all and a stretch's CPUs
-  // are its length times the nodes' CPUs. Lightly loaded clusters are mostly such words.
-  const std::uint64_t* untouched =
-      free.live != nullptr && free.cpus == free.live->free_cpus().data() ? free.live->untouched_bits() : nullptr;
+  // A word of equal nodes whose candidates are all untouched (every resource free, here) needs no node read: each
+  // candidate has the configuration's resources, so one test decides them all and a stretch's CPUs are its length times
+  // the nodes' CPUs. Lightly loaded clusters are mostly such words.
+  const std::uint64_t* untouched = free.untouched;
   if (untouched != nullptr && uniform_words_.size() != words) find_uniform_words();
   std::uint32_t uniform_cpus = 0;  // the current word's nodes' CPUs when it takes the shortcut, else 0
   // Adds the usable nodes [begin, end), all of weight `weight`, as a new run, or onto the last run when `continues`

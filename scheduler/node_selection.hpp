@@ -37,6 +37,9 @@ struct FreeResources {
   const std::uint8_t* schedulable = nullptr;  ///< 1 where the node can take work.
   const ClusterState* live = nullptr;         ///< The live cluster when these are its resources (enables bitmaps).
   const std::uint64_t* superset = nullptr;    ///< Bitmap holding every node that may be usable, when known.
+  /// Bitmap of the schedulable nodes whose free resources here are their configuration's, when known (at least for
+  /// the nodes the selector reads: the live cluster's free bits, or the superset).
+  const std::uint64_t* untouched = nullptr;
 };
 
 /// The nodes a selection may use: a partition's node list and, when known, its bitmap.

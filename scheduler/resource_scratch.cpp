@@ -14,6 +14,7 @@ ResourceScratch::ResourceScratch(const ClusterState& state)
       version_(state.node_count()),
       touched_(state.node_count(), 0) {
   for (NodeIndex n = 0; n < state.node_count(); ++n) version_[n] = state.node_version(n);
+  untouched_.assign(state.untouched_bits(), state.untouched_bits() + state.bitmap_words());
 }
 
 void ResourceScratch::resync(NodeIndex n) {
@@ -22,6 +23,18 @@ void ResourceScratch::resync(NodeIndex n) {
   jobs_[n] = state_.node_jobs()[n];
   mem_[n] = state_.free_mem_mb()[n];
   version_[n] = state_.node_version(n);
+  const std::uint64_t bit = 1ULL << (n & 63);
+  std::uint64_t& word = untouched_[n >> 6];
+  word = (state_.untouched_bits()[n >> 6] & bit) != 0 ? word | bit : word & ~bit;
+}
+
+void ResourceScratch::set_untouched(NodeIndex n) {
+  const NodeConfig& c = state_.config().nodes[n];
+  const bool untouched =
+      state_.node_schedulable(n) && cpus_[n] == c.cpus && gpus_[n] == c.gpus && mem_[n] == c.memory_mb;
+  const std::uint64_t bit = 1ULL << (n & 63);
+  std::uint64_t& word = untouched_[n >> 6];
+  word = untouched ? word | bit : word & ~bit;
 }
 
 void ResourceScratch::reset() {
@@ -56,6 +69,8 @@ FreeResources ResourceScratch::view_for(const SelectRequest& request) {
   if (!view_valid_ || view_updates_ != state_.job_update_count()) {
     view_all_fresh_ = false;
     superset_valid_ = false;
+    // A touched node's untouched bit reads the live schedulable flag, which may have changed with the cluster.
+    for (NodeIndex n : touched_list_) set_untouched(n);
   }
   view_valid_ = true;
   view_updates_ = state_.job_update_count();
@@ -68,6 +83,9 @@ FreeResources ResourceScratch::view_for(const SelectRequest& request) {
   }
   const std::uint64_t* live = state_.free_gpu_bits(request.gpus_per_node);
   if (live == nullptr) return v;
+  // The superset's nodes are fresh here (refreshed below, or since and the cluster unchanged), so their untouched
+  // bits are right; the selector reads no other node.
+  v.untouched = untouched_.data();
   if (superset_valid_ && superset_gpus_ == request.gpus_per_node && superset_touched_ == touched_list_.size()) {
     v.superset = superset_.data();
     return v;
@@ -130,6 +148,7 @@ void ResourceScratch::add_back(std::span<const NodeAllocation> allocation) {
     gpus_[a.node] += a.gpus;
     mem_[a.node] += a.mem_mb;
     jobs_[a.node] -= 1;
+    set_untouched(a.node);
     if (tracked) total_ += contribution(a.node) - before;
   }
 }
@@ -141,6 +160,7 @@ void ResourceScratch::take_back(std::span<const NodeAllocation> allocation) {
     gpus_[a.node] -= a.gpus;
     mem_[a.node] -= a.mem_mb;
     jobs_[a.node] += 1;
+    set_untouched(a.node);
   }
 }
 

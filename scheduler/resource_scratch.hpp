@@ -40,6 +40,8 @@ class ResourceScratch {
   std::int64_t contribution(NodeIndex n) const;
   void touch(NodeIndex n);
   void resync(NodeIndex n);
+  // Sets node n's bit of untouched_ from the scratch's resources (and the live cluster's schedulable flag).
+  void set_untouched(NodeIndex n);
   /// Re-reads an untouched node whose live resources changed since it was last copied.
   void refresh(NodeIndex n) {
     if (!touched_[n] && version_[n] != state_.node_version(n)) resync(n);
@@ -50,6 +52,9 @@ class ResourceScratch {
   std::vector<std::uint32_t> cpus_, gpus_, jobs_;
   std::vector<std::uint64_t> mem_;
   std::vector<std::uint64_t> superset_;
+  // Nodes whose scratch resources are their configuration's (and schedulable): a touched node's bit follows its
+  // changes, an untouched one's is the live cluster's bit as of its last refresh.
+  std::vector<std::uint64_t> untouched_;
   // What view_for did since the live cluster last changed (see there); reset() clears view_valid_.
   bool view_valid_ = false;
   std::uint64_t view_updates_ = 0;  // the live cluster's job_update_count then
