@@ -15,6 +15,7 @@
 #include <new>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -133,7 +134,7 @@ int feed_rowid(sqlite3_vtab_cursor* base, sqlite3_int64* rowid) {
   return SQLITE_OK;
 }
 
-sqlite3_module row_feed_module() {
+constexpr sqlite3_module row_feed_module() {
   sqlite3_module m{};
   m.iVersion = 0;
   m.xCreate = nullptr;  // eponymous only: gputwin_rows(...) needs no CREATE VIRTUAL TABLE
@@ -150,7 +151,7 @@ sqlite3_module row_feed_module() {
   m.xRowid = feed_rowid;
   return m;
 }
-const sqlite3_module kRowFeedModule = row_feed_module();
+constexpr sqlite3_module kRowFeedModule = row_feed_module();
 
 /// Owns a sqlite3 connection; every failure becomes a ResultsError naming the file.
 class Database {
@@ -219,7 +220,10 @@ class BatchInsert {
 
   BatchInsert(Database& db, const char* table, int columns)
       : db_(db), columns_(columns), values_(static_cast<std::size_t>(kRows * columns)) {
-    if (columns < 1 || columns > kFeedColumns) db.fail("a batch insert of an unsupported width");
+    if (columns < 1 || columns > kFeedColumns) {
+      throw std::logic_error(std::string("BatchInsert: ") + table + " has " + std::to_string(columns) +
+                             " columns; the row feed takes 1 to " + std::to_string(kFeedColumns));
+    }
     db.use_row_feed();
     std::string sql = std::string("INSERT INTO ") + table + " SELECT ";
     for (int c = 0; c < columns; ++c) sql += (c == 0 ? "c" : ", c") + std::to_string(c);

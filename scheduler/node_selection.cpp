@@ -178,7 +178,7 @@ GPUTWIN_AVX2_CLONES void NodeSelector::runs_from_bits(const SelectRequest& r, co
     if (untouched != nullptr && uniform_words_[w] != 0 && (bits & ~untouched[w]) == 0) {
       const NodeConfig& c = config_.nodes[base];
       if (c.cpus < test.cpus || c.memory_mb < test.mem_mb || (test.all && c.gpus < test.gpus)) continue;
-      uniform_cpus = c.cpus;  // > 0: the filter's nodes have a free CPU
+      uniform_cpus = c.cpus;  // 0 only for nodes without CPUs: then the stretches are summed node by node
     } else if (test_any) {
       if (base + 64 <= node_count && std::popcount(bits) >= kWholeWordTestFrom) {
         bits &= passing_nodes64(free, base, test);
