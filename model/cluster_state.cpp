@@ -185,13 +185,12 @@ void ClusterState::change_free(const NodeAllocation& a, int sign) {
   }
   // The free bits read only whether a CPU is free and how many GPUs are.
   if (gpus_before != free_gpus_[n] || cpu_free_before != (free_cpus_[n] > 0)) update_free_bits(n);
-  update_untouched_bit(n);
+  if (node_jobs_[n] <= 1) update_untouched_bit(n);  // it changes only between no job and one
 }
 
 void ClusterState::update_untouched_bit(NodeIndex n) {
-  const NodeConfig& c = config_->nodes[n];
-  const bool untouched =
-      schedulable_[n] != 0 && free_cpus_[n] == c.cpus && free_gpus_[n] == c.gpus && free_mem_mb_[n] == c.memory_mb;
+  // Resources change only by allocations, so a node without a job has all of its resources free.
+  const bool untouched = schedulable_[n] != 0 && node_jobs_[n] == 0;
   std::uint64_t& word = untouched_bits_[n >> 6];
   const std::uint64_t bit = 1ULL << (n & 63);
   word = untouched ? word | bit : word & ~bit;

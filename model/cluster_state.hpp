@@ -192,8 +192,8 @@ class ClusterState {
   [[nodiscard]] const std::uint64_t* free_gpu_bits(std::uint32_t g) const {
     return g <= max_gpus_ ? free_bits_.data() + static_cast<std::size_t>(g) * words_ : nullptr;
   }
-  /// Bitmap (64 nodes per word) of schedulable nodes with every CPU, GPU and MB of memory free: their free
-  /// resources are their configuration's.
+  /// Bitmap (64 nodes per word) of schedulable nodes without a job: their free resources are their configuration's
+  /// (every CPU, GPU and MB free).
   [[nodiscard]] const std::uint64_t* untouched_bits() const { return untouched_bits_.data(); }
   /// Bitmap of the nodes of partition `p`.
   [[nodiscard]] const std::uint64_t* partition_bits(std::uint32_t p) const {

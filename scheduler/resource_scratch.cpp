@@ -14,7 +14,6 @@ ResourceScratch::ResourceScratch(const ClusterState& state)
       version_(state.node_count()),
       touched_(state.node_count(), 0) {
   for (NodeIndex n = 0; n < state.node_count(); ++n) version_[n] = state.node_version(n);
-  untouched_.assign(state.untouched_bits(), state.untouched_bits() + state.bitmap_words());
 }
 
 void ResourceScratch::resync(NodeIndex n) {
@@ -23,9 +22,6 @@ void ResourceScratch::resync(NodeIndex n) {
   jobs_[n] = state_.node_jobs()[n];
   mem_[n] = state_.free_mem_mb()[n];
   version_[n] = state_.node_version(n);
-  const std::uint64_t bit = 1ULL << (n & 63);
-  std::uint64_t& word = untouched_[n >> 6];
-  word = (state_.untouched_bits()[n >> 6] & bit) != 0 ? word | bit : word & ~bit;
 }
 
 void ResourceScratch::set_untouched(NodeIndex n) {
@@ -38,6 +34,7 @@ void ResourceScratch::set_untouched(NodeIndex n) {
 }
 
 void ResourceScratch::reset() {
+  ++changes_;
   for (NodeIndex n : touched_list_) {
     resync(n);
     touched_[n] = 0;
@@ -69,8 +66,6 @@ FreeResources ResourceScratch::view_for(const SelectRequest& request) {
   if (!view_valid_ || view_updates_ != state_.job_update_count()) {
     view_all_fresh_ = false;
     superset_valid_ = false;
-    // A touched node's untouched bit reads the live schedulable flag, which may have changed with the cluster.
-    for (NodeIndex n : touched_list_) set_untouched(n);
   }
   view_valid_ = true;
   view_updates_ = state_.job_update_count();
@@ -83,11 +78,9 @@ FreeResources ResourceScratch::view_for(const SelectRequest& request) {
   }
   const std::uint64_t* live = state_.free_gpu_bits(request.gpus_per_node);
   if (live == nullptr) return v;
-  // The superset's nodes are fresh here (refreshed below, or since and the cluster unchanged), so their untouched
-  // bits are right; the selector reads no other node.
-  v.untouched = untouched_.data();
   if (superset_valid_ && superset_gpus_ == request.gpus_per_node && superset_touched_ == touched_list_.size()) {
     v.superset = superset_.data();
+    v.untouched = current_untouched();
     return v;
   }
   superset_valid_ = true;
@@ -104,7 +97,22 @@ FreeResources ResourceScratch::view_for(const SelectRequest& request) {
   }
   for (NodeIndex n : touched_list_) superset_[n >> 6] |= 1ULL << (n & 63);
   v.superset = superset_.data();
+  v.untouched = current_untouched();
   return v;
+}
+
+const std::uint64_t* ResourceScratch::current_untouched() {
+  // Made when a view asks for it (EASY's shadow times give jobs back by the thousand and never ask): the live
+  // cluster's bits, exact for every node the scratch has not changed once it is refreshed (the superset's nodes
+  // are), and each changed node's own, from its resources here and the live schedulable flag.
+  if (untouched_changes_ != changes_ || untouched_updates_ != state_.job_update_count() || untouched_.empty()) {
+    const std::uint64_t* live = state_.untouched_bits();
+    untouched_.assign(live, live + state_.bitmap_words());
+    for (NodeIndex n : touched_list_) set_untouched(n);
+    untouched_changes_ = changes_;
+    untouched_updates_ = state_.job_update_count();
+  }
+  return untouched_.data();
 }
 
 std::int64_t ResourceScratch::contribution(NodeIndex n) const {
@@ -139,6 +147,7 @@ bool ResourceScratch::fits() const {
 }
 
 void ResourceScratch::add_back(std::span<const NodeAllocation> allocation) {
+  ++changes_;
   for (const NodeAllocation& a : allocation) {
     refresh(a.node);
     const bool tracked = tracked_ != nullptr && ((tracked_[a.node >> 6] >> (a.node & 63)) & 1ULL);
@@ -148,19 +157,18 @@ void ResourceScratch::add_back(std::span<const NodeAllocation> allocation) {
     gpus_[a.node] += a.gpus;
     mem_[a.node] += a.mem_mb;
     jobs_[a.node] -= 1;
-    set_untouched(a.node);
     if (tracked) total_ += contribution(a.node) - before;
   }
 }
 
 void ResourceScratch::take_back(std::span<const NodeAllocation> allocation) {
+  ++changes_;
   for (const NodeAllocation& a : allocation) {
     touch(a.node);
     cpus_[a.node] -= a.cpus;
     gpus_[a.node] -= a.gpus;
     mem_[a.node] -= a.mem_mb;
     jobs_[a.node] += 1;
-    set_untouched(a.node);
   }
 }
 

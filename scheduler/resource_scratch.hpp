@@ -42,6 +42,8 @@ class ResourceScratch {
   void resync(NodeIndex n);
   // Sets node n's bit of untouched_ from the scratch's resources (and the live cluster's schedulable flag).
   void set_untouched(NodeIndex n);
+  // untouched_, brought up to date if the scratch or the live cluster changed since it was made.
+  const std::uint64_t* current_untouched();
   /// Re-reads an untouched node whose live resources changed since it was last copied.
   void refresh(NodeIndex n) {
     if (!touched_[n] && version_[n] != state_.node_version(n)) resync(n);
@@ -52,9 +54,11 @@ class ResourceScratch {
   std::vector<std::uint32_t> cpus_, gpus_, jobs_;
   std::vector<std::uint64_t> mem_;
   std::vector<std::uint64_t> superset_;
-  // Nodes whose scratch resources are their configuration's (and schedulable): a touched node's bit follows its
-  // changes, an untouched one's is the live cluster's bit as of its last refresh.
+  // Nodes whose scratch resources are their configuration's (and schedulable), made by current_untouched() as of
+  // changes_ and the live cluster's job_update_count.
   std::vector<std::uint64_t> untouched_;
+  std::uint64_t changes_ = 0;  // add_back, take_back and reset calls so far
+  std::uint64_t untouched_changes_ = 0, untouched_updates_ = 0;
   // What view_for did since the live cluster last changed (see there); reset() clears view_valid_.
   bool view_valid_ = false;
   std::uint64_t view_updates_ = 0;  // the live cluster's job_update_count then

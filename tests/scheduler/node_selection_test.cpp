@@ -285,6 +285,13 @@ TEST(NodeSelectionProperty, TheWordWalkGroupsRunsAsTheNodeWalkDoes) {
         for (const auto& t : taken) {
           if (rng.uniform() < 0.3) scratch.add_back(t);
         }
+        // And some idle nodes taken on the scratch (a reservation planned there): untouched live, not here.
+        for (NodeIndex n = 0; n < n_nodes; ++n) {
+          if (state.node_jobs()[n] == 0 && rng.uniform() < 0.02) {
+            const std::vector<NodeAllocation> planned{{n, 1, 0, 0}};
+            scratch.take_back(planned);
+          }
+        }
         free = scratch.view_for(r);
         ASSERT_NE(free.superset, nullptr);
       }
