@@ -37,10 +37,10 @@ struct FreeResources {
   const std::uint8_t* schedulable = nullptr;  ///< 1 where the node can take work.
   const ClusterState* live = nullptr;         ///< The live cluster when these are its resources (enables bitmaps).
   const std::uint64_t* superset = nullptr;    ///< Bitmap holding every node that may be usable, when known.
-  /// Bitmap of the schedulable nodes whose free resources in these arrays are their configuration's, when known.
-  /// It must be exact for every node the selector reads (the live cluster's free bits, or the superset): a set bit
-  /// lets the selector skip reading the node. Only live_resources() and ResourceScratch::view_for() set it; a view
-  /// made otherwise (other arrays, or a superset not refreshed) must leave it null.
+  /// Bitmap of the schedulable nodes whose free resources in these arrays are their configuration's, when known:
+  /// a set bit lets the selector skip reading the node, so it must be exact for every node the selector reads. Only
+  /// live_resources() sets it (the live cluster's untouched_bits); a will-run's scratch copy leaves it null (keeping
+  /// such a bitmap there cost more than the shortcut saved: BENCHMARKS.md).
   const std::uint64_t* untouched = nullptr;
 };
 

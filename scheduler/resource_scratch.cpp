@@ -24,17 +24,7 @@ void ResourceScratch::resync(NodeIndex n) {
   version_[n] = state_.node_version(n);
 }
 
-void ResourceScratch::set_untouched(NodeIndex n) {
-  const NodeConfig& c = state_.config().nodes[n];
-  const bool untouched =
-      state_.node_schedulable(n) && cpus_[n] == c.cpus && gpus_[n] == c.gpus && mem_[n] == c.memory_mb;
-  const std::uint64_t bit = 1ULL << (n & 63);
-  std::uint64_t& word = untouched_[n >> 6];
-  word = untouched ? word | bit : word & ~bit;
-}
-
 void ResourceScratch::reset() {
-  ++changes_;
   for (NodeIndex n : touched_list_) {
     resync(n);
     touched_[n] = 0;
@@ -80,7 +70,6 @@ FreeResources ResourceScratch::view_for(const SelectRequest& request) {
   if (live == nullptr) return v;
   if (superset_valid_ && superset_gpus_ == request.gpus_per_node && superset_touched_ == touched_list_.size()) {
     v.superset = superset_.data();
-    v.untouched = current_untouched();
     return v;
   }
   superset_valid_ = true;
@@ -97,22 +86,7 @@ FreeResources ResourceScratch::view_for(const SelectRequest& request) {
   }
   for (NodeIndex n : touched_list_) superset_[n >> 6] |= 1ULL << (n & 63);
   v.superset = superset_.data();
-  v.untouched = current_untouched();
   return v;
-}
-
-const std::uint64_t* ResourceScratch::current_untouched() {
-  // Made when a view asks for it (EASY's shadow times give jobs back by the thousand and never ask): the live
-  // cluster's bits, exact for every node the scratch has not changed once it is refreshed (the superset's nodes
-  // are), and each changed node's own, from its resources here and the live schedulable flag.
-  if (untouched_changes_ != changes_ || untouched_updates_ != state_.job_update_count() || untouched_.empty()) {
-    const std::uint64_t* live = state_.untouched_bits();
-    untouched_.assign(live, live + state_.bitmap_words());
-    for (NodeIndex n : touched_list_) set_untouched(n);
-    untouched_changes_ = changes_;
-    untouched_updates_ = state_.job_update_count();
-  }
-  return untouched_.data();
 }
 
 std::int64_t ResourceScratch::contribution(NodeIndex n) const {
@@ -147,7 +121,6 @@ bool ResourceScratch::fits() const {
 }
 
 void ResourceScratch::add_back(std::span<const NodeAllocation> allocation) {
-  ++changes_;
   for (const NodeAllocation& a : allocation) {
     refresh(a.node);
     const bool tracked = tracked_ != nullptr && ((tracked_[a.node >> 6] >> (a.node & 63)) & 1ULL);
@@ -162,7 +135,6 @@ void ResourceScratch::add_back(std::span<const NodeAllocation> allocation) {
 }
 
 void ResourceScratch::take_back(std::span<const NodeAllocation> allocation) {
-  ++changes_;
   for (const NodeAllocation& a : allocation) {
     touch(a.node);
     cpus_[a.node] -= a.cpus;

@@ -40,10 +40,6 @@ class ResourceScratch {
   std::int64_t contribution(NodeIndex n) const;
   void touch(NodeIndex n);
   void resync(NodeIndex n);
-  // Sets node n's bit of untouched_ from the scratch's resources (and the live cluster's schedulable flag).
-  void set_untouched(NodeIndex n);
-  // untouched_, brought up to date if the scratch or the live cluster changed since it was made.
-  const std::uint64_t* current_untouched();
   /// Re-reads an untouched node whose live resources changed since it was last copied.
   void refresh(NodeIndex n) {
     if (!touched_[n] && version_[n] != state_.node_version(n)) resync(n);
@@ -54,11 +50,6 @@ class ResourceScratch {
   std::vector<std::uint32_t> cpus_, gpus_, jobs_;
   std::vector<std::uint64_t> mem_;
   std::vector<std::uint64_t> superset_;
-  // Nodes whose scratch resources are their configuration's (and schedulable), made by current_untouched() as of
-  // changes_ and the live cluster's job_update_count.
-  std::vector<std::uint64_t> untouched_;
-  std::uint64_t changes_ = 0;  // add_back, take_back and reset calls so far
-  std::uint64_t untouched_changes_ = 0, untouched_updates_ = 0;
   // What view_for did since the live cluster last changed (see there); reset() clears view_valid_.
   bool view_valid_ = false;
   std::uint64_t view_updates_ = 0;  // the live cluster's job_update_count then
