@@ -43,8 +43,8 @@ struct RowBatch {
 
 // The row feed: an eponymous table-valued function, `gputwin_rows(?1)`, whose rows are a RowBatch passed as a
 // pointer (sqlite3_bind_pointer, type kRowBatchPointer). `INSERT INTO t SELECT c0, c1, ... FROM gputwin_rows(?1)`
-// inserts a whole batch in one step with no sqlite3_bind_* per value (which takes and releases a mutex and copies
-// the value into the statement, then the statement copies it again): about 9% fewer instructions per 11-column row
+// inserts a whole batch in one step with no sqlite3_bind_* per value (a call that checks the statement and copies
+// the value into it, which the statement then copies again): about 9% fewer instructions per 11-column row
 // than a multi-row INSERT of bound values (callgrind, 500,000 rows, BENCHMARKS.md "Writing results, round 3").
 constexpr const char* kRowBatchPointer = "gputwin_row_batch";
 constexpr int kFeedColumns = 32;  // the widest table written through it (jobs: 23)

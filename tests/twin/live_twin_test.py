@@ -248,6 +248,14 @@ def query(out, sql, params=()):
         db.close()
 
 
+def query_if_written(out, sql, params=()):
+    """query(), or no rows while a running twin has not written its folder yet."""
+    try:
+        return query(out, sql, params)
+    except sqlite3.Error:
+        return []
+
+
 def epoch_of(out):
     return int(query(out, "SELECT value FROM twin_info WHERE key = 'epoch_unix'")[0]["value"])
 
@@ -529,12 +537,8 @@ class LiveTwin(unittest.TestCase):
             # Cancel once a poll has recorded both pending (a fixed 2 s sleep lost that race on a loaded CI
             # machine), then stop the twin (SIGTERM) once a poll has recorded both cancelled.
             def seen(state):
-                try:
-                    rows = query(self.out, "SELECT DISTINCT job_id FROM job_states WHERE job_id IN (?, ?) AND state = ?",
-                                 (held, later, state))
-                except sqlite3.Error:
-                    return False  # no results folder yet
-                return len(rows) == 2
+                return len(query_if_written(self.out, "SELECT DISTINCT job_id FROM job_states WHERE job_id IN (?, ?) "
+                                            "AND state = ?", (held, later, state))) == 2
             deadline = time.time() + 40
             while not seen("PENDING") and time.time() < deadline and proc.poll() is None:
                 time.sleep(0.2)
@@ -869,10 +873,7 @@ class LiveTwin(unittest.TestCase):
             server.stop()
 
             def failed_polls():
-                try:
-                    return query(self.out, "SELECT count(*) AS n FROM polls WHERE error IS NOT NULL")[0]["n"]
-                except sqlite3.Error:
-                    return 0  # no results folder yet
+                return len(query_if_written(self.out, "SELECT 1 FROM polls WHERE error IS NOT NULL"))
             while failed_polls() < 1 and time.time() < deadline and proc.poll() is None:
                 time.sleep(0.2)
             proc.terminate()

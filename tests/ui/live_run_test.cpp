@@ -116,20 +116,29 @@ class LiveRunTest : public ::testing::Test {
   /// A run of kQueueScenario (300 jobs offered 3x the GPUs of 6 nodes), paused at its start.
   std::unique_ptr<LiveRun> start_queue() { return start_scenario("queue.json", kQueueScenario, true); }
 
+  /// Waits until the run's clock reaches `second`, polling every millisecond for 20 s at most (a starved
+  /// simulation thread on a loaded machine).
+  static void wait_for_second(const LiveRun& live, std::int64_t second) {
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (live.status().now_s < second && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(1ms);
+    }
+  }
+
+  /// Lets a paused run go at 1,000 simulated seconds a wall second until second `until_s` (20 s of wall time at most),
+  /// then pauses it.
+  static void run_until(LiveRun& live, std::int64_t until_s) {
+    live.set_speed(1000);
+    live.resume();
+    wait_for_second(live, until_s);
+    live.pause();
+  }
+
   /// Lets a paused queue run go until 200 jobs are submitted, then pauses it; `meanwhile`, if given, is called every
   /// 20 polls. At 10,000 simulated seconds a wall second the 200th submit (t = 38,296; about 25 jobs pending then)
   /// comes after about 3.8 s and the last (t = 51,436) 1.3 s later, so the pause lands between them however late a
   /// 1 ms sleep wakes on a loaded machine. (At full speed the run could pass both between two polls, and a pause right
   /// after the 150th submit left only 5 jobs pending once one is cancelled.)
-  /// Lets a paused run go at 1,000 simulated seconds a wall second until second `until_s` (5 s of wall time at most),
-  /// then pauses it.
-  static void run_until(LiveRun& live, std::int64_t until_s) {
-    live.set_speed(1000);
-    live.resume();
-    for (int i = 0; i < 5000 && live.status().now_s < until_s; ++i) std::this_thread::sleep_for(1ms);
-    live.pause();
-  }
-
   static void run_to_the_200th_submit(LiveRun& live, const std::function<void()>& meanwhile = {}) {
     live.set_speed(10000);
     live.resume();
@@ -146,7 +155,7 @@ class LiveRunTest : public ::testing::Test {
   static void run_past_the_second_submit(LiveRun& live) {
     live.set_speed(10);
     live.resume();
-    for (int i = 0; i < 2000 && live.status().now_s < 8; ++i) std::this_thread::sleep_for(10ms);
+    wait_for_second(live, 8);
     live.set_speed(1);
     for (int i = 0; i < 2000 && live.status().submitted < 2; ++i) std::this_thread::sleep_for(10ms);
     live.pause();
@@ -595,7 +604,7 @@ TEST_F(LiveRunTest, ASnapshotHoldsWhatTheRunStoppedThenWrites) {
   LiveRun live(load_scenario((dir_ / "profiled.json").string()), RunOptions{}, options);
   live.set_speed(5000);
   live.resume();
-  for (int i = 0; i < 1000 && live.status().now_s < 1800; ++i) std::this_thread::sleep_for(2ms);
+  wait_for_second(live, 1800);
   live.pause();
   const std::int64_t paused_at = live.status().now_s;
   ASSERT_GT(paused_at, 1500);
@@ -681,12 +690,12 @@ TEST_F(LiveRunTest, OverviewNodesAndInfoFromTheCopyEqualTheWrittenSnapshots) {
   const DashboardApi api(live, dir_ / "no-assets", kToken);
   ASSERT_EQ(call(api, "POST", "/api/control/speed", R"({"factor": 5000})").first, 200);
   ASSERT_EQ(call(api, "POST", "/api/control/resume").first, 200);
-  for (int i = 0; i < 1000 && live.status().now_s < 1800; ++i) std::this_thread::sleep_for(2ms);
+  wait_for_second(live, 1800);
   ASSERT_EQ(call(api, "POST", "/api/control/node/inject", R"({"node": "n03", "xid": 48, "gpu": 5})").first, 200);
   ASSERT_EQ(call(api, "POST", "/api/control/node/drain", R"({"node": "n02", "reason": "maint"})").first, 200);
   // On until a GPU sample (every 60 s) after the XID: the GPU use shown is the sample at or before the second.
   const std::int64_t injected = live.status().now_s;
-  for (int i = 0; i < 1000 && live.status().now_s < injected + 150; ++i) std::this_thread::sleep_for(2ms);
+  wait_for_second(live, injected + 150);
   ASSERT_EQ(call(api, "POST", "/api/control/pause").first, 200);
   const std::int64_t now = live.status().now_s;
   ASSERT_GT(now, 1500);
@@ -1154,7 +1163,7 @@ TEST_F(LiveRunTest, ASecondBetweenTwoCopiesIsAnsweredByTheEarlier) {
   const auto run_to = [&](std::int64_t second) {
     live.set_speed(2000);
     live.resume();
-    for (int i = 0; i < 2000 && live.status().now_s < second; ++i) std::this_thread::sleep_for(1ms);
+    wait_for_second(live, second);
     live.pause();
   };
   run_to(300);
@@ -1195,7 +1204,7 @@ TEST_F(LiveRunTest, StopEndsTheRunWhereItIsAndWritesItsResults) {
   // About 5,000 simulated seconds in half a second: jobs 1 and 2 done, job 3 not submitted. Then past 2,010 s at
   // least, waiting up to 20 s for a starved simulation thread.
   std::this_thread::sleep_for(500ms);
-  for (int i = 0; i < 2000 && live->status().now_s <= 2010; ++i) std::this_thread::sleep_for(10ms);
+  wait_for_second(*live, 2011);
   live->stop();
   ASSERT_TRUE(live->wait_finished(20s));
   const std::int64_t stopped = live_now(api);
@@ -1293,7 +1302,7 @@ TEST_F(LiveRunTest, SlurmrestdNodeUpdateAndJobCancelInV0044Shape) {
   // pause has a second of wall time to land).
   ASSERT_EQ(call(dashboard, "POST", "/api/control/speed", R"({"factor": 10})").first, 200);
   ASSERT_EQ(call(dashboard, "POST", "/api/control/resume").first, 200);
-  for (int i = 0; i < 2000 && live->status().now_s < 8; ++i) std::this_thread::sleep_for(10ms);
+  wait_for_second(*live, 8);
   ASSERT_EQ(call(dashboard, "POST", "/api/control/speed", R"({"factor": 1})").first, 200);
   for (int i = 0; i < 2000 && live->status().submitted < 2; ++i) std::this_thread::sleep_for(10ms);
   ASSERT_EQ(call(dashboard, "POST", "/api/control/pause").first, 200);
@@ -1408,7 +1417,7 @@ TEST_F(LiveRunTest, AHeldJobWaitsForItsReleaseAndATimeLimitUpdateKillsIt) {
   live->set_speed(10000);
   live->resume();
   std::this_thread::sleep_for(500ms);  // about 5,000 simulated seconds: past 1,050, well before 100,000
-  for (int i = 0; i < 2000 && live->status().now_s <= 1050; ++i) std::this_thread::sleep_for(10ms);  // (starved)
+  wait_for_second(*live, 1051);
   live->pause();
   std::this_thread::sleep_for(100ms);
   const DashboardApi api(*live, dir_ / "no-assets", kToken);
@@ -1620,7 +1629,7 @@ TEST_F(LiveRunTest, CostsAndControllerRecordsFromTheCopyEqualTheWrittenSnapshots
   LiveRun& live = *run;
   live.set_speed(10000);
   live.resume();
-  for (int i = 0; i < 20000 && live.status().now_s < 40000; ++i) std::this_thread::sleep_for(1ms);
+  wait_for_second(live, 40000);
   live.pause();
   const std::int64_t now = live.status().now_s;
   ASSERT_GE(now, 40000);
