@@ -95,9 +95,10 @@ serve_once() {
   [ -n "$ended" ] || { echo "live_load: the served run did not end:" >&2; tail -5 "$log" >&2; return 1; }
   local wall
   wall=$(echo "$ended" | grep -o '[0-9.]* s wall' | head -1 | cut -d' ' -f1)
-  # "N copies of the state in S s of it, M snapshots written in W s" (before the in-memory Overview: "N snapshots
+  # "N copies of the state (R into an earlier copy's memory) in S s of it, M snapshots written in W s" (before the
+  # count of reused copies: without the brackets; before the in-memory Overview: "N snapshots
   # copied in S s of it and written in W s").
-  echo "$ended" | grep -oE '[0-9]* (snapshots copied|copies of the state) in [0-9.]* s of it,? (and written|[0-9]* snapshots written) in [0-9.]* s' >"$WORK/snapshots-$load.txt" || true
+  echo "$ended" | grep -oE "[0-9]* (snapshots copied|copies of the state)( \\([0-9]* into an earlier copy's memory\\))? in [0-9.]* s of it,? (and written|[0-9]* snapshots written) in [0-9.]* s" >"$WORK/snapshots-$load.txt" || true
   # "its thread on a CPU N% of the time and waiting for one W s": below 100% and W above 0 when other threads took
   # the simulation's CPU.
   echo "$ended" | grep -oE 'on a CPU [0-9]*%( of the time and waiting for one [0-9.]* s)?' |

@@ -182,10 +182,10 @@ int run_live_command(Scenario scenario, RunOptions options, const std::filesyste
       const RunOutcome* outcome = live.outcome();
       fmt::print(
           "gputwin: the simulation ended at simulated second {} ({} events in {:.3f} s wall, its thread on a CPU "
-          "{:.0f}% of the time and waiting for one {:.3f} s; {} copies of the state in {:.3f} s of it, {} snapshots "
-          "written in {:.3f} s beside it){}; still serving it (Ctrl-C to stop)\n",
+          "{:.0f}% of the time and waiting for one {:.3f} s; {} copies of the state ({} into an earlier copy's memory) "
+          "in {:.3f} s of it, {} snapshots written in {:.3f} s beside it){}; still serving it (Ctrl-C to stop)\n",
           s.now_s, s.events, outcome != nullptr ? outcome->sim_wall_s : 0.0, 100 * s.simulation_on_cpu,
-          s.simulation_cpu_wait_s, s.copies, s.snapshot_copy_wall_s, s.snapshots, s.snapshot_wall_s,
+          s.simulation_cpu_wait_s, s.copies, s.reused_copies, s.snapshot_copy_wall_s, s.snapshots, s.snapshot_wall_s,
           out_dir.empty() ? "" : "; results in " + out_dir.string());
       std::fflush(stdout);
     }

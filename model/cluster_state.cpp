@@ -215,6 +215,17 @@ std::uint32_t ClusterState::nodes_with_free_gpus(std::uint32_t partition, std::u
   return count;
 }
 
+void ClusterState::assign_copy(const ClusterState& other, const ClusterConfig& config) {
+  // A vector assigned more elements than it has room for is allocated afresh at the exact size, so a vector that grows
+  // between copies would be new memory at every copy: page faults at 0.17-0.24 s per 256 MB on the development
+  // machine, against 0.03 s to copy into memory touched before.
+  jobs_.reserve(other.jobs_.capacity());
+  alloc_pool_.reserve(other.alloc_pool_.capacity());
+  past_runs_.reserve(other.past_runs_.capacity());
+  *this = other;
+  config_ = &config;
+}
+
 void ClusterState::allocate(JobIndex j, std::span<const NodeAllocation> allocation, SimTime now) {
   JobRuntime& job = jobs_[j];
   assert(job.state == JobState::kPending);

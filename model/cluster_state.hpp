@@ -152,12 +152,10 @@ class ClusterState {
   /// (a live run's snapshot is written from such a copy while the simulation goes on). The job specs are shared,
   /// not copied: they never change once added.
   ClusterState(const ClusterState& other, const ClusterConfig& config) : ClusterState(other) { config_ = &config; }
-  /// Makes this the copy the constructor above makes, reusing this state's memory where it is large enough (a live
-  /// run's copies: memory touched before costs no page faults).
-  void assign_copy(const ClusterState& other, const ClusterConfig& config) {
-    *this = other;
-    config_ = &config;
-  }
+  /// Makes this the copy the constructor above makes, reusing this state's memory (a live run's copies: memory
+  /// touched before costs no page faults). The vectors that grow during a run keep room for as much as `other`'s
+  /// have room for, so that the next copy, a little larger, still fits.
+  void assign_copy(const ClusterState& other, const ClusterConfig& config);
 
   /// The configuration.
   [[nodiscard]] const ClusterConfig& config() const { return *config_; }

@@ -38,6 +38,14 @@ class RunRecorder final : public RunObserver {
  public:
   /// Recorder; with `node_history` false, node changes are not kept.
   RunRecorder(bool node_history, bool reason_history) : node_history_(node_history), reason_history_(reason_history) {}
+  /// Makes this a copy of `other`, reusing this recorder's memory: each history keeps room for as much as `other`'s
+  /// has room for, so that the next copy, a little longer, still fits (see ClusterState::assign_copy).
+  void assign_copy(const RunRecorder& other) {
+    node_events_.reserve(other.node_events_.capacity());
+    reason_events_.reserve(other.reason_events_.capacity());
+    preemptions_.reserve(other.preemptions_.capacity());
+    *this = other;
+  }
   /// Also tells `observer` (a live view) everything it hears; null for none. Not owned.
   void forward_to(RunObserver* observer) { forward_ = observer; }
   void on_job_started(JobIndex job, SimTime now) override {

@@ -334,13 +334,17 @@ const std::string& LiveMetrics::scrape_text(bool dcgm_labels) const {
   return text_[k];
 }
 
-// The last copy every reader has let go of, kept (while `keep`) for the next copy to be made into: copying a large
-// state into fresh memory costs the kernel a page fault per page (about 0.2 s of system time per copy of a
-// 1,000,000-job run, more than the copying), into memory touched before only the copying.
+// The last copies every reader has let go of, up to kMax, kept (while `keep`) for the next copies to be made into:
+// copying a large state into fresh memory costs the kernel a page fault per page, into memory touched before only
+// the copying (a 1,000,000-job run's state: 71-89 ms against 28-38 ms per copy). Two, because under steady reading
+// the copy before the newest is often still read (its Jobs table served until the newest's is built) when the next
+// is made: with one spare, 6 of 9 copies of bench-1m under bench/live_load.sh went to fresh memory.
 struct LiveRun::SpareCopy {
+  static constexpr std::size_t kMax = 2;
   std::mutex mutex;
-  std::unique_ptr<SnapshotInput> input;
-  bool keep = true;  // false once the run has ended: no copy is made after the last
+  std::vector<std::unique_ptr<SnapshotInput>> inputs;  // at most kMax
+  // False once the run has ended: no copy is made after the last.
+  bool keep = true;
 };
 
 LiveRun::LiveRun(Scenario scenario, RunOptions options, LiveOptions live)
@@ -445,11 +449,12 @@ void LiveRun::simulate(Scenario scenario, RunOptions options) {
     outcome_ = outcome.get();
     copy_state(*outcome->world, write_end, request, generation, present_request);
     if (options_.at_end) options_.at_end();
-    if (spare_ != nullptr) {  // no copy is made after the last: its memory goes back
-      std::unique_ptr<SnapshotInput> spare;
+    // No copy is made after the last: the spares' memory goes back (destroyed after the lock is released).
+    if (spare_ != nullptr) {
+      std::vector<std::unique_ptr<SnapshotInput>> spares;
       std::lock_guard lock(spare_->mutex);
       spare_->keep = false;
-      spare = std::move(spare_->input);
+      spares = std::move(spare_->inputs);
     }
     collect_controller_records();  // those of the last instant
     outcome_ = nullptr;
@@ -629,18 +634,25 @@ void LiveRun::copy_state(SimWorld& world, bool write, std::uint64_t request, std
                          std::uint64_t present_request) {
   const auto started = WallClock::now();
   const RunOutcome& o = *outcome_;
-  if (spare_ == nullptr) spare_ = std::make_shared<SpareCopy>();
+  if (spare_ == nullptr) {
+    spare_ = std::make_shared<SpareCopy>();
+    spare_->inputs.reserve(SpareCopy::kMax);
+  }
   std::unique_ptr<SnapshotInput> spare;
   {
     std::lock_guard lock(spare_->mutex);
-    spare = std::move(spare_->input);
+    if (!spare_->inputs.empty()) {
+      spare = std::move(spare_->inputs.back());
+      spare_->inputs.pop_back();
+    }
   }
   // Handed back to the spare by whichever thread lets go of it last (it is then no reader's).
   const auto give_back = [to = std::weak_ptr<SpareCopy>(spare_)](SnapshotInput* copy) {
     std::unique_ptr<SnapshotInput> owned(copy);  // destroyed after the lock below is released, unless kept
     if (const std::shared_ptr<SpareCopy> keeper = to.lock()) {
       std::lock_guard lock(keeper->mutex);
-      if (keeper->keep && keeper->input == nullptr) keeper->input = std::move(owned);
+      // No allocation here (a deleter must not throw): the room for kMax was reserved with the keeper.
+      if (keeper->keep && keeper->inputs.size() < SpareCopy::kMax) keeper->inputs.push_back(std::move(owned));
     }
   };
   const bool reused = spare != nullptr;
@@ -656,7 +668,7 @@ void LiveRun::copy_state(SimWorld& world, bool write, std::uint64_t request, std
   else
     input->state = std::make_unique<ClusterState>(*o.state, *input->config);
   if (input->recorder != nullptr)
-    *input->recorder = *o.recorder;
+    input->recorder->assign_copy(*o.recorder);
   else
     input->recorder = std::make_unique<RunRecorder>(*o.recorder);
   input->recorder->forward_to(nullptr);
@@ -684,6 +696,7 @@ void LiveRun::copy_state(SimWorld& world, bool write, std::uint64_t request, std
     };
     for (JobIndex j = 0; j < state.job_count(); ++j) learn(j, state.allocation(j));
     for (const PastRun& run : state.past_runs()) learn(run.job, state.allocation(run));
+    input->loads.reserve(run_loads_.capacity());  // as ClusterState::assign_copy: no new memory at every copy
     input->loads = run_loads_;
     SnapshotInput* in = input.get();
     input->metrics.load = [in](JobIndex, std::span<const NodeAllocation> allocation) -> std::optional<GpuLoad> {
