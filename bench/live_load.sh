@@ -90,6 +90,7 @@ serve_once() {
   # is measured, so the poll's period does not matter. A loop at niceness 0 that forked grep and sleep every 50 ms
   # preempted the simulation more often than anything else once wrk and the readers kept both CPUs busy (perf sched
   # over a loaded run: bash and sleep took 1,321 of the simulation thread's about 2,900 preemptions).
+  # shellcheck disable=SC2016  # $1 and $2 are the inner shell's arguments
   nice -n 19 bash -c 'while ! grep -q "simulation ended" "$1" && kill -0 "$2" 2>/dev/null; do sleep 0.5; done' _ \
     "$log" "$pid"
   local ended
