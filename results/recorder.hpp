@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "model/run_observer.hpp"
+#include "model/vector_room.hpp"
 
 namespace gputwin {
 
@@ -39,11 +40,11 @@ class RunRecorder final : public RunObserver {
   /// Recorder; with `node_history` false, node changes are not kept.
   RunRecorder(bool node_history, bool reason_history) : node_history_(node_history), reason_history_(reason_history) {}
   /// Makes this a copy of `other`, reusing this recorder's memory: each history keeps room for as much as `other`'s
-  /// has room for, so that the next copy, a little longer, still fits (see ClusterState::assign_copy).
+  /// has room for, so that the next copy, a little longer, still fits (model/vector_room.hpp).
   void assign_copy(const RunRecorder& other) {
-    node_events_.reserve(other.node_events_.capacity());
-    reason_events_.reserve(other.reason_events_.capacity());
-    preemptions_.reserve(other.preemptions_.capacity());
+    keep_room_for(node_events_, other.node_events_);
+    keep_room_for(reason_events_, other.reason_events_);
+    keep_room_for(preemptions_, other.preemptions_);
     *this = other;
   }
   /// Also tells `observer` (a live view) everything it hears; null for none. Not owned.

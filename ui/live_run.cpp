@@ -17,6 +17,7 @@
 #include "faults/xid_catalogue.hpp"
 #include "model/errors.hpp"
 #include "model/input_limits.hpp"
+#include "model/vector_room.hpp"
 #include "results/results_store.hpp"
 #include "results/summary.hpp"
 #include "sim/sim_world.hpp"
@@ -696,7 +697,7 @@ void LiveRun::copy_state(SimWorld& world, bool write, std::uint64_t request, std
     };
     for (JobIndex j = 0; j < state.job_count(); ++j) learn(j, state.allocation(j));
     for (const PastRun& run : state.past_runs()) learn(run.job, state.allocation(run));
-    input->loads.reserve(run_loads_.capacity());  // as ClusterState::assign_copy: no new memory at every copy
+    keep_room_for(input->loads, run_loads_);
     input->loads = run_loads_;
     SnapshotInput* in = input.get();
     input->metrics.load = [in](JobIndex, std::span<const NodeAllocation> allocation) -> std::optional<GpuLoad> {

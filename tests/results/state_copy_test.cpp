@@ -2,7 +2,6 @@
 // to the source, and made into the copy's own memory again when the source has grown since the last copy.
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <vector>
 
 #include "model/cluster_state.hpp"
