@@ -54,7 +54,7 @@ struct MetricsConfig {
   bool enabled = true;                        ///< Write the metrics tables (gpu_metrics, cluster_metrics).
   double interval_s = 30;                     ///< Sample period (dcgm-exporter's default --collect-interval).
   bool per_gpu = true;                        ///< Keep per-GPU series (DCGM_FI_*); cluster series are always kept.
-  std::uint64_t max_gpu_samples = 5'000'000;  ///< Budget of per-GPU rows: a longer run samples less often.
+  std::uint64_t max_gpu_samples = 1'000'000;  ///< Budget of per-GPU rows: a longer run samples less often.
   std::int64_t epoch_unix_s = 1'704'067'200;  ///< Wall-clock time of t = 0 (2024-01-01T00:00:00Z) for exports.
   TelemetryAssumptions telemetry;             ///< Power, temperature and memory assumptions (same key names).
 };
