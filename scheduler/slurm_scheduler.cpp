@@ -56,6 +56,10 @@ struct Slice {
   /// Nodes free in the next slice but not in this one (0 for the last slice): where backfill's growth test can
   /// first succeed. Kept up to date by add_reservation.
   std::uint32_t grows = 0;
+  /// Nodes free in every slice from the map's first to this one: a window that starts at the map's first slice (every
+  /// record's first TRY_LATER step) is this slice's prefix, without ANDing the slices before it. Kept by
+  /// add_reservation (shortcuts only).
+  NodeBitmap prefix;
 };
 
 /// AND of a window of consecutive slices, for windows whose both ends only move forward (one job's TRY_LATER
@@ -753,11 +757,12 @@ class SlurmScheduler final : public Scheduler {
 
     // node_space[0]: every UP node, from floor(now/res) to the end of the window.
     slices_.clear();
-    Slice first{floor_on_clock(now, res, params_.epoch_unix_s), window_end, NodeBitmap(node_count)};
+    Slice first{floor_on_clock(now, res, params_.epoch_unix_s), window_end, NodeBitmap(node_count), 0, NodeBitmap()};
     for (NodeIndex n = 0; n < node_count; ++n) {
       if (state_.node_schedulable(n)) first.avail.set(n);
     }
     map_nodes_ = first.avail;
+    if (params_.shortcuts) first.prefix = first.avail;
     slices_.push_back(std::move(first));
     // Shortcut: track which nodes stay free from now on, to stop the cycle once no later record could start (see
     // start_bound_passes). Not with topology (--switches leaves a trace, wait4switch_start, on records tested).
@@ -1141,7 +1146,14 @@ class SlurmScheduler final : public Scheduler {
         1;
     // Every slice is within the map, so when base covers the map the window's AND is avail as it is.
     std::size_t avail_count = kUnknownCount;
-    if (covers) {
+    if (f == 0) {  // the window starts at the map's first slice: its AND is the last slice's prefix
+      const NodeBitmap& prefix = slices_[last].prefix;
+      if (covers) {
+        avail_count = avail.assign_and_count(prefix, prefix);
+      } else {
+        avail.assign_and(base, prefix);
+      }
+    } else if (covers) {
       avail_count = window_and_.assign_into(slices_, f, last, avail);
     } else {
       avail.assign(base);
@@ -1254,12 +1266,18 @@ class SlurmScheduler final : public Scheduler {
         break;
       }
     }
-    if (params_.cross_check_will_run) check_grows();
+    if (params_.cross_check_will_run) check_map();
   }
 
-  // Tests: every slice's `grows` must be the count recomputed from the bitmaps; throws std::logic_error if not.
-  void check_grows() const {
+  // Tests: every slice's `grows` and `prefix` must be what the bitmaps give; throws std::logic_error if not.
+  void check_map() const {
+    NodeBitmap prefix = slices_.front().avail;
     for (std::size_t t = 0; t < slices_.size(); ++t) {
+      prefix.and_with(slices_[t].avail);
+      if (params_.shortcuts && !(slices_[t].prefix == prefix)) {
+        throw std::logic_error("backfill map: slice " + std::to_string(t) + "'s prefix is not the AND of slices 0.." +
+                               std::to_string(t));
+      }
       std::size_t expected = 0;
       if (t + 1 < slices_.size()) {
         NodeBitmap g = slices_[t + 1].avail;
@@ -1275,7 +1293,8 @@ class SlurmScheduler final : public Scheduler {
 
   // Splits slice k at time t (strictly inside it) into two equal slices.
   void split_slice(std::size_t k, std::int64_t t) {
-    Slice copy{t, slices_[k].end, slices_[k].avail, slices_[k].grows};
+    // The two halves have the same nodes, so the same prefix.
+    Slice copy{t, slices_[k].end, slices_[k].avail, slices_[k].grows, slices_[k].prefix};
     slices_[k].end = t;
     slices_[k].grows = 0;
     slices_.insert(slices_.begin() + static_cast<std::ptrdiff_t>(k) + 1, std::move(copy));
@@ -1301,6 +1320,10 @@ class SlurmScheduler final : public Scheduler {
       slices_[t].grows = static_cast<std::uint32_t>(static_cast<std::int64_t>(slices_[t].grows) + delta);
     }
     for (std::size_t k = a; k <= b; ++k) slices_[k].avail.remove_all(chosen_);
+    // Every window reaching slice a lost the chosen nodes: the prefixes from a to the map's end.
+    if (params_.shortcuts) {
+      for (std::size_t k = a; k < slices_.size(); ++k) slices_[k].prefix.remove_all(chosen_);
+    }
   }
 
   // _will_run_test / _future_run_test: the earliest start (seconds) of `request` on `avail` given running jobs
