@@ -65,6 +65,28 @@ struct Slice {
 /// AND of a window of consecutive slices, for windows whose both ends only move forward (one job's TRY_LATER
 /// steps over an unchanging map): the two-stack sliding-window aggregate, O(1) bitmap ANDs per slice amortised
 /// instead of one per slice per step.
+// The first element of `items` for which `before` is false, where `before` holds for a prefix of them (as
+// std::partition_point), searched from `from`: doubling steps, then a binary search within the last one, so an answer
+// a few elements on costs a few reads. A `from` past the answer (its element before fails `before`) is ignored.
+template <typename T, typename Before>
+std::size_t gallop(const std::vector<T>& items, std::size_t from, const Before& before) {
+  const std::size_t count = items.size();
+  std::size_t lo = from <= count && (from == 0 || before(items[from - 1])) ? from : 0;
+  std::size_t step = 1;
+  while (lo + step - 1 < count) {
+    const std::size_t probe = lo + step - 1;
+    if (!before(items[probe])) {  // the answer is in [lo, probe]
+      return static_cast<std::size_t>(std::partition_point(items.begin() + static_cast<std::ptrdiff_t>(lo),
+                                                           items.begin() + static_cast<std::ptrdiff_t>(probe), before) -
+                                      items.begin());
+    }
+    lo = probe + 1;
+    step *= 2;
+  }
+  return static_cast<std::size_t>(
+      std::partition_point(items.begin() + static_cast<std::ptrdiff_t>(lo), items.end(), before) - items.begin());
+}
+
 class SlidingAnd {
  public:
   /// Forgets the window (the map changed).
@@ -827,7 +849,7 @@ class SlurmScheduler final : public Scheduler {
         queue_.remove_at(pos);
         ++started;
         ++stats_.backfill_starts;
-        if (bound_on_) collect_bound_candidates();  // the started job's nodes may be full now
+        if (bound_on_) drop_full_candidates(j);  // the started job's nodes may be full now
       } else {
         bf_left_estimates_ = true;
       }
@@ -866,6 +888,9 @@ class SlurmScheduler final : public Scheduler {
     base.and_with(up_nodes());
     std::int64_t later_start = now;
     std::int64_t last_try = -1;
+    std::size_t first_hint = 0;
+    window_end_hint_ = 0;
+    bound_pos_hint_ = 0;
     while (true) {  // TRY_LATER
       const std::int64_t start_res = later_start;
       if (start_res <= last_try) return BackfillOutcome::kNotPlaced;  // no progress (cannot happen; guard)
@@ -875,8 +900,9 @@ class SlurmScheduler final : public Scheduler {
       const std::int64_t end_time = std::max(start_res, now) + limit;
       // avail = partition nodes that are UP, ANDed with every slice overlapping [start_res, end_time]; later_start
       // = the first slice boundary after which more of the candidate nodes (base) become free.
-      const auto first = std::upper_bound(slices_.begin(), slices_.end(), start_res,
-                                          [](std::int64_t t, const Slice& s) { return t < s.end; });
+      // start_res only grows within a record's steps (and the map does not change), so neither does `first`.
+      first_hint = first_slice_ending_after(start_res, first_hint);
+      const auto first = slices_.begin() + static_cast<std::ptrdiff_t>(first_hint);
       std::size_t avail_count = kUnknownCount;
       if (params_.shortcuts) {
         avail_count = window_slices(first, end_time, base, covers_map(rt.partition), avail, later_start);
@@ -1017,17 +1043,43 @@ class SlurmScheduler final : public Scheduler {
   // remaining tests only compute reservations that die with the cycle. What it would leave behind is a start
   // estimate for the next testable record (_more_work), which the loop's stop already accounts for.
 
+  // True if node n has a free CPU (or no job) now.
+  bool bound_candidate(NodeIndex n) const {
+    return state_.node_schedulable(n) && (state_.free_cpus()[n] != 0 || state_.node_jobs()[n] == 0);
+  }
+
   // Nodes with a free CPU (or no job) now.
   void collect_bound_candidates() {
     const std::size_t node_count = state_.node_count();
     bound_candidate_.assign(node_count, 0);
     bound_nodes_.clear();
     for (NodeIndex n = 0; n < node_count; ++n) {
-      if (!state_.node_schedulable(n) || (state_.free_cpus()[n] == 0 && state_.node_jobs()[n] != 0)) continue;
+      if (!bound_candidate(n)) continue;
       bound_candidate_[n] = 1;
       bound_nodes_.push_back(n);
     }
     bound_dirty_ = true;
+  }
+
+  // After job j started in this cycle, as collect_bound_candidates would leave them: only its nodes can have stopped
+  // being candidates (a start only takes resources, and nothing else changes within the cycle), so they alone are
+  // tested again. The order of bound_nodes_ plays no part (refresh_bound sorts it, and the prefix sums read from it
+  // are sums over sets). Their free CPUs changed, so the order is refreshed in any case.
+  void drop_full_candidates(JobIndex j) {
+    bool dropped = false;
+    for (const NodeAllocation& a : state_.allocation(j)) {
+      if (bound_candidate_[a.node] != 0 && !bound_candidate(a.node)) {
+        bound_candidate_[a.node] = 0;
+        dropped = true;
+      }
+    }
+    if (dropped) std::erase_if(bound_nodes_, [&](NodeIndex n) { return bound_candidate_[n] == 0; });
+    bound_dirty_ = true;
+    if (params_.cross_check_will_run) {  // tests: the same candidates, in the same order, as a full collection
+      const std::vector<NodeIndex> kept = bound_nodes_;
+      collect_bound_candidates();
+      if (kept != bound_nodes_) throw std::logic_error("backfill bound: candidates after a start differ from a scan");
+    }
   }
 
   // Sorts the candidates by free_until_, latest first, with running counts and CPU sums.
@@ -1138,12 +1190,10 @@ class SlurmScheduler final : public Scheduler {
       avail.assign(base);
       return kUnknownCount;
     }
-    // last: the last slice beginning at or before end_time (slices are contiguous, so f <= last).
-    const std::size_t last =
-        static_cast<std::size_t>(std::upper_bound(slices_.begin(), slices_.end(), end_time,
-                                                  [](std::int64_t t, const Slice& x) { return t < x.begin; }) -
-                                 slices_.begin()) -
-        1;
+    // last: the last slice beginning at or before end_time (slices are contiguous, so f <= last). end_time only
+    // grows within a record's steps, so the first slice beginning after it does too.
+    window_end_hint_ = first_slice_beginning_after(end_time, std::max(f + 1, window_end_hint_));
+    const std::size_t last = window_end_hint_ - 1;
     // Every slice is within the map, so when base covers the map the window's AND is avail as it is.
     std::size_t avail_count = kUnknownCount;
     if (f == 0) {  // the window starts at the map's first slice: its AND is the last slice's prefix
@@ -1173,6 +1223,16 @@ class SlurmScheduler final : public Scheduler {
       if (later_start == 0 && has_next && after + 2 < count) later_start = slices_[after + 1].end;
     }
     return avail_count;
+  }
+
+  // The first slice ending after t (slices_.size() if none), searched from `from` (see gallop).
+  std::size_t first_slice_ending_after(std::int64_t t, std::size_t from) const {
+    return gallop(slices_, from, [&](const Slice& x) { return x.end <= t; });
+  }
+
+  // The first slice beginning after t (slices_.size() if none), searched from `from` (see gallop).
+  std::size_t first_slice_beginning_after(std::int64_t t, std::size_t from) const {
+    return gallop(slices_, from, [&](const Slice& x) { return x.begin <= t; });
   }
 
   // _set_slot_time (24.11): start floored, end = ceil of the unrounded start plus the limit, both on the wall clock.
@@ -1535,11 +1595,11 @@ class SlurmScheduler final : public Scheduler {
     const auto by_end = [](const RunningJob& r, std::int64_t e) { return r.end_s < e; };
     const auto end_after = [](std::int64_t e, const RunningJob& r) { return e < r.end_s; };
     const std::size_t size = running_.size();
-    const std::size_t bound_pos =
-        bound_end != 0
-            ? static_cast<std::size_t>(std::upper_bound(running_.begin(), running_.end(), bound_end, end_after) -
-                                       running_.begin())
-            : size;
+    // The first running job ending after bound_end; bound_end only grows within a record's steps.
+    if (bound_end != 0) {
+      bound_pos_hint_ = gallop(running_, bound_pos_hint_, [&](const RunningJob& r) { return r.end_s <= bound_end; });
+    }
+    const std::size_t bound_pos = bound_end != 0 ? bound_pos_hint_ : size;
     // The walk below only succeeds at a removal before bound_pos, i.e. when K* <= the key of the last of them: with
     // too few nodes usable by then (the common TRY_LATER step) it fails, which one bitmap count tells.
     std::int64_t kstar = kNeverUsable;
@@ -1684,6 +1744,8 @@ class SlurmScheduler final : public Scheduler {
   std::vector<Slice> slices_;
   NodeBitmap map_nodes_;                       // the nodes of this cycle's map (its first slice, before reservations)
   std::vector<std::int8_t> partition_covers_;  // per partition: covers_map's answer this cycle, -1 unknown
+  std::size_t window_end_hint_ = 0;  // within a record's steps: the first slice beginning after the last window's end
+  std::size_t bound_pos_hint_ = 0;   // within a record's steps: the first running job ending after the last bound
   SlidingAnd window_and_;  // AND over the current job's windows (reset per job: the map changes only between jobs)
   std::vector<RunningJob> running_;
   ReleaseIndex releases_;
