@@ -62,9 +62,6 @@ struct Slice {
   NodeBitmap prefix;
 };
 
-/// AND of a window of consecutive slices, for windows whose both ends only move forward (one job's TRY_LATER
-/// steps over an unchanging map): the two-stack sliding-window aggregate, O(1) bitmap ANDs per slice amortised
-/// instead of one per slice per step.
 // The first element of `items` for which `before` is false, where `before` holds for a prefix of them (as
 // std::partition_point), searched from `from`: doubling steps, then a binary search within the last one, so an answer
 // a few elements on costs a few reads. A `from` past the answer (its element before fails `before`) is ignored.
@@ -87,6 +84,9 @@ std::size_t gallop(const std::vector<T>& items, std::size_t from, const Before& 
       std::partition_point(items.begin() + static_cast<std::ptrdiff_t>(lo), items.end(), before) - items.begin());
 }
 
+/// AND of a window of consecutive slices, for windows whose both ends only move forward (one job's TRY_LATER
+/// steps over an unchanging map): the two-stack sliding-window aggregate, O(1) bitmap ANDs per slice amortised
+/// instead of one per slice per step.
 class SlidingAnd {
  public:
   /// Forgets the window (the map changed).
