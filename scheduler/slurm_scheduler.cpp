@@ -1230,6 +1230,11 @@ class SlurmScheduler final : public Scheduler {
     return gallop(slices_, from, [&](const Slice& x) { return x.end <= t; });
   }
 
+  // The first slice ending after t, by binary search over the whole map (no earlier answer to start from).
+  std::vector<Slice>::const_iterator first_slice_ending_after(std::int64_t t) const {
+    return std::partition_point(slices_.begin(), slices_.end(), [&](const Slice& x) { return x.end <= t; });
+  }
+
   // The first slice beginning after t (slices_.size() if none), searched from `from` (see gallop).
   std::size_t first_slice_beginning_after(std::int64_t t, std::size_t from) const {
     return gallop(slices_, from, [&](const Slice& x) { return x.begin <= t; });
@@ -1249,9 +1254,7 @@ class SlurmScheduler final : public Scheduler {
   // Slices are contiguous and in time order: the first with end > start is found by binary search and the walk
   // stops at the first beginning at or after end.
   bool reservation_overlaps(std::int64_t start, std::int64_t end) const {
-    auto it = std::upper_bound(slices_.begin(), slices_.end(), start,
-                               [](std::int64_t t, const Slice& x) { return t < x.end; });
-    for (; it != slices_.end() && it->begin < end; ++it) {
+    for (auto it = first_slice_ending_after(start); it != slices_.end() && it->begin < end; ++it) {
       if (!it->avail.contains_all(chosen_)) return true;
     }
     return false;
@@ -1488,9 +1491,9 @@ class SlurmScheduler final : public Scheduler {
     const NodeBitmap& avail = *c.avail;
     if (slot_avail_.words().size() != avail.words().size()) slot_avail_ = NodeBitmap(state_.node_count());
     slot_avail_.assign(avail);
-    auto it = std::upper_bound(slices_.begin(), slices_.end(), slot_start,
-                               [](std::int64_t t, const Slice& x) { return t < x.end; });
-    for (; it != slices_.end() && it->begin < slot_end; ++it) slot_avail_.and_with(it->avail);
+    for (auto it = first_slice_ending_after(slot_start); it != slices_.end() && it->begin < slot_end; ++it) {
+      slot_avail_.and_with(it->avail);
+    }
     if (c.request.nodes > 0) return !releases_.usable_by(c.request, slot_avail_, c.request.nodes, c.key);
     return releases_.fit_key(c.request, slot_avail_, c.key) > c.key;
   }
