@@ -26,6 +26,7 @@
 #include "results/output_file.hpp"
 #include "results/output_lock.hpp"
 #include "sim/runner.hpp"
+#include "sim/stream_gate.hpp"
 
 namespace {
 
@@ -57,7 +58,8 @@ class ProgressBar {
   std::chrono::steady_clock::time_point last_{};
 };
 
-void print_summary(const RunOutcome& o, const std::filesystem::path& out_dir, double write_wall_s) {
+void print_summary(const RunOutcome& o, const std::filesystem::path& out_dir, double write_wall_s,
+                   const ResultsStream::Stats* streamed) {
   const RunSummary& s = o.summary;
   const Scenario& sc = *o.scenario;
   fmt::print("scenario   {} (seed {}, policy {})\n", sc.name, sc.seed, policy_name(sc.scheduler.policy));
@@ -117,8 +119,15 @@ void print_summary(const RunOutcome& o, const std::filesystem::path& out_dir, do
              o.scheduler_stats.passes, o.scheduler_stats.backfill_cycles, o.scheduler_stats.backfill_skipped,
              o.scheduler_stats.jobs_tested, o.scheduler_stats.backfill_starts);
   if (!out_dir.empty()) {
-    fmt::print("results    {}/results.sqlite, summary.json, jobs.csv ({:.3f} s wall to write)\n", out_dir.string(),
-               write_wall_s);
+    std::string during;
+    if (streamed != nullptr && streamed->dropped) {
+      during = "; rows written during the run changed later, so all were written again";
+    } else if (streamed != nullptr) {
+      during =
+          fmt::format("; {} jobs and {} node events written during the run", streamed->jobs, streamed->node_events);
+    }
+    fmt::print("results    {}/results.sqlite, summary.json, jobs.csv ({:.3f} s wall to write after the run{})\n",
+               out_dir.string(), write_wall_s, during);
   }
 }
 
@@ -162,16 +171,20 @@ int run_command(const std::string& scenario_path, const std::string& out, std::o
   if (serve) return gputwin::run_live_command(std::move(scenario), std::move(options), out_dir, *serve);
   ProgressBar bar;
   if (!quiet && isatty(STDERR_FILENO)) options.progress = [&](const RunProgress& p) { bar.update(p); };
+  // The results that settle while the run goes on are written beside it, on the other core.
+  std::optional<StreamGate> stream;
+  if (!no_results) options.gate = &stream.emplace(out_dir);
   RunOutcome outcome = run_scenario(std::move(scenario), options);
   double write_wall_s = 0;
   if (!no_results) {
     const auto begin = std::chrono::steady_clock::now();
     const MetricsInput metrics = metrics_input(outcome);
     write_results(out_dir, run_info(outcome), *outcome.state, outcome.summary, *outcome.recorder,
-                  metrics.config.enabled ? &metrics : nullptr, fault_log(outcome), cloud_log(outcome));
+                  metrics.config.enabled ? &metrics : nullptr, fault_log(outcome), cloud_log(outcome), nullptr,
+                  stream->stream());
     write_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   }
-  if (!quiet) print_summary(outcome, out_dir, write_wall_s);
+  if (!quiet) print_summary(outcome, out_dir, write_wall_s, stream ? &stream->stream()->stats() : nullptr);
   return 0;
 }
 

@@ -209,6 +209,8 @@ class ClusterState {
   [[nodiscard]] const std::vector<JobSpec>& specs() const { return *specs_; }
   /// One job's specification.
   [[nodiscard]] const JobSpec& spec(JobIndex j) const { return (*specs_)[j]; }
+  /// The job specs, shared: a holder keeps them as they are now (add_job then gives this state a copy to grow).
+  [[nodiscard]] std::shared_ptr<const std::vector<JobSpec>> shared_specs() const { return specs_; }
   /// One job's runtime state.
   [[nodiscard]] const JobRuntime& job(JobIndex j) const { return jobs_[j]; }
   /// Mutable runtime state (for worlds and schedulers setting priority or reason).

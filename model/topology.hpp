@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -62,7 +63,7 @@ struct Topology {
 
 /// Leaf switches (tree) or base blocks (block) holding at least one of `nodes` (ascending or not); 0 for a flat
 /// topology or when none of them is in it.
-inline std::uint32_t leaves_spanned(const SlurmTopology& topology, const std::vector<NodeIndex>& nodes) {
+inline std::uint32_t leaves_spanned(const SlurmTopology& topology, std::span<const NodeIndex> nodes) {
   const std::vector<int>& place =
       topology.kind == TopologyKind::kBlock ? topology.block_of_node : topology.leaf_of_node;
   if (topology.kind == TopologyKind::kFlat) return 0;

@@ -25,6 +25,12 @@ struct ReasonEvent {
   PendingReason reason = PendingReason::kNone;  ///< New reason.
 };
 
+/// One job's end (a requeued job ends once per run).
+struct JobEnd {
+  SimTime time = 0;  ///< When.
+  JobIndex job = 0;  ///< Which job.
+};
+
 /// One preemption.
 struct PreemptionEvent {
   SimTime time = 0;        ///< When the preemption was decided.
@@ -45,6 +51,7 @@ class RunRecorder final : public RunObserver {
     keep_room_for(node_events_, other.node_events_);
     keep_room_for(reason_events_, other.reason_events_);
     keep_room_for(preemptions_, other.preemptions_);
+    keep_room_for(job_ends_, other.job_ends_);
     *this = other;
   }
   /// Also tells `observer` (a live view) everything it hears; null for none. Not owned.
@@ -53,6 +60,7 @@ class RunRecorder final : public RunObserver {
     if (forward_ != nullptr) forward_->on_job_started(job, now);
   }
   void on_job_ended(JobIndex job, SimTime now) override {
+    job_ends_.push_back(JobEnd{now, job});
     if (forward_ != nullptr) forward_->on_job_ended(job, now);
   }
   void on_node_state(NodeIndex node, NodeState state, SimTime now) override;
@@ -65,6 +73,8 @@ class RunRecorder final : public RunObserver {
   [[nodiscard]] const std::vector<PreemptionEvent>& preemptions() const { return preemptions_; }
   /// Node state changes in time order, consecutive nodes changed alike one after the other merged into one.
   [[nodiscard]] const std::vector<NodeEvent>& node_events() const { return node_events_; }
+  /// Job ends in time order (what a ResultsStream writes as the run goes on).
+  [[nodiscard]] const std::vector<JobEnd>& job_ends() const { return job_ends_; }
   /// Pending-reason changes in time order.
   [[nodiscard]] const std::vector<ReasonEvent>& reason_events() const { return reason_events_; }
 
@@ -75,6 +85,7 @@ class RunRecorder final : public RunObserver {
   std::vector<NodeEvent> node_events_;
   std::vector<ReasonEvent> reason_events_;
   std::vector<PreemptionEvent> preemptions_;
+  std::vector<JobEnd> job_ends_;
 };
 
 }  // namespace gputwin

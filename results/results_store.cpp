@@ -22,303 +22,20 @@
 #include "model/hostlist.hpp"
 #include "model/run_observer.hpp"
 #include "results/results_db.hpp"
+#include "results/results_sqlite.hpp"
+#include "results/results_stream.hpp"
+#include "results/run_rows.hpp"
 
 namespace gputwin {
 namespace {
 
-/// One batch of buffered rows, handed to the row feed below through sqlite3_bind_pointer.
-struct RowBatch {
-  /// A buffered value: set by BatchInsert, read back by the feed.
-  struct Value {
-    enum Type : std::uint8_t { kUnset, kNull, kInt, kReal, kText } type = kUnset;
-    sqlite3_int64 i = 0;
-    double d = 0;
-    std::string text;       // an owned copy (BatchInsert::text())
-    std::string_view view;  // what is inserted: `text`, or text the caller keeps (BatchInsert::text_ref())
-  };
-  const Value* values = nullptr;  // rows x columns, row-major
-  int columns = 0;
-  int rows = 0;
-};
-
-// The row feed: an eponymous table-valued function, `gputwin_rows(?1)`, whose rows are a RowBatch passed as a
-// pointer (sqlite3_bind_pointer, type kRowBatchPointer). `INSERT INTO t SELECT c0, c1, ... FROM gputwin_rows(?1)`
-// inserts a whole batch in one step with no sqlite3_bind_* per value (a call that checks the statement and copies
-// the value into it, which the statement then copies again): about 9% fewer instructions per 11-column row
-// than a multi-row INSERT of bound values (callgrind, 500,000 rows, BENCHMARKS.md "Writing results, round 3").
-constexpr const char* kRowBatchPointer = "gputwin_row_batch";
-constexpr int kFeedColumns = 32;  // the widest table written through it (jobs: 23)
-
-struct FeedCursor {
-  sqlite3_vtab_cursor base;
-  const RowBatch* batch = nullptr;
-  int row = 0;
-};
-
-int feed_connect(sqlite3* db, void*, int, const char* const*, sqlite3_vtab** out, char**) {
-  std::string sql = "CREATE TABLE x(";
-  for (int c = 0; c < kFeedColumns; ++c) sql += "c" + std::to_string(c) + ",";
-  sql += "batch HIDDEN)";
-  if (const int rc = sqlite3_declare_vtab(db, sql.c_str()); rc != SQLITE_OK) return rc;
-  auto* vtab = static_cast<sqlite3_vtab*>(sqlite3_malloc(sizeof(sqlite3_vtab)));
-  if (vtab == nullptr) return SQLITE_NOMEM;
-  *vtab = sqlite3_vtab{};
-  *out = vtab;
-  return SQLITE_OK;
-}
-int feed_disconnect(sqlite3_vtab* vtab) {
-  sqlite3_free(vtab);
-  return SQLITE_OK;
-}
-// The batch argument (the hidden column, by equality) is required: without it the feed has no rows to give.
-int feed_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
-  for (int i = 0; i < info->nConstraint; ++i) {
-    const auto& c = info->aConstraint[i];
-    if (c.iColumn == kFeedColumns && c.op == SQLITE_INDEX_CONSTRAINT_EQ && c.usable) {
-      info->aConstraintUsage[i].argvIndex = 1;
-      info->aConstraintUsage[i].omit = 1;
-      info->estimatedCost = 1;
-      info->idxNum = 1;
-      return SQLITE_OK;
-    }
-  }
-  return SQLITE_CONSTRAINT;
-}
-int feed_open(sqlite3_vtab*, sqlite3_vtab_cursor** out) {
-  auto* cursor = new (std::nothrow) FeedCursor{};
-  if (cursor == nullptr) return SQLITE_NOMEM;
-  *out = &cursor->base;
-  return SQLITE_OK;
-}
-int feed_close(sqlite3_vtab_cursor* cursor) {
-  delete reinterpret_cast<FeedCursor*>(cursor);
-  return SQLITE_OK;
-}
-int feed_filter(sqlite3_vtab_cursor* base, int, const char*, int argc, sqlite3_value** argv) {
-  auto* cursor = reinterpret_cast<FeedCursor*>(base);
-  cursor->batch = argc == 1 ? static_cast<const RowBatch*>(sqlite3_value_pointer(argv[0], kRowBatchPointer)) : nullptr;
-  cursor->row = 0;
-  return SQLITE_OK;
-}
-int feed_next(sqlite3_vtab_cursor* base) {
-  ++reinterpret_cast<FeedCursor*>(base)->row;
-  return SQLITE_OK;
-}
-int feed_eof(sqlite3_vtab_cursor* base) {
-  const auto* cursor = reinterpret_cast<FeedCursor*>(base);
-  return cursor->batch == nullptr || cursor->row >= cursor->batch->rows ? 1 : 0;
-}
-int feed_column(sqlite3_vtab_cursor* base, sqlite3_context* context, int column) {
-  const auto* cursor = reinterpret_cast<FeedCursor*>(base);
-  if (column >= cursor->batch->columns) return SQLITE_OK;  // NULL
-  const RowBatch::Value& v =
-      cursor->batch->values[static_cast<std::size_t>(cursor->row * cursor->batch->columns + column)];
-  switch (v.type) {
-    case RowBatch::Value::kInt:
-      sqlite3_result_int64(context, v.i);
-      break;
-    case RowBatch::Value::kReal:
-      sqlite3_result_double(context, v.d);
-      break;
-    case RowBatch::Value::kText:  // the batch keeps the text until its step is done
-      sqlite3_result_text(context, v.view.data(), static_cast<int>(v.view.size()), SQLITE_STATIC);
-      break;
-    case RowBatch::Value::kNull:
-    case RowBatch::Value::kUnset:  // BatchInsert refuses a batch with an unset value before it steps
-      break;
-  }
-  return SQLITE_OK;
-}
-int feed_rowid(sqlite3_vtab_cursor* base, sqlite3_int64* rowid) {
-  *rowid = reinterpret_cast<FeedCursor*>(base)->row;
-  return SQLITE_OK;
-}
-
-constexpr sqlite3_module row_feed_module() {
-  sqlite3_module m{};
-  m.iVersion = 0;
-  m.xCreate = nullptr;  // eponymous only: gputwin_rows(...) needs no CREATE VIRTUAL TABLE
-  m.xConnect = feed_connect;
-  m.xBestIndex = feed_best_index;
-  m.xDisconnect = feed_disconnect;
-  m.xDestroy = feed_disconnect;
-  m.xOpen = feed_open;
-  m.xClose = feed_close;
-  m.xFilter = feed_filter;
-  m.xNext = feed_next;
-  m.xEof = feed_eof;
-  m.xColumn = feed_column;
-  m.xRowid = feed_rowid;
-  return m;
-}
-constexpr sqlite3_module kRowFeedModule = row_feed_module();
-
-/// Owns a sqlite3 connection; every failure becomes a ResultsError naming the file.
-class Database {
- public:
-  explicit Database(const std::filesystem::path& path) : path_(path) {
-    // One thread uses a connection at a time (each writer opens its own): no per-call mutex (NOMUTEX).
-    if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                        nullptr) != SQLITE_OK) {
-      const std::string msg = path.string() + ": cannot open: " + (db_ ? sqlite3_errmsg(db_) : "out of memory");
-      sqlite3_close(db_);  // sqlite3_open may return a handle even on failure
-      throw ResultsError(msg);
-    }
-  }
-  ~Database() { sqlite3_close(db_); }
-  sqlite3* handle() { return db_; }
-  Database(const Database&) = delete;
-  Database& operator=(const Database&) = delete;
-
-  void exec(const char* sql) {
-    char* err = nullptr;
-    if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-      std::string msg = err ? err : "unknown error";
-      sqlite3_free(err);
-      throw ResultsError(path_.string() + ": " + msg);
-    }
-  }
-  sqlite3_stmt* prepare(const char* sql) {
-    sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(db_, sql, -1, &stmt, nullptr) != SQLITE_OK) fail("prepare");
-    return stmt;
-  }
-  void step(sqlite3_stmt* stmt) {
-    if (sqlite3_step(stmt) != SQLITE_DONE) fail("insert");
-    sqlite3_reset(stmt);
-  }
-  /// Registers the row feed (gputwin_rows) on this connection, once.
-  void use_row_feed() {
-    if (row_feed_) return;
-    if (sqlite3_create_module_v2(db_, "gputwin_rows", &kRowFeedModule, nullptr, nullptr) != SQLITE_OK) {
-      fail("register the row feed");
-    }
-    row_feed_ = true;
-  }
-  [[noreturn]] void fail(const char* what) {
-    throw ResultsError(path_.string() + ": " + what + ": " + (db_ ? sqlite3_errmsg(db_) : "no connection"));
-  }
-
- private:
-  std::filesystem::path path_;
-  sqlite3* db_ = nullptr;
-  bool row_feed_ = false;
-};
-
-/// Finalizes a statement when it goes out of scope.
-struct Statement {
-  sqlite3_stmt* stmt;
-  ~Statement() { sqlite3_finalize(stmt); }
-};
-
-/// Inserts rows into one table kRows at a time through the row feed: every column of a row is set (1-based, as
-/// sqlite3_bind_*), then end_row(); a full batch is inserted by one step, and finish() inserts the last, partial one.
-/// Values are kept here until their batch is written (text copied), so callers may pass temporaries.
-class BatchInsert {
- public:
-  static constexpr int kRows = 1024;
-
-  BatchInsert(Database& db, const char* table, int columns)
-      : db_(db), columns_(columns), values_(static_cast<std::size_t>(kRows * columns)) {
-    if (columns < 1 || columns > kFeedColumns) {
-      throw std::logic_error(std::string("BatchInsert: ") + table + " has " + std::to_string(columns) +
-                             " columns; the row feed takes 1 to " + std::to_string(kFeedColumns));
-    }
-    db.use_row_feed();
-    std::string sql = std::string("INSERT INTO ") + table + " SELECT ";
-    for (int c = 0; c < columns; ++c) sql += (c == 0 ? "c" : ", c") + std::to_string(c);
-    sql += " FROM gputwin_rows(?1)";
-    insert_.stmt = db.prepare(sql.c_str());
-  }
-  BatchInsert(const BatchInsert&) = delete;
-  BatchInsert& operator=(const BatchInsert&) = delete;
-
-  /// Sets column `col` of the current row.
-  void int64(int col, sqlite3_int64 v) {
-    Value& slot = value(col);
-    slot.type = Value::kInt;
-    slot.i = v;
-  }
-  /// Sets column `col` of the current row.
-  void real(int col, double v) {
-    Value& slot = value(col);
-    slot.type = Value::kReal;
-    slot.d = v;
-  }
-  /// Sets column `col` of the current row (copied).
-  void text(int col, std::string_view v) {
-    Value& slot = value(col);
-    slot.type = Value::kText;
-    slot.text.assign(v);
-    slot.view = slot.text;
-  }
-  /// Sets column `col` of the current row to text that outlives the batch (not copied).
-  void text_ref(int col, std::string_view v) {
-    Value& slot = value(col);
-    slot.type = Value::kText;
-    slot.view = v;
-  }
-  /// Sets column `col` of the current row to NULL.
-  void null(int col) { value(col).type = Value::kNull; }
-  /// Ends the current row; a full batch is written.
-  void end_row() {
-    if (++row_ < kRows) return;
-    insert_rows();
-  }
-  /// Writes the rows of the last, partial batch.
-  void finish() {
-    if (row_ > 0) insert_rows();
-  }
-
- private:
-  using Value = RowBatch::Value;
-  Value& value(int col) { return values_[static_cast<std::size_t>(row_ * columns_ + col - 1)]; }
-  // Inserts the buffered rows in one step; each value is then unset (a text's bytes stay until it is assigned again),
-  // so a column left unset in a later row is caught.
-  void insert_rows() {
-    const std::size_t count = static_cast<std::size_t>(row_ * columns_);
-    for (std::size_t i = 0; i < count; ++i) {
-      if (values_[i].type == Value::kUnset) db_.fail("a column left unset in a batch insert");
-    }
-    const RowBatch batch{values_.data(), columns_, row_};
-    sqlite3_bind_pointer(insert_.stmt, 1, const_cast<RowBatch*>(&batch), kRowBatchPointer, nullptr);
-    db_.step(insert_.stmt);
-    sqlite3_bind_null(insert_.stmt, 1);
-    for (std::size_t i = 0; i < count; ++i) values_[i].type = Value::kUnset;
-    row_ = 0;
-  }
-
-  Database& db_;
-  int columns_;
-  std::vector<Value> values_;  // kRows rows of columns_ values
-  int row_ = 0;                // rows set in the current batch
-  Statement insert_{nullptr};
-};
+using results_sqlite::BatchInsert;
+using results_sqlite::Database;
+using results_sqlite::Statement;
 
 void bind_text(sqlite3_stmt* s, int i, const std::string& v) {
   sqlite3_bind_text(s, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
 }
-
-constexpr const char* kSchema = R"sql(
-CREATE TABLE runs (run_id INTEGER PRIMARY KEY, scenario TEXT NOT NULL, scenario_file TEXT, seed INTEGER NOT NULL,
-  policy TEXT NOT NULL, version TEXT NOT NULL, wall_time_s REAL NOT NULL, events INTEGER NOT NULL, parameters TEXT);
-CREATE TABLE jobs (job_id INTEGER NOT NULL, name TEXT, user TEXT, account TEXT, partition TEXT, qos TEXT,
-  submit_time INTEGER NOT NULL, start_time INTEGER, end_time INTEGER, state TEXT NOT NULL, nodes INTEGER NOT NULL,
-  cpus INTEGER NOT NULL, gpus INTEGER NOT NULL, time_limit INTEGER NOT NULL, node_list TEXT, priority INTEGER,
-  reason TEXT, wait_time INTEGER, run_time INTEGER, array_job_id INTEGER, array_task_id INTEGER,
-  trace_run_time INTEGER NOT NULL, leaf_switches INTEGER);
-CREATE TABLE nodes (node_index INTEGER PRIMARY KEY, name TEXT NOT NULL, cpus INTEGER NOT NULL,
-  memory_mb INTEGER NOT NULL, gpus INTEGER NOT NULL, gpu_type TEXT, weight INTEGER NOT NULL);
-CREATE TABLE node_events (time INTEGER NOT NULL, node_index INTEGER NOT NULL, state TEXT NOT NULL,
-  node_count INTEGER NOT NULL);
-CREATE TABLE partitions (name TEXT NOT NULL, nodes TEXT, is_default INTEGER NOT NULL, default_time INTEGER,
-  max_time INTEGER, state TEXT, priority_tier INTEGER, priority_job_factor INTEGER, total_nodes INTEGER,
-  total_cpus INTEGER);
-CREATE TABLE job_reasons (time INTEGER NOT NULL, job_id INTEGER NOT NULL, reason TEXT NOT NULL);
-CREATE TABLE preemptions (time INTEGER NOT NULL, job_id INTEGER NOT NULL, preemptor_id INTEGER NOT NULL,
-  end_time INTEGER NOT NULL, mode TEXT NOT NULL);
-CREATE TABLE summary (key TEXT PRIMARY KEY, value REAL);
-)sql";
 
 constexpr const char* kFaultSchema = R"sql(
 CREATE TABLE faults (fault_id INTEGER PRIMARY KEY, time REAL NOT NULL, class TEXT NOT NULL, cause TEXT, xid INTEGER,
@@ -857,26 +574,17 @@ class NodeLists {
   bool failed_ = false;
 };
 
-std::optional<MetricsTotals> write_sqlite(const std::filesystem::path& path, const RunInfo& info,
-                                          const ClusterState& state, const RunSummary& summary,
-                                          const RunRecorder& recorder, const MetricsInput* metrics,
-                                          const FaultLog* faults, const CloudLog* cloud, const ExtraTablesWriter* extra,
-                                          NodeLists& node_lists) {
-  std::error_code ec;
-  std::filesystem::remove(path, ec);  // a leftover temporary from a crashed run; absence is fine
-  Database db(path);
+// Writes the run's tables into `db` (begun by start_results_database) and commits. Without `node_lists`, the jobs,
+// node_events and job_reasons tables are in already (a ResultsStream wrote them).
+std::optional<MetricsTotals> write_sqlite(Database& db, const RunInfo& info, const ClusterState& state,
+                                          const RunSummary& summary, const RunRecorder& recorder,
+                                          const MetricsInput* metrics, const FaultLog* faults, const CloudLog* cloud,
+                                          const ExtraTablesWriter* extra, const JobRowFormat& format,
+                                          NodeLists* node_lists) {
   // The metrics are built beside the inserts: the per-GPU samples go in as they come, the cluster series is built
   // while the jobs and node events go in.
   std::optional<MetricsBuild> build;
   if (metrics != nullptr) build.emplace(state, *metrics);
-  // A temporary file, renamed only when complete; a 64 MiB page cache keeps the indexes built at the end in memory.
-  db.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536;");
-  db.exec("BEGIN");
-  db.exec(kSchema);
-  // Who wrote it and which schema: the readers (results_db.hpp) refuse a file without them.
-  db.exec(("PRAGMA application_id = " + std::to_string(kResultsApplicationId) +
-           "; PRAGMA user_version = " + std::to_string(kResultsSchemaVersion) + ";")
-              .c_str());
   {
     Statement st{db.prepare("INSERT INTO runs VALUES (1,?,?,?,?,?,?,?,?)")};
     bind_text(st.stmt, 1, info.scenario);
@@ -937,93 +645,30 @@ std::optional<MetricsTotals> write_sqlite(const std::filesystem::path& path, con
     }
   }
   if (build) write_gpu_metrics(db, *build);
-  {
-    BatchInsert ins(db, "jobs", 23);
-    std::vector<NodeIndex> nodes;
-    for (JobIndex j = 0; j < state.job_count(); ++j) {
-      const JobSpec& spec = state.spec(j);
-      const JobRuntime& rt = state.job(j);
-      const JobTres tres = job_tres(state, j);
-      ins.int64(1, static_cast<sqlite3_int64>(spec.id));
-      ins.text_ref(2, spec.name);
-      ins.text_ref(3, spec.user);
-      ins.text_ref(4, spec.account);
-      ins.text_ref(5, state.config().partitions[rt.partition].name);
-      ins.text_ref(6, spec.qos.empty() ? std::string_view("normal") : std::string_view(spec.qos));
-      ins.int64(7, spec.submit_s);
-      if (rt.start >= 0)
-        ins.int64(8, to_seconds(rt.start));
-      else
-        ins.null(8);
-      if (rt.end >= 0)
-        ins.int64(9, to_seconds(rt.end));
-      else
-        ins.null(9);
-      ins.text_ref(10, recorded_state_name(rt));
-      ins.int64(11, static_cast<sqlite3_int64>(tres.nodes));
-      ins.int64(12, static_cast<sqlite3_int64>(tres.cpus));
-      ins.int64(13, static_cast<sqlite3_int64>(tres.gpus));
-      ins.int64(14, rt.time_limit_s);
-      if (rt.start >= 0)
-        ins.text_ref(15, node_lists.get(j));  // formatted by the jobs.csv thread; lives until the end of the write
-      else
-        ins.null(15);
-      ins.int64(16, rt.priority);
-      if (rt.state == JobState::kPending || rt.rejected)
-        ins.text_ref(17, pending_reason_name(rt.reason));
-      else
-        ins.null(17);
-      if (rt.start >= 0)
-        ins.int64(18, to_seconds(rt.start) - spec.submit_s);
-      else
-        ins.null(18);
-      if (rt.end >= 0 && rt.start >= 0)
-        ins.int64(19, to_seconds(rt.end - rt.start));
-      else
-        ins.null(19);
-      if (spec.array_job_id != 0) {
-        ins.int64(20, static_cast<sqlite3_int64>(spec.array_job_id));
-        ins.int64(21, spec.array_task_id);
-      } else {
-        ins.null(20);
-        ins.null(21);
-      }
-      ins.int64(22, spec.run_time_s);
-      const SlurmTopology& topology = state.config().topology.slurm;
-      if (rt.start >= 0 && topology.kind != TopologyKind::kFlat) {
+  if (node_lists != nullptr) {
+    {
+      BatchInsert ins(db, "jobs", 23);
+      std::vector<NodeIndex> nodes;
+      for (JobIndex j = 0; j < state.job_count(); ++j) {
         nodes.clear();
-        for (const NodeAllocation& a : state.allocation(j)) nodes.push_back(a.node);
-        ins.int64(23, leaves_spanned(topology, nodes));
-      } else {
-        ins.null(23);
+        const JobRunRecord record = job_run_record(state, j, nodes);
+        // The node list was formatted by the jobs.csv thread.
+        format.add_jobs_row(ins, state.spec(j), record, node_lists->get(j), nodes);
+        ins.end_row();
       }
-      ins.end_row();
+      ins.finish();
     }
-    ins.finish();
-  }
-  {
-    // A row is a change of node_count consecutive nodes at one time to one state, as the recorder merged them.
-    BatchInsert ins(db, "node_events", 4);
-    for (const NodeEvent& e : recorder.node_events()) {
-      const std::string_view name = node_state_name(e.state);
-      ins.int64(1, to_seconds(e.time));
-      ins.int64(2, e.node);
-      ins.text_ref(3, name);
-      ins.int64(4, e.count);
-      ins.end_row();
+    {
+      // A row is a change of node_count consecutive nodes at one time to one state, as the recorder merged them.
+      BatchInsert ins(db, "node_events", 4);
+      for (const NodeEvent& e : recorder.node_events()) add_node_event_row(ins, e);
+      ins.finish();
     }
-    ins.finish();
-  }
-  {
-    BatchInsert ins(db, "job_reasons", 3);
-    for (const ReasonEvent& e : recorder.reason_events()) {
-      const std::string_view name = pending_reason_name(e.reason);
-      ins.int64(1, to_seconds(e.time));
-      ins.int64(2, static_cast<sqlite3_int64>(state.spec(e.job).id));
-      ins.text_ref(3, name);
-      ins.end_row();
+    {
+      BatchInsert ins(db, "job_reasons", 3);
+      for (const ReasonEvent& e : recorder.reason_events()) add_reason_row(ins, e, state.spec(e.job).id);
+      ins.finish();
     }
-    ins.finish();
   }
   {
     Statement st{db.prepare("INSERT INTO preemptions VALUES (?,?,?,?,?)")};
@@ -1075,72 +720,21 @@ std::optional<MetricsTotals> write_sqlite(const std::filesystem::path& path, con
   return totals;
 }
 
-// Appends `v` as a CSV field: quoted, with quotes doubled, when it holds a comma, a quote or a newline.
-void append_csv_field(std::string& out, std::string_view v) {
-  if (v.find_first_of(",\"\n") == std::string_view::npos) {
-    out += v;
-    return;
-  }
-  out += '"';
-  for (char c : v) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  out += '"';
-}
-
-// Appends a number in decimal.
-template <typename Int>
-void append_int(std::string& out, Int v) {
-  char buf[24];
-  out.append(buf, std::to_chars(buf, buf + sizeof(buf), v).ptr);
-}
-
-void write_csv(const std::filesystem::path& path, const ClusterState& state, NodeLists& node_lists) {
+void write_csv(const std::filesystem::path& path, const ClusterState& state, const JobRowFormat& format,
+               NodeLists& node_lists) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) throw ResultsError(path.string() + ": cannot open for writing");
-  out << "job_id,name,user,account,partition,submit_time,start_time,end_time,state,nodes,cpus,gpus,time_limit,"
-         "node_list,priority\n";
-  const HostlistFormatter node_names = node_list_formatter(state);
+  out << kJobsCsvHeader;
   // Lines gather in a buffer written out about every 1 MiB.
   std::string buffer;
   buffer.reserve(std::size_t{1} << 21);
+  std::vector<NodeIndex> nodes;
   for (JobIndex j = 0; j < state.job_count(); ++j) {
-    const JobSpec& spec = state.spec(j);
-    const JobRuntime& rt = state.job(j);
-    const JobTres tres = job_tres(state, j);
-    append_int(buffer, spec.id);
-    buffer += ',';
-    append_csv_field(buffer, spec.name);
-    buffer += ',';
-    append_csv_field(buffer, spec.user);
-    buffer += ',';
-    append_csv_field(buffer, spec.account);
-    buffer += ',';
-    append_csv_field(buffer, state.config().partitions[rt.partition].name);
-    buffer += ',';
-    append_int(buffer, spec.submit_s);
-    buffer += ',';
-    if (rt.start >= 0) append_int(buffer, to_seconds(rt.start));
-    buffer += ',';
-    if (rt.end >= 0) append_int(buffer, to_seconds(rt.end));
-    buffer += ',';
-    buffer += recorded_state_name(rt);
-    buffer += ',';
-    append_int(buffer, tres.nodes);
-    buffer += ',';
-    append_int(buffer, tres.cpus);
-    buffer += ',';
-    append_int(buffer, tres.gpus);
-    buffer += ',';
-    append_int(buffer, rt.time_limit_s);
-    buffer += ',';
-    const std::string list = job_node_list(state, j, node_names);
+    nodes.clear();
+    const JobRunRecord record = job_run_record(state, j, nodes);
+    const std::string list = format.node_list(nodes);
     node_lists.add(list);
-    append_csv_field(buffer, list);
-    buffer += ',';
-    append_int(buffer, rt.priority);
-    buffer += '\n';
+    format.append_csv_line(buffer, state.spec(j), record, list);
     if (buffer.size() >= (std::size_t{1} << 20)) {
       out.write(buffer.data(), static_cast<std::streamsize>(buffer.size()));
       buffer.clear();
@@ -1232,7 +826,8 @@ std::string summary_json(const RunInfo& info, const RunSummary& summary, const M
 
 void write_results(const std::filesystem::path& out_dir, const RunInfo& info, const ClusterState& state,
                    const RunSummary& summary, const RunRecorder& recorder, const MetricsInput* metrics,
-                   const FaultLog* faults, const CloudLog* cloud, const ExtraTablesWriter* extra) {
+                   const FaultLog* faults, const CloudLog* cloud, const ExtraTablesWriter* extra,
+                   ResultsStream* stream) {
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
   if (ec) throw ResultsError(out_dir.string() + ": cannot create: " + ec.message());
@@ -1240,27 +835,38 @@ void write_results(const std::filesystem::path& out_dir, const RunInfo& info, co
   const auto csv_tmp = out_dir / kResultsTemporaryFiles[1];
   const auto json_tmp = out_dir / kResultsTemporaryFiles[2];
   try {
-    // jobs.csv is written on a thread of its own beside the database (both only read the finished run); the
-    // future's destructor waits for it on every path out of this block, so no file is removed while written.
-    // It formats each job's node list once, for both.
-    NodeLists node_lists(state.job_count());
-    std::future<void> csv = std::async(std::launch::async, [&] {
-      try {
-        write_csv(csv_tmp, state, node_lists);
-      } catch (...) {
-        node_lists.fail();
-        throw;
-      }
-    });
+    const JobRowFormat format(state.config());
     std::optional<MetricsTotals> totals;
-    std::exception_ptr sqlite_error;
-    try {
-      totals = write_sqlite(db_tmp, info, state, summary, recorder, metrics, faults, cloud, extra, node_lists);
-    } catch (...) {
-      sqlite_error = std::current_exception();
+    // The stream's database, with the jobs, node events and reasons in, and jobs.csv whole; null if it had to drop
+    // them (the check at the end failed).
+    std::unique_ptr<Database> streamed = stream != nullptr ? stream->finish() : nullptr;
+    if (streamed) {
+      totals = write_sqlite(*streamed, info, state, summary, recorder, metrics, faults, cloud, extra, format, nullptr);
+    } else {
+      // jobs.csv is written on a thread of its own beside the database (both only read the finished run); the
+      // future's destructor waits for it on every path out of this block, so no file is removed while written.
+      // It formats each job's node list once, for both.
+      NodeLists node_lists(state.job_count());
+      std::future<void> csv = std::async(std::launch::async, [&] {
+        try {
+          write_csv(csv_tmp, state, format, node_lists);
+        } catch (...) {
+          node_lists.fail();
+          throw;
+        }
+      });
+      std::exception_ptr sqlite_error;
+      try {
+        std::filesystem::remove(db_tmp, ec);  // a leftover temporary from a crashed run; absence is fine
+        Database db(db_tmp);
+        results_sqlite::start_results_database(db);
+        totals = write_sqlite(db, info, state, summary, recorder, metrics, faults, cloud, extra, format, &node_lists);
+      } catch (...) {
+        sqlite_error = std::current_exception();
+      }
+      csv.get();  // jobs.csv's error first: when it failed, the database's is only that the node lists never came
+      if (sqlite_error) std::rethrow_exception(sqlite_error);
     }
-    csv.get();  // jobs.csv's error first: when it failed, the database's is only that the node lists never came
-    if (sqlite_error) std::rethrow_exception(sqlite_error);
     write_text(json_tmp, summary_json(info, summary, totals ? &*totals : nullptr));
   } catch (...) {
     std::filesystem::remove(db_tmp, ec);

@@ -20,6 +20,8 @@ struct sqlite3;
 
 namespace gputwin {
 
+class ResultsStream;
+
 /// What the `runs` table and summary.json say about the run itself.
 struct RunInfo {
   std::string scenario;         ///< Scenario name.
@@ -61,11 +63,12 @@ inline constexpr std::array<const char*, 3> kResultsTemporaryFiles = {".results.
 /// is renamed last, so a folder with summary.json holds one write's three files. With `metrics`, also
 /// the tables gpu_metrics, cluster_metrics, job_gpus and metrics_info, and the energy and fragmentation figures.
 /// With `faults`, also the node lifecycle's tables faults, job_interruptions and job_checkpoints; with `cloud`, the
-/// tables scaling, costs and quota_events.
+/// tables scaling, costs and quota_events. With `stream` (the run's ResultsStream, which wrote what settled while
+/// the run went on), the stream writes the rest of jobs.csv and of the jobs, node_events and job_reasons tables.
 void write_results(const std::filesystem::path& out_dir, const RunInfo& info, const ClusterState& state,
                    const RunSummary& summary, const RunRecorder& recorder, const MetricsInput* metrics = nullptr,
                    const FaultLog* faults = nullptr, const CloudLog* cloud = nullptr,
-                   const ExtraTablesWriter* extra = nullptr);
+                   const ExtraTablesWriter* extra = nullptr, ResultsStream* stream = nullptr);
 
 /// summary.json's content (with the metrics figures when `totals` is given).
 std::string summary_json(const RunInfo& info, const RunSummary& summary, const MetricsTotals* totals = nullptr);
