@@ -54,13 +54,15 @@ class RunRecorder final : public RunObserver {
     keep_room_for(job_ends_, other.job_ends_);
     *this = other;
   }
+  /// Keeps job ends from now on (job_ends(); a ResultsStream reads them).
+  void keep_job_ends() { job_history_ = true; }
   /// Also tells `observer` (a live view) everything it hears; null for none. Not owned.
   void forward_to(RunObserver* observer) { forward_ = observer; }
   void on_job_started(JobIndex job, SimTime now) override {
     if (forward_ != nullptr) forward_->on_job_started(job, now);
   }
   void on_job_ended(JobIndex job, SimTime now) override {
-    job_ends_.push_back(JobEnd{now, job});
+    if (job_history_) job_ends_.push_back(JobEnd{now, job});
     if (forward_ != nullptr) forward_->on_job_ended(job, now);
   }
   void on_node_state(NodeIndex node, NodeState state, SimTime now) override;
@@ -73,7 +75,7 @@ class RunRecorder final : public RunObserver {
   [[nodiscard]] const std::vector<PreemptionEvent>& preemptions() const { return preemptions_; }
   /// Node state changes in time order, consecutive nodes changed alike one after the other merged into one.
   [[nodiscard]] const std::vector<NodeEvent>& node_events() const { return node_events_; }
-  /// Job ends in time order (what a ResultsStream writes as the run goes on).
+  /// Job ends in time order, from keep_job_ends() on (a ResultsStream writes the jobs as they settle).
   [[nodiscard]] const std::vector<JobEnd>& job_ends() const { return job_ends_; }
   /// Pending-reason changes in time order.
   [[nodiscard]] const std::vector<ReasonEvent>& reason_events() const { return reason_events_; }
@@ -81,6 +83,7 @@ class RunRecorder final : public RunObserver {
  private:
   bool node_history_;
   bool reason_history_;
+  bool job_history_ = false;
   RunObserver* forward_ = nullptr;
   std::vector<NodeEvent> node_events_;
   std::vector<ReasonEvent> reason_events_;

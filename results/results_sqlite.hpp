@@ -208,6 +208,11 @@ CREATE TABLE preemptions (time INTEGER NOT NULL, job_id INTEGER NOT NULL, preemp
 CREATE TABLE summary (key TEXT PRIMARY KEY, value REAL);
 )sql";
 
+/// The indexes of the jobs and job_reasons tables: built after the rows in a write after the run, before them in a
+/// stream's database (kept up as the rows go in, on the writer's thread, while the run goes on).
+inline constexpr const char* kJobIndexes =
+    "CREATE INDEX jobs_by_id ON jobs(job_id); CREATE INDEX job_reasons_by_job ON job_reasons(job_id, time);";
+
 /// Opens a new results database at `path` (a leftover file there is removed first) and begins its one transaction:
 /// journal off (the file is renamed into place only when complete), the tables of kSchema, gputwin's application id
 /// and schema version.

@@ -574,17 +574,15 @@ class NodeLists {
   bool failed_ = false;
 };
 
-// Writes the run's tables into `db` (begun by start_results_database) and commits. Without `node_lists`, the jobs,
-// node_events and job_reasons tables are in already (a ResultsStream wrote them).
+// Writes the run's tables into `db` (begun by start_results_database) and commits; the metrics tables from `build`
+// (with `metrics`: the per-GPU samples go in as they come, the cluster series is built while the jobs and node events
+// go in). Without `node_lists`, the jobs, node_events and job_reasons tables are in already (a ResultsStream wrote
+// them).
 std::optional<MetricsTotals> write_sqlite(Database& db, const RunInfo& info, const ClusterState& state,
                                           const RunSummary& summary, const RunRecorder& recorder,
-                                          const MetricsInput* metrics, const FaultLog* faults, const CloudLog* cloud,
-                                          const ExtraTablesWriter* extra, const JobRowFormat& format,
-                                          NodeLists* node_lists) {
-  // The metrics are built beside the inserts: the per-GPU samples go in as they come, the cluster series is built
-  // while the jobs and node events go in.
-  std::optional<MetricsBuild> build;
-  if (metrics != nullptr) build.emplace(state, *metrics);
+                                          const MetricsInput* metrics, std::optional<MetricsBuild>& build,
+                                          const FaultLog* faults, const CloudLog* cloud, const ExtraTablesWriter* extra,
+                                          const JobRowFormat& format, NodeLists* node_lists) {
   {
     Statement st{db.prepare("INSERT INTO runs VALUES (1,?,?,?,?,?,?,?,?)")};
     bind_text(st.stmt, 1, info.scenario);
@@ -709,7 +707,7 @@ std::optional<MetricsTotals> write_sqlite(Database& db, const RunInfo& info, con
     }
   }
   if (extra != nullptr && *extra) (*extra)(db.handle());
-  db.exec("CREATE INDEX jobs_by_id ON jobs(job_id); CREATE INDEX job_reasons_by_job ON job_reasons(job_id, time);");
+  if (node_lists != nullptr) db.exec(results_sqlite::kJobIndexes);  // (a stream's database has them already)
   // Rows in time order (as the recorder keeps them) are found by time through their rowids (RunView bisects them),
   // so the time index, about a third of writing node_events, is built only for rows out of order.
   const auto& node_events = recorder.node_events();
@@ -837,11 +835,15 @@ void write_results(const std::filesystem::path& out_dir, const RunInfo& info, co
   try {
     const JobRowFormat format(state.config());
     std::optional<MetricsTotals> totals;
+    // The metrics are built on a thread of their own from the start (while the stream writes its last rows).
+    std::optional<MetricsBuild> build;
+    if (metrics != nullptr) build.emplace(state, *metrics);
     // The stream's database, with the jobs, node events and reasons in, and jobs.csv whole; null if it had to drop
     // them (the check at the end failed).
     std::unique_ptr<Database> streamed = stream != nullptr ? stream->finish() : nullptr;
     if (streamed) {
-      totals = write_sqlite(*streamed, info, state, summary, recorder, metrics, faults, cloud, extra, format, nullptr);
+      totals = write_sqlite(*streamed, info, state, summary, recorder, metrics, build, faults, cloud, extra, format,
+                            nullptr);
     } else {
       // jobs.csv is written on a thread of its own beside the database (both only read the finished run); the
       // future's destructor waits for it on every path out of this block, so no file is removed while written.
@@ -860,7 +862,8 @@ void write_results(const std::filesystem::path& out_dir, const RunInfo& info, co
         std::filesystem::remove(db_tmp, ec);  // a leftover temporary from a crashed run; absence is fine
         Database db(db_tmp);
         results_sqlite::start_results_database(db);
-        totals = write_sqlite(db, info, state, summary, recorder, metrics, faults, cloud, extra, format, &node_lists);
+        totals =
+            write_sqlite(db, info, state, summary, recorder, metrics, build, faults, cloud, extra, format, &node_lists);
       } catch (...) {
         sqlite_error = std::current_exception();
       }

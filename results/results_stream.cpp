@@ -34,6 +34,7 @@ struct ResultsStream::Writer {
         line_begin(job_count),
         line_size(job_count) {
     results_sqlite::start_results_database(*db);
+    db->exec(results_sqlite::kJobIndexes);
     csv.open(csv_path, std::ios::binary | std::ios::trunc);
     if (!csv) throw ResultsError(csv_path.string() + ": cannot open for writing");
     jobs.emplace(*db, "jobs", 24, kJobsColumnsAndRowid);
@@ -72,8 +73,8 @@ struct ResultsStream::Writer {
   std::size_t jobs_written = 0, node_events_written = 0, reasons_written = 0;
 };
 
-ResultsStream::ResultsStream(const std::filesystem::path& out_dir, const ClusterState& state,
-                             const RunRecorder& recorder, SimTime settle, std::size_t batch_jobs)
+ResultsStream::ResultsStream(const std::filesystem::path& out_dir, const ClusterState& state, RunRecorder& recorder,
+                             SimTime settle, std::size_t batch_jobs)
     : db_path_(out_dir / kResultsTemporaryFiles[0]),
       csv_path_(out_dir / kResultsTemporaryFiles[1]),
       state_(state),
@@ -88,6 +89,7 @@ ResultsStream::ResultsStream(const std::filesystem::path& out_dir, const Cluster
   std::filesystem::create_directories(out_dir, ec);
   if (ec) throw ResultsError(out_dir.string() + ": cannot create: " + ec.message());
   std::filesystem::remove(db_path_, ec);  // a leftover temporary from a crashed run; absence is fine
+  recorder.keep_job_ends();
   try {
     writer_ = std::make_unique<Writer>(db_path_, csv_path_, job_count_);
   } catch (...) {
@@ -122,17 +124,28 @@ void ResultsStream::stop_writer() {
   thread_.join();
 }
 
-void ResultsStream::take_settled(SimTime now) {
-  if (finished_ || state_.job_count() != job_count_) return;  // jobs added: the end writes the rest
+std::pair<std::size_t, std::size_t> ResultsStream::settle(SimTime now) {
   const std::vector<JobEnd>& ends = recorder_.job_ends();
   while (ends_settled_ < ends.size() && ends[ends_settled_].time + settle_ <= now) ++ends_settled_;
   const std::size_t events = recorder_.node_events().size();
-  const std::size_t event_end = events > 0 ? events - 1 : 0;  // the last may still be merged with the next change
-  const std::size_t reason_end = recorder_.reason_events().size();
-  if (ends_settled_ - ends_sent_ >= batch_jobs_ || event_end >= node_events_sent_ + 4 * batch_jobs_ ||
+  // The last node event may still be merged with the next change.
+  const std::size_t event_end = std::max(events > 0 ? events - 1 : 0, node_events_sent_);
+  return {event_end, recorder_.reason_events().size()};
+}
+
+void ResultsStream::take_settled(SimTime now) {
+  if (finished_ || state_.job_count() != job_count_) return;  // jobs added: the end writes the rest
+  const auto [event_end, reason_end] = settle(now);
+  if (ends_settled_ - ends_sent_ >= batch_jobs_ || event_end - node_events_sent_ >= 4 * batch_jobs_ ||
       reason_end - reasons_sent_ >= 4 * batch_jobs_) {
-    hand_over(ends_settled_, std::max(event_end, node_events_sent_), reason_end);
+    hand_over(ends_settled_, event_end, reason_end);
   }
+}
+
+void ResultsStream::take_all_settled(SimTime now) {
+  if (finished_ || state_.job_count() != job_count_) return;
+  const auto [event_end, reason_end] = settle(now);
+  hand_over(ends_settled_, event_end, reason_end);
 }
 
 void ResultsStream::hand_over(std::size_t end_end, std::size_t node_event_end, std::size_t reason_end) {

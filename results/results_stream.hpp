@@ -25,6 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "model/cluster_state.hpp"
@@ -48,10 +49,11 @@ class ResultsStream {
   static constexpr std::size_t kBatchJobs = 4096;
 
   /// Opens the temporary files of `out_dir` (kResultsTemporaryFiles; the folder is created if missing) and starts
-  /// the writer. `state` and `recorder` are the run's and must outlive the stream; the run must not add jobs. A job
-  /// is settled `settle` after its end. Throws ResultsError if a file cannot be opened.
-  ResultsStream(const std::filesystem::path& out_dir, const ClusterState& state, const RunRecorder& recorder,
-                SimTime settle, std::size_t batch_jobs = kBatchJobs);
+  /// the writer. `state` and `recorder` are the run's and must outlive the stream; the recorder keeps job ends from
+  /// now on (create the stream before the run starts), and the run must not add jobs. A job is settled `settle` after
+  /// its end. Throws ResultsError if a file cannot be opened.
+  ResultsStream(const std::filesystem::path& out_dir, const ClusterState& state, RunRecorder& recorder, SimTime settle,
+                std::size_t batch_jobs = kBatchJobs);
   /// Stops the writer; without finish(), the temporary files are removed.
   ~ResultsStream();
   ResultsStream(const ResultsStream&) = delete;
@@ -60,6 +62,8 @@ class ResultsStream {
   /// On the run's thread between instants, `now` the instant just done: hands what has settled since the last call
   /// to the writer, in batches (a few compares when there is nothing to hand over).
   void take_settled(SimTime now);
+  /// As take_settled, but hands over everything settled by `now`, however little.
+  void take_all_settled(SimTime now);
 
   /// For write_results, after the run: has the writer write the rest of the jobs, node events and reasons, waits for
   /// it, and checks every row against the final state and recorder. Returns the database (its transaction open,
@@ -84,6 +88,8 @@ class ResultsStream {
   // The writer's open files and inserts, and its folds of what it wrote.
   struct Writer;
 
+  // Advances ends_settled_ to `now`; returns where the node events and reasons to hand over end.
+  std::pair<std::size_t, std::size_t> settle(SimTime now);
   void hand_over(std::size_t end_end, std::size_t node_event_end, std::size_t reason_end);
   void write_loop();
   void write_batch(const Batch& batch);

@@ -22,6 +22,7 @@ class StreamGate final : public RunGate {
       : out_dir_(std::move(out_dir)), batch_jobs_(batch_jobs) {}
   /// Opens the stream's files (a job settles EpilogTime after its end, when its resources are released).
   void on_run_start(const RunOutcome& outcome) override {
+    // The stream has the recorder keep job ends from here on.
     stream_.emplace(out_dir_, *outcome.state, *outcome.recorder,
                     from_seconds(std::max<std::int64_t>(outcome.scenario->scheduler.slurm.epilog_s, 0)), batch_jobs_);
   }

@@ -95,15 +95,19 @@ TEST_F(ResultsStreamTest, WrittenWhileTheRunGoesOnEqualsWrittenAfterIt) {
 }
 
 TEST_F(ResultsStreamTest, RowsChangedAfterTheyWereWrittenAreWrittenAgain) {
-  RunOutcome o = run_scenario(faulty_cluster(), RunOptions{});
-  ResultsStream stream(dir_ / "streamed", *o.state, *o.recorder, 0, 16);
-  stream.take_settled(kNever - 1);  // every job ended by then: all handed over
+  // A stream that hands nothing over during the run, then everything settled after it.
+  StreamGate gate(dir_ / "streamed", SIZE_MAX);
+  RunOptions options;
+  options.gate = &gate;
+  RunOutcome o = run_scenario(faulty_cluster(), options);
+  ResultsStream& stream = *gate.stream();
+  stream.take_all_settled(kNever - 1);
   // A row the stream has written changes (as a run that altered an ended job would).
   o.state->job_mut(0).priority += 1;
   write_results(dir_ / "streamed", run_info(o), *o.state, o.summary, *o.recorder, nullptr, nullptr, nullptr, nullptr,
                 &stream);
   EXPECT_TRUE(stream.stats().dropped);
-  EXPECT_EQ(stream.stats().jobs, o.state->job_count());
+  EXPECT_EQ(stream.stats().jobs, o.state->job_count());  // every job had ended
   write_results(dir_ / "after", run_info(o), *o.state, o.summary, *o.recorder);
   expect_same_results(dir_ / "streamed", dir_ / "after");
   EXPECT_NE(
@@ -112,17 +116,19 @@ TEST_F(ResultsStreamTest, RowsChangedAfterTheyWereWrittenAreWrittenAgain) {
 }
 
 TEST_F(ResultsStreamTest, AStreamNeverFinishedLeavesNoFiles) {
-  const RunOutcome o = run_scenario(faulty_cluster(), RunOptions{});
   {
-    ResultsStream stream(dir_, *o.state, *o.recorder, 0, 16);
-    stream.take_settled(kNever - 1);
+    StreamGate gate(dir_, 16);
+    RunOptions options;
+    options.gate = &gate;
+    const RunOutcome o = run_scenario(faulty_cluster(), options);
     EXPECT_TRUE(std::filesystem::exists(dir_ / kResultsTemporaryFiles[0]));
+    EXPECT_TRUE(std::filesystem::exists(dir_ / kResultsTemporaryFiles[1]));
   }  // the run failed: write_results never came
   for (const char* name : kResultsTemporaryFiles) EXPECT_FALSE(std::filesystem::exists(dir_ / name));
 }
 
 TEST_F(ResultsStreamTest, AFolderThatCannotBeCreatedIsAResultsError) {
-  const RunOutcome o = run_scenario(faulty_cluster(), RunOptions{});
+  RunOutcome o = run_scenario(faulty_cluster(), RunOptions{});
   std::filesystem::create_directories(dir_);
   std::ofstream(dir_ / "file") << "not a folder";
   EXPECT_THROW(ResultsStream(dir_ / "file" / "out", *o.state, *o.recorder, 0), ResultsError);
