@@ -24,6 +24,9 @@ cd ..
 bash scripts/build-san.sh
 (cd build-san && ctest --output-on-failure -j"$(nproc)" -L 'unit|golden') || status=$?
 bash scripts/fuzz.sh --no-build --seconds 4 || status=$?
+# The ThreadSanitizer build (build-tsan/, scripts/build-tsan.sh): the tests of the results writers' threads.
+bash scripts/build-tsan.sh
+(cd build-tsan && ctest --output-on-failure -j"$(nproc)" -R '^(ResultsStream|ResultsStore)') || status=$?
 cd build
 if [ -n "$slurm_pid" ]; then
   if wait "$slurm_pid"; then
