@@ -2,20 +2,15 @@
 // algorithm's schedule.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <sstream>
 
 #include "sim/runner.hpp"
+#include "tests/support/file_text.hpp"
 
 namespace gputwin {
 namespace {
 
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::slurp;
 
 /// Every job's id, start, end, state and node list, one line each.
 std::string schedule_text(const RunOutcome& o) {

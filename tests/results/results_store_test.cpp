@@ -14,6 +14,7 @@
 #include "results/results_db.hpp"
 #include "results/run_view.hpp"
 #include "sim/runner.hpp"
+#include "tests/support/file_text.hpp"
 
 namespace gputwin {
 namespace {
@@ -27,23 +28,7 @@ class ResultsStoreTest : public ::testing::Test {
     outcome_ = run_scenario(load_scenario(std::string(GPUTWIN_SOURCE_DIR) + "/tests/golden/four_nodes_fcfs.json"),
                             RunOptions{});
   }
-  std::string query(const std::string& sql) {
-    sqlite3* db = nullptr;
-    EXPECT_EQ(sqlite3_open_v2((dir_ / "results.sqlite").c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-    sqlite3_stmt* st = nullptr;
-    EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
-    std::string out;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-      for (int c = 0; c < sqlite3_column_count(st); ++c) {
-        const unsigned char* t = sqlite3_column_text(st, c);
-        out += (c ? "|" : "") + std::string(t ? reinterpret_cast<const char*>(t) : "NULL");
-      }
-      out += "\n";
-    }
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    return out;
-  }
+  std::string query(const std::string& sql) { return testing::sqlite_rows(dir_ / "results.sqlite", sql); }
   /// Runs `sql` on the written results.sqlite read-write (a hand edit).
   void edit(const std::string& sql) {
     sqlite3* db = nullptr;

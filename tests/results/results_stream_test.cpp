@@ -4,44 +4,23 @@
 #include "results/results_stream.hpp"
 
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 
 #include <fstream>
-#include <sstream>
 
 #include "model/scenario.hpp"
 #include "results/results_store.hpp"
 #include "sim/runner.hpp"
 #include "sim/stream_gate.hpp"
+#include "tests/support/file_text.hpp"
 
 namespace gputwin {
 namespace {
 
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::slurp;
 
 /// Every row of `table` in rowid order, with its rowid, one line each.
 std::string dump(const std::filesystem::path& db_path, const std::string& table) {
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  sqlite3_stmt* st = nullptr;
-  const std::string sql = "SELECT rowid, * FROM " + table + " ORDER BY rowid";
-  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
-  std::string out;
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    for (int c = 0; c < sqlite3_column_count(st); ++c) {
-      const unsigned char* t = sqlite3_column_text(st, c);
-      out += (c ? "|" : "") + std::string(t ? reinterpret_cast<const char*>(t) : "NULL");
-    }
-    out += "\n";
-  }
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-  return out;
+  return testing::sqlite_rows(db_path, "SELECT rowid, * FROM " + table + " ORDER BY rowid");
 }
 
 /// 64 GPU nodes, 3,000 jobs, faults 50 times the llama3 rates with periodic health checks whose detections requeue
