@@ -36,7 +36,7 @@ struct RowBatch {
 // the value into it, which the statement then copies again): about 9% fewer instructions per 11-column row
 // than a multi-row INSERT of bound values (callgrind, 500,000 rows, BENCHMARKS.md "Writing results, round 3").
 inline constexpr const char* kRowBatchPointer = "gputwin_row_batch";
-inline constexpr int kFeedColumns = 32;  // the widest table written through it (jobs: 23)
+inline constexpr int kFeedColumns = 32;  // the widest insert through it: jobs, 23 columns and its rowid
 
 /// The row feed's module (registered by Database::use_row_feed).
 const sqlite3_module& row_feed_module_definition();

@@ -81,6 +81,7 @@ ResultsStream::ResultsStream(const std::filesystem::path& out_dir, const Cluster
       recorder_(recorder),
       settle_(settle),
       batch_jobs_(std::max<std::size_t>(batch_jobs, 1)),
+      batch_events_(batch_jobs_ > SIZE_MAX / 4 ? SIZE_MAX : 4 * batch_jobs_),
       specs_(state.shared_specs()),
       format_(state.config()),
       job_count_(state.job_count()),
@@ -136,8 +137,8 @@ std::pair<std::size_t, std::size_t> ResultsStream::settle(SimTime now) {
 void ResultsStream::take_settled(SimTime now) {
   if (finished_ || state_.job_count() != job_count_) return;  // jobs added: the end writes the rest
   const auto [event_end, reason_end] = settle(now);
-  if (ends_settled_ - ends_sent_ >= batch_jobs_ || event_end - node_events_sent_ >= 4 * batch_jobs_ ||
-      reason_end - reasons_sent_ >= 4 * batch_jobs_) {
+  if (ends_settled_ - ends_sent_ >= batch_jobs_ || event_end - node_events_sent_ >= batch_events_ ||
+      reason_end - reasons_sent_ >= batch_events_) {
     hand_over(ends_settled_, event_end, reason_end);
   }
 }

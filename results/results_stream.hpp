@@ -101,6 +101,7 @@ class ResultsStream {
   const RunRecorder& recorder_;
   SimTime settle_;
   std::size_t batch_jobs_;
+  std::size_t batch_events_;  // node events or reasons handed over at once (four times batch_jobs_)
   std::shared_ptr<const std::vector<JobSpec>> specs_;  // the run's specs (the writer reads them)
   JobRowFormat format_;
   std::size_t job_count_;
