@@ -778,7 +778,11 @@ std::string_view partition_state_name(PartitionState state) {
 }
 
 std::string_view recorded_state_name(const JobRuntime& job) {
-  return job.rejected ? std::string_view("REJECTED") : job_state_name(job.state);
+  return recorded_state_name(job.state, job.rejected);
+}
+
+std::string_view recorded_state_name(JobState state, bool rejected) {
+  return rejected ? std::string_view("REJECTED") : job_state_name(state);
 }
 
 std::string job_node_list(const ClusterState& state, JobIndex job) {
@@ -789,9 +793,13 @@ std::string job_node_list(const ClusterState& state, JobIndex job) {
 }
 
 HostlistFormatter node_list_formatter(const ClusterState& state) {
+  return node_list_formatter(state.config());
+}
+
+HostlistFormatter node_list_formatter(const ClusterConfig& config) {
   std::vector<std::string> names;
-  names.reserve(state.config().nodes.size());
-  for (const NodeConfig& node : state.config().nodes) names.push_back(node.name);
+  names.reserve(config.nodes.size());
+  for (const NodeConfig& node : config.nodes) names.push_back(node.name);
   return HostlistFormatter(std::move(names));
 }
 

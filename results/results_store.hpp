@@ -77,6 +77,9 @@ std::string summary_json(const RunInfo& info, const RunSummary& summary, const M
 /// refused at submit (not a Slurm state: sbatch fails and Slurm keeps no record; the reason column says why).
 std::string_view recorded_state_name(const JobRuntime& job);
 
+/// recorded_state_name of a job in `state`, refused at submit or not.
+std::string_view recorded_state_name(JobState state, bool rejected);
+
 /// The partitions table's name of a partition state (slurm.conf's State=UP, DOWN, DRAIN, INACTIVE).
 std::string_view partition_state_name(PartitionState state);
 
@@ -93,6 +96,9 @@ std::string job_node_list(const ClusterState& state, JobIndex job);
 
 /// The cluster's node names, split and ordered once, for job_node_list over many jobs.
 HostlistFormatter node_list_formatter(const ClusterState& state);
+
+/// node_list_formatter of a cluster configuration.
+HostlistFormatter node_list_formatter(const ClusterConfig& config);
 
 /// job_node_list(state, job), formatted by `nodes` (node_list_formatter of the same cluster).
 std::string job_node_list(const ClusterState& state, JobIndex job, const HostlistFormatter& nodes);

@@ -26,18 +26,6 @@ void append_int(std::string& out, Int v) {
   out.append(buf, std::to_chars(buf, buf + sizeof(buf), v).ptr);
 }
 
-// The state the jobs table and jobs.csv record (recorded_state_name's rule).
-std::string_view recorded_state(const JobRunRecord& r) {
-  return r.rejected ? std::string_view("REJECTED") : job_state_name(r.state);
-}
-
-std::vector<std::string> node_names(const ClusterConfig& config) {
-  std::vector<std::string> names;
-  names.reserve(config.nodes.size());
-  for (const NodeConfig& node : config.nodes) names.push_back(node.name);
-  return names;
-}
-
 std::uint64_t mix(std::uint64_t hash, std::uint64_t v) {
   // splitmix64's finalizer over the running value: every input bit reaches every output bit.
   std::uint64_t z = hash ^ (v + 0x9e3779b97f4a7c15ULL + (hash << 6) + (hash >> 2));
@@ -79,7 +67,7 @@ std::uint64_t fold_job_run_record(std::uint64_t hash, const JobRunRecord& r, std
 }
 
 JobRowFormat::JobRowFormat(const ClusterConfig& config)
-    : node_names_(node_names(config)), topology_(config.topology.slurm) {
+    : node_names_(node_list_formatter(config)), topology_(config.topology.slurm) {
   for (const PartitionConfig& p : config.partitions) partition_names_.push_back(p.name);
 }
 
@@ -105,7 +93,7 @@ void JobRowFormat::append_csv_line(std::string& out, const JobSpec& spec, const 
   out += ',';
   if (r.end >= 0) append_int(out, to_seconds(r.end));
   out += ',';
-  out += recorded_state(r);
+  out += recorded_state_name(r.state, r.rejected);
   out += ',';
   append_int(out, r.tres.nodes);
   out += ',';
@@ -138,7 +126,7 @@ void JobRowFormat::add_jobs_row(results_sqlite::BatchInsert& ins, const JobSpec&
     ins.int64(9, to_seconds(r.end));
   else
     ins.null(9);
-  ins.text_ref(10, recorded_state(r));
+  ins.text_ref(10, recorded_state_name(r.state, r.rejected));
   ins.int64(11, static_cast<sqlite3_int64>(r.tres.nodes));
   ins.int64(12, static_cast<sqlite3_int64>(r.tres.cpus));
   ins.int64(13, static_cast<sqlite3_int64>(r.tres.gpus));
