@@ -20,6 +20,20 @@ GPUTWIN_INLINE std::size_t count_and_loop(const std::uint64_t* a, const std::uin
   return c;
 }
 
+GPUTWIN_INLINE void and_loop(std::uint64_t* __restrict a, const std::uint64_t* __restrict b, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) a[i] &= b[i];
+}
+
+GPUTWIN_INLINE void assign_and_loop(std::uint64_t* __restrict out, const std::uint64_t* __restrict a,
+                                    const std::uint64_t* __restrict b, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = a[i] & b[i];
+}
+
+GPUTWIN_INLINE void and_both_loop(std::uint64_t* __restrict a, const std::uint64_t* __restrict b,
+                                  const std::uint64_t* __restrict c, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) a[i] &= b[i] & c[i];
+}
+
 GPUTWIN_INLINE std::size_t assign_and_count_loop(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b,
                                                  std::size_t n) {
   std::size_t c = 0;
@@ -56,6 +70,20 @@ GPUTWIN_WIDE_TARGET std::size_t assign_and_count_words_wide(std::uint64_t* out, 
                                                             const std::uint64_t* b, std::size_t n) {
   return assign_and_count_loop(out, a, b, n);
 }
+
+GPUTWIN_WIDE_TARGET void and_words_wide(std::uint64_t* a, const std::uint64_t* b, std::size_t n) {
+  and_loop(a, b, n);
+}
+
+GPUTWIN_WIDE_TARGET void assign_and_words_wide(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b,
+                                               std::size_t n) {
+  assign_and_loop(out, a, b, n);
+}
+
+GPUTWIN_WIDE_TARGET void and_both_words_wide(std::uint64_t* a, const std::uint64_t* b, const std::uint64_t* c,
+                                             std::size_t n) {
+  and_both_loop(a, b, c, n);
+}
 #endif
 
 GPUTWIN_POPCNT_CLONES std::size_t count_words_portable(const std::uint64_t* a, std::size_t n) {
@@ -70,6 +98,20 @@ GPUTWIN_POPCNT_CLONES std::size_t count_and_words_portable(const std::uint64_t* 
 GPUTWIN_POPCNT_CLONES std::size_t assign_and_count_words_portable(std::uint64_t* out, const std::uint64_t* a,
                                                                   const std::uint64_t* b, std::size_t n) {
   return assign_and_count_loop(out, a, b, n);
+}
+
+GPUTWIN_AVX2_CLONES void and_words_portable(std::uint64_t* a, const std::uint64_t* b, std::size_t n) {
+  and_loop(a, b, n);
+}
+
+GPUTWIN_AVX2_CLONES void assign_and_words_portable(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b,
+                                                   std::size_t n) {
+  assign_and_loop(out, a, b, n);
+}
+
+GPUTWIN_AVX2_CLONES void and_both_words_portable(std::uint64_t* a, const std::uint64_t* b, const std::uint64_t* c,
+                                                 std::size_t n) {
+  and_both_loop(a, b, c, n);
 }
 
 }  // namespace
@@ -102,6 +144,27 @@ std::size_t assign_and_count_words(std::uint64_t* out, const std::uint64_t* a, c
   if (wide_popcount()) return assign_and_count_words_wide(out, a, b, n);
 #endif
   return assign_and_count_words_portable(out, a, b, n);
+}
+
+void and_words(std::uint64_t* a, const std::uint64_t* b, std::size_t n) {
+#ifdef GPUTWIN_WIDE_POPCOUNT
+  if (wide_popcount()) return and_words_wide(a, b, n);
+#endif
+  and_words_portable(a, b, n);
+}
+
+void assign_and_words(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n) {
+#ifdef GPUTWIN_WIDE_POPCOUNT
+  if (wide_popcount()) return assign_and_words_wide(out, a, b, n);
+#endif
+  assign_and_words_portable(out, a, b, n);
+}
+
+void and_both_words(std::uint64_t* a, const std::uint64_t* b, const std::uint64_t* c, std::size_t n) {
+#ifdef GPUTWIN_WIDE_POPCOUNT
+  if (wide_popcount()) return and_both_words_wide(a, b, c, n);
+#endif
+  and_both_words_portable(a, b, c, n);
 }
 
 }  // namespace gputwin

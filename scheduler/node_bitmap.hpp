@@ -16,6 +16,14 @@ std::size_t count_words(const std::uint64_t* a, std::size_t n);
 std::size_t count_and_words(const std::uint64_t* a, const std::uint64_t* b, std::size_t n);
 /// True if a[0, n) has at least `k` bits set (stops counting early).
 bool at_least_words(const std::uint64_t* a, std::size_t n, std::size_t k);
+/// a[0, n) &= b[0, n) (the arrays do not overlap; AVX-512 or AVX2 where the CPU has it, as the counts).
+void and_words(std::uint64_t* a, const std::uint64_t* b, std::size_t n);
+/// out[0, n) = a & b (out overlaps neither).
+void assign_and_words(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n);
+/// a[0, n) &= b & c (a overlaps neither).
+void and_both_words(std::uint64_t* a, const std::uint64_t* b, const std::uint64_t* c, std::size_t n);
+/// Bitmaps of at most this many words are ANDed inline: a call to the vector versions costs more than it saves.
+inline constexpr std::size_t kInlineAndWords = 8;
 /// out[0, n) = a & b, and returns the number of bits set in it (one pass).
 std::size_t assign_and_count_words(std::uint64_t* out, const std::uint64_t* a, const std::uint64_t* b, std::size_t n);
 
@@ -55,6 +63,7 @@ class NodeBitmap {
     std::uint64_t* __restrict a = words_.data();
     const std::uint64_t* __restrict b = o.words_.data();
     const std::size_t n = words_.size();
+    if (n > kInlineAndWords) return and_words(a, b, n);
     for (std::size_t i = 0; i < n; ++i) a[i] &= b[i];
   }
   /// Removes every node of `o`.
@@ -78,6 +87,7 @@ class NodeBitmap {
     const std::uint64_t* __restrict b = x.words_.data();
     const std::uint64_t* __restrict c = y.words_.data();
     const std::size_t n = words_.size();
+    if (n > kInlineAndWords) return assign_and_words(a, b, c, n);
     for (std::size_t i = 0; i < n; ++i) a[i] = b[i] & c[i];
   }
   /// True if (base AND next) has a node outside (this AND slice): backfill's "more candidate nodes become free
@@ -115,6 +125,7 @@ class NodeBitmap {
     const std::uint64_t* __restrict b = x.words_.data();
     const std::uint64_t* __restrict c = y.words_.data();
     const std::size_t n = words_.size();
+    if (n > kInlineAndWords) return and_both_words(a, b, c, n);
     for (std::size_t i = 0; i < n; ++i) a[i] &= b[i] & c[i];
   }
   /// Calls f(n) for every node n in both this set and `o` (same size), ascending.

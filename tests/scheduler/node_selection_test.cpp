@@ -336,5 +336,50 @@ TEST(NodeBitmapCounts, WordCountsEqualABitByBitCount) {
   }
 }
 
+TEST(NodeBitmapAnds, WordAndsEqualWordByWordAnds) {
+  // and_words, assign_and_words and and_both_words (AVX-512 or AVX2 where the CPU has it: whole vectors, then a
+  // tail) against a word-by-word AND for every length 0-300 words, and NodeBitmap's methods on either side of
+  // kInlineAndWords (inline below it, the vector versions above).
+  Rng rng(11);
+  auto random_word = [&](std::size_t i) {
+    return static_cast<std::uint64_t>(rng.uniform_int(0, INT64_MAX)) ^ (i % 2 == 0 ? ~0ULL : 0ULL);
+  };
+  for (std::size_t n = 0; n <= 300; ++n) {
+    std::vector<std::uint64_t> a(n), b(n), c(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      a[i] = random_word(i);
+      b[i] = random_word(i + 1);
+      c[i] = random_word(i);
+    }
+    std::vector<std::uint64_t> and_ab = a, out(n, 0x5555555555555555ULL), both = a;
+    and_words(and_ab.data(), b.data(), n);
+    assign_and_words(out.data(), a.data(), b.data(), n);
+    and_both_words(both.data(), b.data(), c.data(), n);
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(and_ab[i], a[i] & b[i]) << n << " " << i;
+      ASSERT_EQ(out[i], a[i] & b[i]) << n << " " << i;
+      ASSERT_EQ(both[i], a[i] & b[i] & c[i]) << n << " " << i;
+    }
+  }
+  for (const std::size_t nodes :
+       {kInlineAndWords * 64, kInlineAndWords * 64 + 1, std::size_t{4096}, std::size_t{4100}}) {
+    NodeBitmap x(nodes), y(nodes), z(nodes);
+    for (NodeIndex n = 0; n < nodes; ++n) {
+      if (rng.uniform() < 0.6) x.set(n);
+      if (rng.uniform() < 0.6) y.set(n);
+      if (rng.uniform() < 0.6) z.set(n);
+    }
+    NodeBitmap anded = x, assigned(nodes), both = x;
+    anded.and_with(y);
+    assigned.assign_and(x, y);
+    both.and_with_both(y, z);
+    for (NodeIndex n = 0; n < nodes; ++n) {
+      ASSERT_EQ(anded.test(n), x.test(n) && y.test(n)) << nodes << " " << n;
+      ASSERT_EQ(assigned.test(n), x.test(n) && y.test(n)) << nodes << " " << n;
+      ASSERT_EQ(both.test(n), x.test(n) && y.test(n) && z.test(n)) << nodes << " " << n;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gputwin
