@@ -73,6 +73,10 @@ struct ResultsStream::Writer {
   std::size_t jobs_written = 0, node_events_written = 0, reasons_written = 0;
 };
 
+std::size_t ResultsStream::adapted_batch_jobs(std::size_t job_count) {
+  return std::clamp(job_count / kBatchesPerRun, kLeastBatchJobs, kBatchJobs);
+}
+
 ResultsStream::ResultsStream(const std::filesystem::path& out_dir, const ClusterState& state, RunRecorder& recorder,
                              SimTime settle, std::size_t batch_jobs)
     : db_path_(out_dir / kResultsTemporaryFiles[0]),
@@ -80,7 +84,7 @@ ResultsStream::ResultsStream(const std::filesystem::path& out_dir, const Cluster
       state_(state),
       recorder_(recorder),
       settle_(settle),
-      batch_jobs_(std::max<std::size_t>(batch_jobs, 1)),
+      batch_jobs_(batch_jobs > 0 ? batch_jobs : adapted_batch_jobs(state.job_count())),
       batch_events_(batch_jobs_ > SIZE_MAX / 4 ? SIZE_MAX : 4 * batch_jobs_),
       specs_(state.shared_specs()),
       format_(state.config()),

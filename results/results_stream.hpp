@@ -45,15 +45,25 @@ class ResultsStream {
     bool dropped = false;         ///< The check at the end failed: everything was written again from the final state.
   };
 
-  /// Jobs settled before they are handed to the writer at once (node events and reasons: four times as many).
+  /// The most jobs settled before they are handed to the writer at once (node events and reasons: four times as
+  /// many), when the batch adapts to the run (batch_jobs 0): a run of fewer than kBatchJobs * kBatchesPerRun jobs is
+  /// handed over in about kBatchesPerRun batches (of kLeastBatchJobs at least), so that its writer starts early in
+  /// the run rather than with most of the rows left for after it.
   static constexpr std::size_t kBatchJobs = 4096;
+  /// Batches an adapted run is handed over in, about.
+  static constexpr std::size_t kBatchesPerRun = 32;
+  /// The fewest jobs in an adapted batch (a hand-over costs a lock and a wake-up).
+  static constexpr std::size_t kLeastBatchJobs = 256;
+  /// The jobs per batch adapted to a run of `job_count` jobs (kBatchJobs).
+  static std::size_t adapted_batch_jobs(std::size_t job_count);
 
   /// Opens the temporary files of `out_dir` (kResultsTemporaryFiles; the folder is created if missing) and starts
   /// the writer. `state` and `recorder` are the run's and must outlive the stream; the recorder keeps job ends from
   /// now on (create the stream before the run starts), and the run must not add jobs. A job is settled `settle` after
-  /// its end. Throws ResultsError if a file cannot be opened.
+  /// its end, and `batch_jobs` settled jobs are handed over at once (0: adapted to the run, see kBatchJobs). Throws
+  /// ResultsError if a file cannot be opened.
   ResultsStream(const std::filesystem::path& out_dir, const ClusterState& state, RunRecorder& recorder, SimTime settle,
-                std::size_t batch_jobs = kBatchJobs);
+                std::size_t batch_jobs = 0);
   /// Stops the writer; without finish(), the temporary files are removed.
   ~ResultsStream();
   ResultsStream(const ResultsStream&) = delete;

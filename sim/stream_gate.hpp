@@ -17,8 +17,8 @@ namespace gputwin {
 /// Streams a run's settled results into `out_dir` (RunOptions::gate); pass stream() to write_results after the run.
 class StreamGate final : public RunGate {
  public:
-  /// Results go into `out_dir`, handed over `batch_jobs` settled jobs at a time.
-  explicit StreamGate(std::filesystem::path out_dir, std::size_t batch_jobs = ResultsStream::kBatchJobs)
+  /// Results go into `out_dir`, handed over `batch_jobs` settled jobs at a time (0: as many as suit the run).
+  explicit StreamGate(std::filesystem::path out_dir, std::size_t batch_jobs = 0)
       : out_dir_(std::move(out_dir)), batch_jobs_(batch_jobs) {}
   /// Opens the stream's files (a job settles EpilogTime after its end, when its resources are released).
   void on_run_start(const RunOutcome& outcome) override {

@@ -73,6 +73,27 @@ TEST_F(ResultsStreamTest, WrittenWhileTheRunGoesOnEqualsWrittenAfterIt) {
   for (const char* name : kResultsTemporaryFiles) EXPECT_FALSE(std::filesystem::exists(dir_ / "streamed" / name));
 }
 
+TEST_F(ResultsStreamTest, ASmallRunIsHandedOverInSmallBatchesWhileItGoesOn) {
+  // 3,000 jobs: fewer than one batch of kBatchJobs, so a fixed batch of that size would leave every row for after
+  // the run; the adapted batch (256 jobs) hands them over during it.
+  EXPECT_EQ(ResultsStream::adapted_batch_jobs(3000), 256u);
+  EXPECT_EQ(ResultsStream::adapted_batch_jobs(10'000), 312u);  // about 32 batches
+  EXPECT_EQ(ResultsStream::adapted_batch_jobs(1'000'000), ResultsStream::kBatchJobs);
+  StreamGate gate(dir_ / "streamed");
+  RunOptions options;
+  options.gate = &gate;
+  const RunOutcome o = run_scenario(faulty_cluster(), options);
+  write_results(dir_ / "streamed", run_info(o), *o.state, o.summary, *o.recorder, nullptr, nullptr, nullptr, nullptr,
+                gate.stream());
+  const ResultsStream::Stats& stats = gate.stream()->stats();
+  EXPECT_FALSE(stats.dropped);
+  EXPECT_GT(stats.jobs, 2000u);
+  EXPECT_GT(stats.node_events, 1000u);
+  const RunOutcome after = run_scenario(faulty_cluster(), RunOptions{});
+  write_results(dir_ / "after", run_info(after), *after.state, after.summary, *after.recorder);
+  expect_same_results(dir_ / "streamed", dir_ / "after");
+}
+
 TEST_F(ResultsStreamTest, RowsChangedAfterTheyWereWrittenAreWrittenAgain) {
   // A stream that hands nothing over during the run, then everything settled after it.
   StreamGate gate(dir_ / "streamed", SIZE_MAX);
