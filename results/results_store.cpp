@@ -142,7 +142,8 @@ class MetricsBuild {
     changed_.wait(lock, [&] { return done_; });
     if (error_) std::rethrow_exception(error_);
   }
-  /// The GPU binding the build made (after wait()).
+  /// The GPU binding the build made: made before the per-GPU samples, so ready once next_gpu_batch() has come back
+  /// empty (or after wait()).
   [[nodiscard]] const GpuBinding& binding() const { return *binding_; }
   std::vector<ClusterSample> cluster;  ///< The cluster series (after wait()).
   MetricsTotals totals;                ///< What the build produced beyond the samples (after wait()).
@@ -224,11 +225,34 @@ void write_gpu_metrics(Database& db, MetricsBuild& build) {
   ins.finish();
 }
 
-/// Inserts the rest of the metrics once `build` is done: the cluster series, each job's GPUs, the assumptions.
-MetricsTotals write_cluster_metrics(Database& db, const ClusterState& state, const MetricsInput& input,
-                                    MetricsBuild& build) {
-  build.wait();
+/// Inserts each job's GPUs from the binding `build` made (once write_gpu_metrics has taken every per-GPU sample), and
+/// their index: while these go in, the build goes on with the cluster series.
+void write_job_gpus(Database& db, const ClusterState& state, const MetricsBuild& build) {
   const GpuBinding& binding = build.binding();
+  // One row per node and run: a requeued job has the rows of each of its runs (start_time tells them apart).
+  BatchInsert ins(db, "job_gpus", 4);
+  const auto write_run = [&](JobIndex j, SimTime start, std::uint32_t offset, std::span<const NodeAllocation> alloc) {
+    for (std::size_t k = 0; k < alloc.size(); ++k) {
+      if (alloc[k].gpus == 0) continue;
+      ins.int64(1, static_cast<sqlite3_int64>(state.spec(j).id));
+      ins.int64(2, alloc[k].node);
+      ins.text(3, gpu_index_list(binding.mask_at(offset + k)));
+      ins.int64(4, to_seconds(start));
+      ins.end_row();
+    }
+  };
+  for (const PastRun& run : state.past_runs()) write_run(run.job, run.start, run.alloc_offset, state.allocation(run));
+  for (JobIndex j = 0; j < state.job_count(); ++j) {
+    const JobRuntime& rt = state.job(j);
+    if (rt.start >= 0) write_run(j, rt.start, rt.alloc_offset, state.allocation(j));
+  }
+  ins.finish();
+  db.exec("CREATE INDEX job_gpus_by_job ON job_gpus(job_id);");
+}
+
+/// Inserts the rest of the metrics once `build` is done: the cluster series and the assumptions.
+MetricsTotals write_cluster_metrics(Database& db, const MetricsInput& input, MetricsBuild& build) {
+  build.wait();
   const std::vector<ClusterSample>& cluster = build.cluster;
   const MetricsTotals totals = build.totals;
   {
@@ -255,26 +279,6 @@ MetricsTotals write_cluster_metrics(Database& db, const ClusterState& state, con
     ins.finish();
   }
   {
-    // One row per node and run: a requeued job has the rows of each of its runs (start_time tells them apart).
-    BatchInsert ins(db, "job_gpus", 4);
-    const auto write_run = [&](JobIndex j, SimTime start, std::uint32_t offset, std::span<const NodeAllocation> alloc) {
-      for (std::size_t k = 0; k < alloc.size(); ++k) {
-        if (alloc[k].gpus == 0) continue;
-        ins.int64(1, static_cast<sqlite3_int64>(state.spec(j).id));
-        ins.int64(2, alloc[k].node);
-        ins.text(3, gpu_index_list(binding.mask_at(offset + k)));
-        ins.int64(4, to_seconds(start));
-        ins.end_row();
-      }
-    };
-    for (const PastRun& run : state.past_runs()) write_run(run.job, run.start, run.alloc_offset, state.allocation(run));
-    for (JobIndex j = 0; j < state.job_count(); ++j) {
-      const JobRuntime& rt = state.job(j);
-      if (rt.start >= 0) write_run(j, rt.start, rt.alloc_offset, state.allocation(j));
-    }
-    ins.finish();
-  }
-  {
     const TelemetryAssumptions& a = input.config.telemetry;
     Statement st{db.prepare("INSERT INTO metrics_info VALUES (?,?)")};
     const std::pair<const char*, double> rows[] = {{"interval_s", input.config.interval_s},
@@ -296,7 +300,6 @@ MetricsTotals write_cluster_metrics(Database& db, const ClusterState& state, con
       db.step(st.stmt);
     }
   }
-  db.exec("CREATE INDEX job_gpus_by_job ON job_gpus(job_id);");
   return totals;
 }
 
@@ -642,7 +645,10 @@ std::optional<MetricsTotals> write_sqlite(Database& db, const RunInfo& info, con
       db.step(st.stmt);
     }
   }
-  if (build) write_gpu_metrics(db, *build);
+  if (build) {
+    write_gpu_metrics(db, *build);
+    write_job_gpus(db, state, *build);
+  }
   if (node_lists != nullptr) {
     {
       BatchInsert ins(db, "jobs", 23);
@@ -680,7 +686,7 @@ std::optional<MetricsTotals> write_sqlite(Database& db, const RunInfo& info, con
     }
   }
   std::optional<MetricsTotals> totals;
-  if (build) totals = write_cluster_metrics(db, state, *metrics, *build);
+  if (build) totals = write_cluster_metrics(db, *metrics, *build);
   if (faults != nullptr) write_fault_tables(db, state, *faults);
   if (cloud != nullptr) write_cloud_tables(db, state, *cloud);
   if (faults != nullptr || cloud != nullptr) write_interruptions(db, state, faults, cloud);
