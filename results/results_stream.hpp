@@ -54,7 +54,8 @@ class ResultsStream {
   static constexpr std::size_t kBatchesPerRun = 32;
   /// The fewest jobs in an adapted batch (a hand-over costs a lock and a wake-up).
   static constexpr std::size_t kLeastBatchJobs = 256;
-  /// The jobs per batch adapted to a run of `job_count` jobs (kBatchJobs).
+  /// The jobs per batch for a run of `job_count` jobs when the batch adapts: job_count / kBatchesPerRun, within
+  /// [kLeastBatchJobs, kBatchJobs].
   static std::size_t adapted_batch_jobs(std::size_t job_count);
 
   /// Opens the temporary files of `out_dir` (kResultsTemporaryFiles; the folder is created if missing) and starts

@@ -45,7 +45,8 @@ GPUTWIN_INLINE std::size_t assign_and_count_loop(std::uint64_t* out, const std::
 }
 
 // Ice Lake and later count 8 words per instruction (AVX-512 VPOPCNTDQ): the loops are built for it too and chosen at
-// run time (valgrind's CPU has no AVX-512, so it runs the portable ones).
+// run time (valgrind's CPU has no AVX-512, so it runs the portable ones). The ANDs go with the counts: a CPU with
+// VPOPCNTDQ has AVX-512F, and one test decides both.
 #if defined(__x86_64__) && defined(__GNUC__)
 #define GPUTWIN_WIDE_POPCOUNT 1
 #define GPUTWIN_WIDE_TARGET __attribute__((target("avx512vpopcntdq,avx512f,avx512vl")))

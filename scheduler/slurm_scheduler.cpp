@@ -1502,8 +1502,9 @@ class SlurmScheduler final : public Scheduler {
     const NodeBitmap& avail = *c.avail;
     if (slot_avail_.words().size() != avail.words().size()) slot_avail_ = NodeBitmap(state_.node_count());
     slot_avail_.assign(avail);
-    // The slices overlapping [slot_start, slot_end): [a, b). A record's later steps move the slot forward (a step
-    // after an overlap begins at or after its start), so the sliding aggregate ANDs each slice about once.
+    // The slices overlapping [slot_start, slot_end): [a, b). A record's later steps mostly move the slot forward (a
+    // step after an overlap begins at or after its start), so the sliding aggregate ANDs each slice about once; a
+    // slot that moves back makes it start again (SlidingAnd::advance), with the same AND.
     const auto a = static_cast<std::size_t>(first_slice_ending_after(slot_start) - slices_.begin());
     const std::size_t b = a + static_cast<std::size_t>(
                                   std::partition_point(slices_.begin() + static_cast<std::ptrdiff_t>(a), slices_.end(),
