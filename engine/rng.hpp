@@ -36,4 +36,11 @@ class Rng {
 /// 64-bit FNV-1a hash of a string (stable across platforms; used to name streams).
 std::uint64_t fnv1a64(std::string_view text);
 
+/// splitmix64's finaliser: every bit of `z` reaches every bit of the result (seeds, ids, order-free folds).
+inline std::uint64_t splitmix64_mix(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
 }  // namespace gputwin

@@ -39,17 +39,10 @@ std::string escape_label(const std::string& v) {
   return out;
 }
 
-/// splitmix64's finaliser: spreads the bits of similar hashes.
-std::uint64_t mix(std::uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 /// A stable UUID-shaped id for GPU `gpu` of node `host` (real GPUs have one; dashboards key series by it).
 std::string gpu_uuid(const std::string& host, int gpu) {
-  const std::uint64_t a = mix(fnv1a64(host + "/" + std::to_string(gpu)));
-  const std::uint64_t b = mix(a ^ 0x9e3779b97f4a7c15ULL);
+  const std::uint64_t a = splitmix64_mix(fnv1a64(host + "/" + std::to_string(gpu)));
+  const std::uint64_t b = splitmix64_mix(a ^ 0x9e3779b97f4a7c15ULL);
   return fmt::format("GPU-{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", a >> 32, (a >> 16) & 0xffff, a & 0xffff, b >> 48,
                      b & 0xffffffffffffULL);
 }

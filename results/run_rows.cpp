@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "engine/rng.hpp"
+
 namespace gputwin {
 namespace {
 
@@ -26,12 +28,9 @@ void append_int(std::string& out, Int v) {
   out.append(buf, std::to_chars(buf, buf + sizeof(buf), v).ptr);
 }
 
+// Folds `v` into `hash`: a boost-style combine, then splitmix64's finaliser over the running value.
 std::uint64_t mix(std::uint64_t hash, std::uint64_t v) {
-  // splitmix64's finalizer over the running value: every input bit reaches every output bit.
-  std::uint64_t z = hash ^ (v + 0x9e3779b97f4a7c15ULL + (hash << 6) + (hash >> 2));
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
+  return splitmix64_mix(hash ^ (v + 0x9e3779b97f4a7c15ULL + (hash << 6) + (hash >> 2)));
 }
 
 }  // namespace
