@@ -729,9 +729,9 @@ void write_csv(const std::filesystem::path& path, const ClusterState& state, con
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) throw ResultsError(path.string() + ": cannot open for writing");
   out << kJobsCsvHeader;
-  // Lines gather in a buffer written out about every 1 MiB.
+  // Lines gather in a buffer written out about every kJobsCsvFlushBytes.
   std::string buffer;
-  buffer.reserve(std::size_t{1} << 21);
+  buffer.reserve(2 * kJobsCsvFlushBytes);
   std::vector<NodeIndex> nodes;
   for (JobIndex j = 0; j < state.job_count(); ++j) {
     nodes.clear();
@@ -739,7 +739,7 @@ void write_csv(const std::filesystem::path& path, const ClusterState& state, con
     const std::string list = format.node_list(nodes);
     node_lists.add(list);
     format.append_csv_line(buffer, state.spec(j), record, list);
-    if (buffer.size() >= (std::size_t{1} << 20)) {
+    if (buffer.size() >= kJobsCsvFlushBytes) {
       out.write(buffer.data(), static_cast<std::streamsize>(buffer.size()));
       buffer.clear();
     }

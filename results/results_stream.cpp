@@ -12,9 +12,6 @@
 namespace gputwin {
 namespace {
 
-// jobs.csv is written out about every 1 MiB.
-constexpr std::size_t kCsvFlush = std::size_t{1} << 20;
-
 // A job's hash for the order-free fold of the jobs written (summed: jobs settle in any order).
 std::uint64_t job_hash(JobIndex j, const JobRunRecord& r, std::span<const NodeIndex> nodes) {
   return fold_job_run_record(0x6a09e667f3bcc909ULL + j, r, nodes);
@@ -50,10 +47,10 @@ struct ResultsStream::Writer {
     node_events.reset();
     reasons.reset();
     std::string buffer(kJobsCsvHeader);
-    buffer.reserve(2 * kCsvFlush);
+    buffer.reserve(2 * kJobsCsvFlushBytes);
     for (std::size_t j = 0; j < line_begin.size(); ++j) {
       buffer.append(lines, line_begin[j], line_size[j]);
-      if (buffer.size() < kCsvFlush) continue;
+      if (buffer.size() < kJobsCsvFlushBytes) continue;
       csv.write(buffer.data(), static_cast<std::streamsize>(buffer.size()));
       buffer.clear();
     }

@@ -44,6 +44,9 @@ inline constexpr std::string_view kJobsColumnsAndRowid =
     "time_limit, node_list, priority, reason, wait_time, run_time, array_job_id, array_task_id, trace_run_time, "
     "leaf_switches, rowid";
 
+/// jobs.csv is written out in pieces of about this many bytes (by the results store and the results stream alike).
+inline constexpr std::size_t kJobsCsvFlushBytes = std::size_t{1} << 20;
+
 /// jobs.csv's first line.
 inline constexpr std::string_view kJobsCsvHeader =
     "job_id,name,user,account,partition,submit_time,start_time,end_time,state,nodes,cpus,gpus,time_limit,"
