@@ -266,7 +266,7 @@ class SlurmScheduler final : public Scheduler {
     (void)policy_.submit(j, to_seconds(rt.start));  // association, QOS, limits: slurmctld admitted it long ago
     rt.priority = policy_.priority(j);
     policy_.on_start(j, state_.allocation(j), to_seconds(rt.start));
-    running_list_.push_back(j);
+    running_list_.push_back(ListedRun{j, rt.restarts});
     note_change();
   }
 
@@ -434,7 +434,8 @@ class SlurmScheduler final : public Scheduler {
     const std::int64_t now = to_seconds(now_t);
     refresh_running();
     std::vector<JobIndex> candidates;
-    for (JobIndex b : running_list_) {
+    for (const ListedRun& listed : running_list_) {
+      const JobIndex b = listed.job;
       if (!being_preempted_.count(b) && policy_.can_preempt(j, b, now)) candidates.push_back(b);
     }
     if (candidates.empty()) return;
@@ -606,7 +607,7 @@ class SlurmScheduler final : public Scheduler {
     const JobRuntime& rt = state_.job(j);
     policy_.on_start(j, allocation, to_seconds(world_.now()));
     world_.start_job(j, allocation, kill_time(world_.now(), rt.time_limit_s));
-    running_list_.push_back(j);
+    running_list_.push_back(ListedRun{j, rt.restarts});
   }
 
   bool may_fit_now(const JobSpec& spec, std::uint32_t partition) const {
@@ -825,8 +826,9 @@ class SlurmScheduler final : public Scheduler {
     // Running jobs by expected end (start + limit); _cr_job_list_sort.
     running_.clear();
     refresh_running();
-    for (JobIndex j : running_list_) {
-      running_.push_back(RunningJob{to_seconds(state_.job(j).start) + state_.job(j).time_limit_s, 0, j});
+    for (const ListedRun& listed : running_list_) {
+      const JobRuntime& rt = state_.job(listed.job);
+      running_.push_back(RunningJob{to_seconds(rt.start) + rt.time_limit_s, 0, listed.job});
     }
     std::stable_sort(running_.begin(), running_.end(),
                      [](const RunningJob& a, const RunningJob& b) { return a.end_s < b.end_s; });
@@ -878,11 +880,15 @@ class SlurmScheduler final : public Scheduler {
 
   enum class BackfillOutcome { kStarted, kReserved, kNotPlaced };
 
-  // Drops jobs that are no longer RUNNING from the running list (it grows as jobs start).
+  // Drops runs that ended from the running list (it grows as jobs start). A job requeued and started again since
+  // the last refresh is listed twice, and only the entry of its current run stays: will-run counts its release
+  // once. (The plain cycle refreshes every bf_interval; a skipped cycle does not, so without the run count a
+  // restart after skipped cycles was counted twice, and the shortcuts changed schedules.)
   void refresh_running() {
     std::size_t out = 0;
-    for (JobIndex j : running_list_) {
-      if (state_.job(j).state == JobState::kRunning) running_list_[out++] = j;
+    for (const ListedRun& listed : running_list_) {
+      const JobRuntime& rt = state_.job(listed.job);
+      if (rt.state == JobState::kRunning && rt.restarts == listed.run) running_list_[out++] = listed;
     }
     running_list_.resize(out);
   }
@@ -1771,7 +1777,12 @@ class SlurmScheduler final : public Scheduler {
   std::vector<RunningJob> running_;
   ReleaseIndex releases_;
   std::uint32_t next_seq_ = 0;
-  std::vector<JobIndex> running_list_;
+  // A run as the running list holds it: the job and its restart count when it started.
+  struct ListedRun {
+    JobIndex job;
+    std::uint32_t run;
+  };
+  std::vector<ListedRun> running_list_;  // in start order, with ended runs until refresh_running drops them
   SchedulerStats stats_;
   std::vector<JobIndex> conditional_;  // pending jobs with eligibility conditions
   std::vector<std::uint8_t> blocked_ = std::vector<std::uint8_t>(state_.job_count(), 0);
