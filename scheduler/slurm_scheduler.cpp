@@ -486,6 +486,7 @@ class SlurmScheduler final : public Scheduler {
   // The per-job records follow the job table, which a live run may extend (SimWorld::submit_job).
   void grow_job_records() {
     blocked_.resize(state_.job_count(), 0);
+    sorted_run_.resize(state_.job_count(), UINT32_MAX);
     if (!job_resv_.empty()) job_resv_.resize(state_.job_count(), -1);
     if (!wait4switch_start_.empty()) wait4switch_start_.resize(state_.job_count(), -1);
   }
@@ -823,16 +824,7 @@ class SlurmScheduler final : public Scheduler {
       add_reservation(std::max(reservations[r].start_s, slices_.front().begin), reservations[r].end_s, 1);
     }
 
-    // Running jobs by expected end (start + limit); _cr_job_list_sort.
-    running_.clear();
-    refresh_running();
-    for (const ListedRun& listed : running_list_) {
-      const JobRuntime& rt = state_.job(listed.job);
-      running_.push_back(RunningJob{to_seconds(rt.start) + rt.time_limit_s, 0, listed.job});
-    }
-    std::stable_sort(running_.begin(), running_.end(),
-                     [](const RunningJob& a, const RunningJob& b) { return a.end_s < b.end_s; });
-    for (std::size_t i = 0; i < running_.size(); ++i) running_[i].seq = static_cast<std::uint32_t>(i);
+    sort_running();
     next_seq_ = static_cast<std::uint32_t>(running_.size());
     if (params_.shortcuts && !index_unchanged()) {
       releases_.rebuild(running_);
@@ -880,17 +872,70 @@ class SlurmScheduler final : public Scheduler {
 
   enum class BackfillOutcome { kStarted, kReserved, kNotPlaced };
 
+  // Running jobs by expected end (start + limit), equal ends in start order: _cr_job_list_sort over the running
+  // list. seq numbers the result.
+  void sort_running() {
+    refresh_running();
+    if (!params_.shortcuts || !running_sorted_ || !merge_running()) {
+      running_.clear();
+      for (const ListedRun& listed : running_list_) {
+        const JobRuntime& rt = state_.job(listed.job);
+        running_.push_back(RunningJob{to_seconds(rt.start) + rt.time_limit_s, 0, listed.job});
+        sorted_run_[listed.job] = listed.run;
+      }
+      std::stable_sort(running_.begin(), running_.end(),
+                       [](const RunningJob& a, const RunningJob& b) { return a.end_s < b.end_s; });
+      running_sorted_ = true;
+    }
+    listed_sorted_ = running_list_.size();
+    for (std::size_t i = 0; i < running_.size(); ++i) running_[i].seq = static_cast<std::uint32_t>(i);
+  }
+
+  // Shortcut: the last sorted list (with the jobs its cycle started) less the runs that ended since, merged with the
+  // runs started since. Those follow every run of the last list in start order, so on equal ends they come after,
+  // as the stable sort puts them; std::merge takes the first range's first. False (and the caller sorts) if a run's
+  // expected end changed (its time limit was updated).
+  bool merge_running() {
+    std::size_t out = 0;
+    for (const RunningJob& r : running_) {
+      const JobRuntime& rt = state_.job(r.job);
+      if (rt.state != JobState::kRunning || rt.restarts != sorted_run_[r.job]) continue;  // ended, or requeued
+      if (to_seconds(rt.start) + rt.time_limit_s != r.end_s) return false;
+      running_[out++] = r;
+    }
+    running_.resize(out);
+    started_since_.clear();
+    for (std::size_t i = listed_sorted_; i < running_list_.size(); ++i) {
+      const ListedRun& listed = running_list_[i];
+      const JobRuntime& rt = state_.job(listed.job);
+      started_since_.push_back(RunningJob{to_seconds(rt.start) + rt.time_limit_s, 0, listed.job});
+      sorted_run_[listed.job] = listed.run;
+    }
+    const auto by_end = [](const RunningJob& a, const RunningJob& b) { return a.end_s < b.end_s; };
+    std::stable_sort(started_since_.begin(), started_since_.end(), by_end);
+    merged_running_.clear();
+    std::merge(running_.begin(), running_.end(), started_since_.begin(), started_since_.end(),
+               std::back_inserter(merged_running_), by_end);
+    running_.swap(merged_running_);
+    return true;
+  }
+
   // Drops runs that ended from the running list (it grows as jobs start). A job requeued and started again since
   // the last refresh is listed twice, and only the entry of its current run stays: will-run counts its release
   // once. (The plain cycle refreshes every bf_interval; a skipped cycle does not, so without the run count a
   // restart after skipped cycles was counted twice, and the shortcuts changed schedules.)
   void refresh_running() {
-    std::size_t out = 0;
-    for (const ListedRun& listed : running_list_) {
+    std::size_t out = 0, sorted_kept = 0;
+    for (std::size_t i = 0; i < running_list_.size(); ++i) {
+      const ListedRun& listed = running_list_[i];
       const JobRuntime& rt = state_.job(listed.job);
-      if (rt.state == JobState::kRunning && rt.restarts == listed.run) running_list_[out++] = listed;
+      if (rt.state == JobState::kRunning && rt.restarts == listed.run) {
+        running_list_[out++] = listed;
+        if (i < listed_sorted_) ++sorted_kept;
+      }
     }
     running_list_.resize(out);
+    listed_sorted_ = sorted_kept;
   }
 
   BackfillOutcome backfill_job(JobIndex j, std::int64_t now, std::int64_t window_end) {
@@ -1016,6 +1061,8 @@ class SlurmScheduler final : public Scheduler {
                                      [](std::int64_t e, const RunningJob& r) { return e < r.end_s; });
           const RunningJob started{end_s, next_seq_++, j};
           running_.insert(it, started);
+          sorted_run_[j] = rt.restarts;
+          listed_sorted_ = running_list_.size();
           if (params_.shortcuts) releases_.add_started(started);
           reset_key_scratch();
           index_kept_ = false;
@@ -1783,6 +1830,12 @@ class SlurmScheduler final : public Scheduler {
     std::uint32_t run;
   };
   std::vector<ListedRun> running_list_;  // in start order, with ended runs until refresh_running drops them
+  // running_ between cycles (shortcut, see merge_running): whether it holds a sorted list, the runs of
+  // running_list_ it holds (the first listed_sorted_), and per job the run it holds.
+  bool running_sorted_ = false;
+  std::size_t listed_sorted_ = 0;
+  std::vector<std::uint32_t> sorted_run_ = std::vector<std::uint32_t>(state_.job_count(), UINT32_MAX);
+  std::vector<RunningJob> started_since_, merged_running_;
   SchedulerStats stats_;
   std::vector<JobIndex> conditional_;  // pending jobs with eligibility conditions
   std::vector<std::uint8_t> blocked_ = std::vector<std::uint8_t>(state_.job_count(), 0);
