@@ -119,6 +119,7 @@ ClusterState::ClusterState(const ClusterConfig& config, std::vector<JobSpec> job
   for (std::size_t i = 0; i < n; ++i) {
     free_cpus_[i] = config.nodes[i].cpus;
     free_gpus_[i] = config.nodes[i].gpus;
+    total_free_gpus_ += config.nodes[i].gpus;
     free_mem_mb_[i] = config.nodes[i].memory_mb;
     schedulable_[i] = config.nodes[i].available ? 1 : 0;
     weights_[i] = config.nodes[i].weight;
@@ -163,11 +164,13 @@ void ClusterState::change_free(const NodeAllocation& a, int sign) {
   if (sign > 0) {
     free_cpus_[n] += a.cpus;
     free_gpus_[n] += a.gpus;
+    total_free_gpus_ += a.gpus;
     free_mem_mb_[n] += a.mem_mb;
     --node_jobs_[n];
   } else {
     free_cpus_[n] -= a.cpus;
     free_gpus_[n] -= a.gpus;
+    total_free_gpus_ -= a.gpus;
     free_mem_mb_[n] -= a.mem_mb;
     ++node_jobs_[n];
   }
@@ -206,6 +209,13 @@ void ClusterState::update_free_bits(NodeIndex n) {
     else
       word &= ~bit;
   }
+}
+
+std::uint64_t ClusterState::partition_free_gpus(std::uint32_t partition) const {
+  std::uint64_t total = 0;
+  const std::uint32_t* hist = part_gpu_hist_.data() + partition * (max_gpus_ + 1);
+  for (std::uint32_t g = 1; g <= max_gpus_; ++g) total += std::uint64_t{g} * hist[g];
+  return total;
 }
 
 std::uint32_t ClusterState::nodes_with_free_gpus(std::uint32_t partition, std::uint32_t g) const {

@@ -204,6 +204,10 @@ class ClusterState {
 
   /// Per partition: free CPUs summed over its schedulable nodes.
   [[nodiscard]] std::uint64_t partition_free_cpus(std::uint32_t partition) const { return part_free_cpus_[partition]; }
+  /// Per partition: free GPUs summed over its schedulable nodes.
+  [[nodiscard]] std::uint64_t partition_free_gpus(std::uint32_t partition) const;
+  /// Free GPUs summed over every node, schedulable or not.
+  [[nodiscard]] std::uint64_t total_free_gpus() const { return total_free_gpus_; }
 
   /// All jobs' specifications, in job-index order.
   [[nodiscard]] const std::vector<JobSpec>& specs() const { return *specs_; }
@@ -282,6 +286,7 @@ class ClusterState {
   const ClusterConfig* config_;  // not owned
   std::vector<std::uint32_t> free_cpus_;
   std::vector<std::uint32_t> free_gpus_;
+  std::uint64_t total_free_gpus_ = 0;  // sum of free_gpus_
   std::vector<std::uint64_t> free_mem_mb_;
   std::vector<std::uint32_t> node_jobs_;
   std::vector<std::uint8_t> schedulable_;

@@ -232,10 +232,10 @@ class ClassicScheduler final : public Scheduler {
   FitFilter fit_filter() const {
     FitFilter filter;
     if (!shortcuts_) return filter;
-    std::uint64_t free_cpus = 0, free_gpus = 0;
+    std::uint64_t free_cpus = 0;
     for (std::uint32_t p = 0; p < state_.config().partitions.size(); ++p)
       free_cpus = std::max<std::uint64_t>(free_cpus, state_.partition_free_cpus(p));
-    for (const std::uint32_t g : state_.free_gpus()) free_gpus += g;
+    const std::uint64_t free_gpus = state_.total_free_gpus();
     const auto clamp32 = [](std::int64_t v) {
       return static_cast<std::uint32_t>(std::clamp<std::int64_t>(v, 0, UINT32_MAX));
     };
@@ -424,11 +424,9 @@ class ClassicScheduler final : public Scheduler {
     const std::optional<ResourceCount> head_count = count_without_nodes(select_request(state_.spec(head)));
     if (!compute_shadow(head, shadow_, !head_count)) return;  // never fits: nothing to protect
     const std::uint64_t* in_partition = state_.partition_bits(head_partition_);
-    for (NodeIndex n : partition_of(head).nodes) {
-      if (!state_.node_schedulable(n)) continue;
-      spare_.cpus += state_.free_cpus()[n];
-      spare_.gpus += state_.free_gpus()[n];
-    }
+    // What is free on the partition's schedulable nodes now (the state keeps both sums).
+    spare_.cpus += static_cast<std::int64_t>(state_.partition_free_cpus(head_partition_));
+    spare_.gpus += static_cast<std::int64_t>(state_.partition_free_gpus(head_partition_));
     for (std::size_t k = 0; k < released_; ++k) {
       for (const NodeAllocation& a : state_.allocation(by_end_[k])) {
         if (!state_.node_schedulable(a.node) || !((in_partition[a.node >> 6] >> (a.node & 63)) & 1ULL)) continue;
