@@ -147,9 +147,9 @@ TEST(SlurmShortcutEquivalence, EachBackfillShortcutOnOrOffGivesThePlainSchedule)
   }
 }
 
-// Jobs requeued by faults and by a restart of every worker, then started again: the running list held a job that
-// restarted after skipped backfill cycles twice (skipped cycles do not refresh it; the plain cycle does every
-// bf_interval), so will-run released its nodes twice and the shortcuts changed both schedules.
+// Jobs requeued by faults, by a restart of every worker and by spot reclaims, then started again: the running list held
+// a job that restarted after skipped backfill cycles twice (skipped cycles do not refresh it; the plain cycle does
+// every bf_interval), so will-run released its nodes twice and the shortcuts changed both schedules.
 TEST(SlurmShortcutEquivalence, JobsRequeuedAndStartedAgainGiveThePlainSchedule) {
   const std::string dir = std::string(GPUTWIN_SOURCE_DIR) + "/scenarios/";
   const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
@@ -163,6 +163,10 @@ TEST(SlurmShortcutEquivalence, JobsRequeuedAndStartedAgainGiveThePlainSchedule) 
         R"({"time":30000,"action":"restart_workers"},)"
         R"({"time":40000,"action":"maintenance","nodes":"gpu[001-004]","duration":"02:00:00"},)"
         R"({"time":150000,"action":"remove_nodes","nodes":"gpu[025-028]"}])"}},
+      {"autoscale-idle-window.json",  // spot reclaims requeue jobs on an autoscaled pool
+       {R"(/cost/prices=[{"nodes":"gpu[001-064]","usd_per_gpu_hour":3,"model":"on_demand"},)"
+        R"({"nodes":"gpu[065-128]","usd_per_node_hour":10,"model":"spot"}])",
+        "/cost/spot_interruptions_per_node_day=2", "/cost/spot_notice_s=60"}},
   };
   for (const auto& [file, overrides] : cases) {
     SCOPED_TRACE(file);
