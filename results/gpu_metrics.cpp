@@ -316,6 +316,7 @@ std::uint32_t GpuBinding::sockets(std::uint32_t gpus) {
 GpuBinding::GpuBinding(const ClusterState& state, SimTime horizon) : state_(&state) {
   const ClusterConfig& cluster = state.config();
   masks_.assign(state.allocation_pool_size(), 0);
+  if (state.max_node_gpus() == 0) return;  // a cluster without GPUs: every mask stays 0 and no job is split
 
   // Per node: (start, end, job, allocation pool index) of every run's allocation with GPUs, replayed in start order.
   struct Use {
