@@ -261,6 +261,7 @@ class SlurmScheduler final : public Scheduler {
   }
 
   void on_job_adopted(JobIndex j) override {
+    if (j >= blocked_.size()) grow_job_records();  // as on_job_submitted: per-job records cover every job
     JobRuntime& rt = state_mut().job_mut(j);
     rt.time_limit_s = effective_time_limit_s(state_.spec(j), state_.config().partitions[rt.partition]);
     (void)policy_.submit(j, to_seconds(rt.start));  // association, QOS, limits: slurmctld admitted it long ago
