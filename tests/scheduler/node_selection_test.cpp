@@ -13,6 +13,7 @@
 namespace gputwin {
 namespace {
 
+using testing::make_job;
 using testing::make_scenario;
 
 std::vector<NodeIndex> nodes_of(const std::vector<NodeAllocation>& a) {
@@ -377,6 +378,59 @@ TEST(NodeBitmapAnds, WordAndsEqualWordByWordAnds) {
       ASSERT_EQ(anded.test(n), x.test(n) && y.test(n)) << nodes << " " << n;
       ASSERT_EQ(assigned.test(n), x.test(n) && y.test(n)) << nodes << " " << n;
       ASSERT_EQ(both.test(n), x.test(n) && y.test(n) && z.test(n)) << nodes << " " << n;
+    }
+  }
+}
+
+// The free-resource sums the cluster state keeps (read by textbook EASY and the classic fit filter) against sums
+// over the nodes: two overlapping partitions, nodes of 0-8 GPUs, jobs started and ended at random, nodes drained and
+// resumed with jobs on them.
+TEST(ClusterStateSums, PartitionAndTotalFreeResourcesEqualTheNodeSums) {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    Rng rng(seed);
+    const auto n_nodes = static_cast<std::uint32_t>(rng.uniform_int(3, 90));
+    Scenario sc = make_scenario(n_nodes, 16, 8, SchedulerPolicy::kSlurm);
+    for (NodeConfig& node : sc.cluster.nodes) node.gpus = static_cast<std::uint32_t>(rng.uniform_int(0, 8));
+    PartitionConfig half = sc.cluster.partitions[0];
+    half.name = "half";
+    half.is_default = false;
+    half.nodes.clear();
+    for (NodeIndex n = 0; n < n_nodes; n += 2) half.nodes.push_back(n);
+    sc.cluster.partitions.push_back(half);
+    std::vector<JobSpec> jobs;
+    for (int k = 0; k < 400; ++k) jobs.push_back(make_job(k + 1, 0, 1, 1, 0, 60, 60));
+    ClusterState state(sc.cluster, jobs);
+    std::vector<JobIndex> running;
+    JobIndex next = 0;
+    for (int step = 0; step < 600; ++step) {
+      const double what = rng.uniform();
+      if (what < 0.5 && next < jobs.size()) {
+        const auto n = static_cast<NodeIndex>(rng.uniform_int(0, n_nodes - 1));
+        const NodeAllocation a{n, static_cast<std::uint32_t>(rng.uniform_int(0, state.free_cpus()[n])),
+                               static_cast<std::uint32_t>(rng.uniform_int(0, state.free_gpus()[n])), 0};
+        state.allocate(next, std::span<const NodeAllocation>(&a, 1), 0);
+        running.push_back(next++);
+      } else if (what < 0.9 && !running.empty()) {
+        const auto k = static_cast<std::size_t>(rng.uniform_int(0, running.size() - 1));
+        state.release(running[k]);
+        running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
+      } else {
+        const auto n = static_cast<NodeIndex>(rng.uniform_int(0, n_nodes - 1));
+        state.set_node_schedulable(n, !state.node_schedulable(n));
+      }
+      std::uint64_t total_gpus = 0;
+      for (NodeIndex n = 0; n < n_nodes; ++n) total_gpus += state.free_gpus()[n];
+      ASSERT_EQ(state.total_free_gpus(), total_gpus) << "seed " << seed << " step " << step;
+      for (std::uint32_t p = 0; p < sc.cluster.partitions.size(); ++p) {
+        std::uint64_t cpus = 0, gpus = 0;
+        for (NodeIndex n : sc.cluster.partitions[p].nodes) {
+          if (!state.node_schedulable(n)) continue;
+          cpus += state.free_cpus()[n];
+          gpus += state.free_gpus()[n];
+        }
+        ASSERT_EQ(state.partition_free_cpus(p), cpus) << "seed " << seed << " step " << step << " partition " << p;
+        ASSERT_EQ(state.partition_free_gpus(p), gpus) << "seed " << seed << " step " << step << " partition " << p;
+      }
     }
   }
 }
