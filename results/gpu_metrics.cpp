@@ -543,10 +543,24 @@ std::vector<ClusterSample> build_metrics(const ClusterState& state, const GpuBin
       const NodeIndex n = al.node;
       const std::int64_t cpus = sign * static_cast<std::int64_t>(al.cpus);
       const std::int64_t gpus = sign * static_cast<std::int64_t>(al.gpus);
-      leave(n);
+      // leave(n), the change, enter(n); a node without GPUs adds no free or fragmented GPUs either side.
+      const bool has_gpus = cluster.nodes[n].gpus > 0;
+      std::uint32_t& class_before = node_class(n);
+      if (has_gpus) {
+        c.gpus_free -= free_gpus(n);
+        c.gpus_free_fragmented -= fragmented(n);
+      }
       add(alloc_cpus[n], cpus);
       add(alloc_gpus[n], gpus);
-      enter(n);
+      std::uint32_t& class_after = node_class(n);
+      if (&class_before != &class_after) {
+        class_before -= 1;
+        class_after += 1;
+      }
+      if (has_gpus) {
+        c.gpus_free += free_gpus(n);
+        c.gpus_free_fragmented += fragmented(n);
+      }
       add(c.cpus_alloc, cpus);
       add(c.gpus_alloc, gpus);
       if (al.gpus > 0) {
