@@ -16,6 +16,11 @@ inline constexpr std::int64_t kMaxDurationSeconds = 1'000'000'000;
 /// instead of ticking on (jobs queued one after another, each near kMaxDurationSeconds long). Simulated time is
 /// 64-bit microseconds, so sums of a few such values stay far from overflow.
 inline constexpr std::int64_t kMaxSimulatedSeconds = 10 * kMaxTimeSeconds;
+/// Most times one job may be requeued in a run without a stop time. Slurm requeues a job whose node went DOWN
+/// without limit (node-DOWN requeues do not count towards MaxBatchRequeue), so a job that every run loses to a spot
+/// reclaim or a node failure before it can finish would be requeued until the bound on simulated time, its runs'
+/// records growing all along: past this such a run stops with an error naming the job (with --until it stops then).
+inline constexpr std::uint32_t kMaxRequeuesPerJob = 1000;
 /// Most nodes in one cluster.
 inline constexpr std::uint64_t kMaxNodes = 1'000'000;
 /// Most CPUs on one node (Slurm keeps a node's CPU count in 16 bits).

@@ -185,7 +185,7 @@ RunOutcome run_jobs(Scenario scenario, std::vector<JobSpec> all, const RunOption
   }
   try {
     world.run(progress);
-  } catch (const SimulatedTimeLimitError& e) {
+  } catch (const SimulationBoundError& e) {
     throw ScenarioError(sc.file.string(), "", e.what());
   }
   outcome.sim_wall_s = seconds_since(sim_start);

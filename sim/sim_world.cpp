@@ -558,6 +558,15 @@ void SimWorld::release_resources(JobIndex job) {
 
 void SimWorld::requeue_job(JobIndex job, double lost_s, bool by_fault) {
   state_.requeue(job, now_, lost_s, by_fault);
+  // A run with a stop time (--until) is bounded by it, however often a job is requeued before then.
+  if (state_.job(job).restarts > kMaxRequeuesPerJob && stop_at_ == kNever) {
+    throw RequeueLimitError(
+        "job " + std::to_string(state_.spec(job).id) + " was requeued more than " + std::to_string(kMaxRequeuesPerJob) +
+        " times, the last at " + std::to_string(to_seconds(now_)) + " s by " +
+        (by_fault ? "an interruption (a fault, spot reclaim, node failure or operation)" : "preemption") +
+        ", without a run that finished: it cannot finish between interruptions, so the run would requeue it until "
+        "the bound on simulated time; fewer interruptions or nodes per job, or --until, bound the run");
+  }
   ++pending_;
   last_activity_ = now_;
   plane_->on_job_requeued(job);

@@ -58,11 +58,23 @@ struct NodeOutAtStart {
 };
 
 /// The simulated world.
-/// A run reached kMaxSimulatedSeconds (model/input_limits.hpp): its inputs chain times past what the simulator
-/// models. The runner reports it against the scenario file.
-class SimulatedTimeLimitError : public std::runtime_error {
+/// A run reached a bound on what the simulator models (model/input_limits.hpp): simulated time, or requeues of one
+/// job. The runner reports it against the scenario file.
+class SimulationBoundError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+/// A run reached kMaxSimulatedSeconds: its inputs chain times past what the simulator models.
+class SimulatedTimeLimitError : public SimulationBoundError {
+ public:
+  using SimulationBoundError::SimulationBoundError;
+};
+
+/// A job was requeued more than kMaxRequeuesPerJob times: no run of it gets to finish.
+class RequeueLimitError : public SimulationBoundError {
+ public:
+  using SimulationBoundError::SimulationBoundError;
 };
 
 class SimWorld final : public World {

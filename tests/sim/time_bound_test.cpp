@@ -1,5 +1,6 @@
 // A run whose jobs chain past the bound on simulated time stops with an error naming the scenario instead of
-// ticking on or overflowing (model/input_limits.hpp, kMaxSimulatedSeconds).
+// ticking on or overflowing (model/input_limits.hpp, kMaxSimulatedSeconds); so does one that would requeue a job
+// for ever (kMaxRequeuesPerJob).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -43,6 +44,59 @@ TEST(SimulatedTimeBound, JobsWithinTheBoundRunToTheEnd) {
   const RunOutcome outcome = run_scenario(chain(100, 16'666'666), RunOptions{});
   EXPECT_EQ(outcome.summary.by_state.at("TIMEOUT"), 100u);
   EXPECT_LE(outcome.summary.makespan_s, static_cast<double>(kMaxSimulatedSeconds));
+}
+
+TEST(RequeueBound, AJobThatNoRunCanFinishStopsTheRunWithAnErrorNamingIt) {
+  // Two autoscaled spot nodes, each reclaimed about 24 times a day, and a job needing both for 10 days: every run is
+  // lost to a reclaim and the nodes come back, so Slurm would requeue it for ever (node-DOWN requeues are not
+  // counted against MaxBatchRequeue). The run stops after kMaxRequeuesPerJob requeues instead.
+  const std::string text = R"({"name": "spot-loop", "seed": 3,
+    "cluster": {"nodes": [{"prefix": "s", "count": 2, "cpus": 8, "memory_gb": 64, "gpus": 8, "gpu_type": "h100"}],
+                "partitions": [{"name": "p", "nodes": "ALL", "default": true}]},
+    "workload": {"jobs": [{"id": 7, "nodes": 2, "cpus": 16, "gpus_per_node": 8, "run_time": 864000,
+                           "time_limit": 864000}]},
+    "scheduler": {"policy": "slurm"}, "metrics": {"enabled": false},
+    "autoscaler": {"poll_s": 20, "idle_window_s": 300, "scale_down_s": 30},
+    "cost": {"prices": [{"usd_per_gpu_hour": 1, "model": "spot"}], "spot_interruptions_per_node_day": 24}})";
+  try {
+    run_scenario(parse_scenario(text, "spot-loop.json", "/base"), RunOptions{});
+    FAIL() << "no error";
+  } catch (const ScenarioError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("job 7 was requeued more than " + std::to_string(kMaxRequeuesPerJob) + " times"),
+              std::string::npos)
+        << what;
+  }
+}
+
+TEST(RequeueBound, ARunWithAStopTimeIsBoundedByIt) {
+  // The same loop with --until 60 days: the run stops there, the job requeued more often than the bound by then.
+  const std::string text = R"({"name": "spot-loop", "seed": 3,
+    "cluster": {"nodes": [{"prefix": "s", "count": 2, "cpus": 8, "memory_gb": 64, "gpus": 8, "gpu_type": "h100"}],
+                "partitions": [{"name": "p", "nodes": "ALL", "default": true}]},
+    "workload": {"jobs": [{"id": 7, "nodes": 2, "cpus": 16, "gpus_per_node": 8, "run_time": 864000,
+                           "time_limit": 864000}]},
+    "scheduler": {"policy": "slurm"}, "metrics": {"enabled": false},
+    "autoscaler": {"poll_s": 20, "idle_window_s": 300, "scale_down_s": 30},
+    "cost": {"prices": [{"usd_per_gpu_hour": 1, "model": "spot"}], "spot_interruptions_per_node_day": 24}})";
+  RunOptions options;
+  options.stop_at = from_seconds(60LL * 86400);
+  const RunOutcome outcome = run_scenario(parse_scenario(text, "spot-loop.json", "/base"), options);
+  EXPECT_GT(outcome.state->job(0).restarts, kMaxRequeuesPerJob);
+  EXPECT_NE(outcome.state->job(0).state, JobState::kCompleted);
+}
+
+TEST(RequeueBound, AJobRequeuedFewerTimesFinishes) {
+  // The same with a 10-minute job: a run gets through between reclaims, and the job completes.
+  const std::string text = R"({"name": "spot-short", "seed": 3,
+    "cluster": {"nodes": [{"prefix": "s", "count": 2, "cpus": 8, "memory_gb": 64, "gpus": 8, "gpu_type": "h100"}],
+                "partitions": [{"name": "p", "nodes": "ALL", "default": true}]},
+    "workload": {"jobs": [{"id": 7, "nodes": 2, "cpus": 16, "gpus_per_node": 8, "run_time": 600, "time_limit": 600}]},
+    "scheduler": {"policy": "slurm"}, "metrics": {"enabled": false},
+    "autoscaler": {"poll_s": 20, "idle_window_s": 300, "scale_down_s": 30},
+    "cost": {"prices": [{"usd_per_gpu_hour": 1, "model": "spot"}], "spot_interruptions_per_node_day": 24}})";
+  const RunOutcome outcome = run_scenario(parse_scenario(text, "spot-short.json", "/base"), RunOptions{});
+  EXPECT_EQ(outcome.summary.by_state.at("COMPLETED"), 1u);
 }
 
 }  // namespace
