@@ -46,20 +46,25 @@ TEST(SimulatedTimeBound, JobsWithinTheBoundRunToTheEnd) {
   EXPECT_LE(outcome.summary.makespan_s, static_cast<double>(kMaxSimulatedSeconds));
 }
 
-TEST(RequeueBound, AJobThatNoRunCanFinishStopsTheRunWithAnErrorNamingIt) {
-  // Two autoscaled spot nodes, each reclaimed about 24 times a day, and a job needing both for 10 days: every run is
-  // lost to a reclaim and the nodes come back, so Slurm would requeue it for ever (node-DOWN requeues are not
-  // counted against MaxBatchRequeue). The run stops after kMaxRequeuesPerJob requeues instead.
-  const std::string text = R"({"name": "spot-loop", "seed": 3,
+/// Two autoscaled spot nodes, each reclaimed about 24 times a day, and one job needing both for `run_s` seconds.
+Scenario spot_pair(std::int64_t run_s) {
+  const std::string run = std::to_string(run_s);
+  return parse_scenario(R"({"name": "spot-pair", "seed": 3,
     "cluster": {"nodes": [{"prefix": "s", "count": 2, "cpus": 8, "memory_gb": 64, "gpus": 8, "gpu_type": "h100"}],
                 "partitions": [{"name": "p", "nodes": "ALL", "default": true}]},
-    "workload": {"jobs": [{"id": 7, "nodes": 2, "cpus": 16, "gpus_per_node": 8, "run_time": 864000,
-                           "time_limit": 864000}]},
+    "workload": {"jobs": [{"id": 7, "nodes": 2, "cpus": 16, "gpus_per_node": 8, "run_time": )" +
+                            run + R"(, "time_limit": )" + run + R"(}]},
     "scheduler": {"policy": "slurm"}, "metrics": {"enabled": false},
     "autoscaler": {"poll_s": 20, "idle_window_s": 300, "scale_down_s": 30},
-    "cost": {"prices": [{"usd_per_gpu_hour": 1, "model": "spot"}], "spot_interruptions_per_node_day": 24}})";
+    "cost": {"prices": [{"usd_per_gpu_hour": 1, "model": "spot"}], "spot_interruptions_per_node_day": 24}})",
+                        "spot-pair.json", "/base");
+}
+
+TEST(RequeueBound, AJobThatNoRunCanFinishStopsTheRunWithAnErrorNamingIt) {
+  // A 10-day job: every run is lost to a reclaim and the nodes come back, so Slurm would requeue it for ever
+  // (node-DOWN requeues are not counted against MaxBatchRequeue). The run stops after kMaxRequeuesPerJob requeues.
   try {
-    run_scenario(parse_scenario(text, "spot-loop.json", "/base"), RunOptions{});
+    run_scenario(spot_pair(864000), RunOptions{});
     FAIL() << "no error";
   } catch (const ScenarioError& e) {
     const std::string what = e.what();
@@ -71,31 +76,16 @@ TEST(RequeueBound, AJobThatNoRunCanFinishStopsTheRunWithAnErrorNamingIt) {
 
 TEST(RequeueBound, ARunWithAStopTimeIsBoundedByIt) {
   // The same loop with --until 60 days: the run stops there, the job requeued more often than the bound by then.
-  const std::string text = R"({"name": "spot-loop", "seed": 3,
-    "cluster": {"nodes": [{"prefix": "s", "count": 2, "cpus": 8, "memory_gb": 64, "gpus": 8, "gpu_type": "h100"}],
-                "partitions": [{"name": "p", "nodes": "ALL", "default": true}]},
-    "workload": {"jobs": [{"id": 7, "nodes": 2, "cpus": 16, "gpus_per_node": 8, "run_time": 864000,
-                           "time_limit": 864000}]},
-    "scheduler": {"policy": "slurm"}, "metrics": {"enabled": false},
-    "autoscaler": {"poll_s": 20, "idle_window_s": 300, "scale_down_s": 30},
-    "cost": {"prices": [{"usd_per_gpu_hour": 1, "model": "spot"}], "spot_interruptions_per_node_day": 24}})";
   RunOptions options;
   options.stop_at = from_seconds(60LL * 86400);
-  const RunOutcome outcome = run_scenario(parse_scenario(text, "spot-loop.json", "/base"), options);
+  const RunOutcome outcome = run_scenario(spot_pair(864000), options);
   EXPECT_GT(outcome.state->job(0).restarts, kMaxRequeuesPerJob);
   EXPECT_NE(outcome.state->job(0).state, JobState::kCompleted);
 }
 
 TEST(RequeueBound, AJobRequeuedFewerTimesFinishes) {
-  // The same with a 10-minute job: a run gets through between reclaims, and the job completes.
-  const std::string text = R"({"name": "spot-short", "seed": 3,
-    "cluster": {"nodes": [{"prefix": "s", "count": 2, "cpus": 8, "memory_gb": 64, "gpus": 8, "gpu_type": "h100"}],
-                "partitions": [{"name": "p", "nodes": "ALL", "default": true}]},
-    "workload": {"jobs": [{"id": 7, "nodes": 2, "cpus": 16, "gpus_per_node": 8, "run_time": 600, "time_limit": 600}]},
-    "scheduler": {"policy": "slurm"}, "metrics": {"enabled": false},
-    "autoscaler": {"poll_s": 20, "idle_window_s": 300, "scale_down_s": 30},
-    "cost": {"prices": [{"usd_per_gpu_hour": 1, "model": "spot"}], "spot_interruptions_per_node_day": 24}})";
-  const RunOutcome outcome = run_scenario(parse_scenario(text, "spot-short.json", "/base"), RunOptions{});
+  // A 10-minute job: a run gets through between reclaims, and the job completes.
+  const RunOutcome outcome = run_scenario(spot_pair(600), RunOptions{});
   EXPECT_EQ(outcome.summary.by_state.at("COMPLETED"), 1u);
 }
 
