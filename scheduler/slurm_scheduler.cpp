@@ -218,7 +218,7 @@ class SlurmScheduler final : public Scheduler {
   }
 
   void on_job_submitted(JobIndex j) override {
-    if (j >= blocked_.size()) grow_job_records();  // a job a live run added to the table
+    grow_job_records(j);  // a job a live run added to the table
     JobRuntime& rt = state_mut().job_mut(j);
     const JobSpec& spec = state_.spec(j);
     const auto& part = state_.config().partitions[rt.partition];
@@ -261,7 +261,7 @@ class SlurmScheduler final : public Scheduler {
   }
 
   void on_job_adopted(JobIndex j) override {
-    if (j >= blocked_.size()) grow_job_records();  // as on_job_submitted: per-job records cover every job
+    grow_job_records(j);
     JobRuntime& rt = state_mut().job_mut(j);
     rt.time_limit_s = effective_time_limit_s(state_.spec(j), state_.config().partitions[rt.partition]);
     (void)policy_.submit(j, to_seconds(rt.start));  // association, QOS, limits: slurmctld admitted it long ago
@@ -484,8 +484,10 @@ class SlurmScheduler final : public Scheduler {
     preempt_wait_[j] = last_end + from_seconds(params_.epilog_s) + kMicrosPerSecond;
   }
 
-  // The per-job records follow the job table, which a live run may extend (SimWorld::submit_job).
-  void grow_job_records() {
+  // The per-job records follow the job table, which a live run may extend (SimWorld::submit_job): grown once job
+  // `j` is past them.
+  void grow_job_records(JobIndex j) {
+    if (j < blocked_.size()) return;
     blocked_.resize(state_.job_count(), 0);
     sorted_run_.resize(state_.job_count(), UINT32_MAX);
     if (!job_resv_.empty()) job_resv_.resize(state_.job_count(), -1);
@@ -874,42 +876,21 @@ class SlurmScheduler final : public Scheduler {
   enum class BackfillOutcome { kStarted, kReserved, kNotPlaced };
 
   // Running jobs by expected end (start + limit), equal ends in start order: _cr_job_list_sort over the running
-  // list. seq numbers the result.
+  // list; seq numbers the result. Shortcut: the last sorted list (with the jobs its cycle started) is kept, less the
+  // runs that ended since, and only the runs started since are sorted and merged in. Those follow every kept run in
+  // start order, so on equal ends they come after, as the stable sort puts them (std::merge takes the first range's
+  // first). Without the shortcuts, or when a kept run's expected end changed (a time limit update), nothing is kept
+  // and every run is sorted.
   void sort_running() {
     refresh_running();
-    if (!params_.shortcuts || !running_sorted_ || !merge_running()) {
+    if (!params_.shortcuts || !running_sorted_ || !keep_sorted_runs()) {
       running_.clear();
-      for (const ListedRun& listed : running_list_) {
-        const JobRuntime& rt = state_.job(listed.job);
-        running_.push_back(RunningJob{to_seconds(rt.start) + rt.time_limit_s, 0, listed.job});
-        sorted_run_[listed.job] = listed.run;
-      }
-      std::stable_sort(running_.begin(), running_.end(),
-                       [](const RunningJob& a, const RunningJob& b) { return a.end_s < b.end_s; });
-      running_sorted_ = true;
+      listed_sorted_ = 0;
     }
-    listed_sorted_ = running_list_.size();
-    for (std::size_t i = 0; i < running_.size(); ++i) running_[i].seq = static_cast<std::uint32_t>(i);
-  }
-
-  // Shortcut: the last sorted list (with the jobs its cycle started) less the runs that ended since, merged with the
-  // runs started since. Those follow every run of the last list in start order, so on equal ends they come after,
-  // as the stable sort puts them; std::merge takes the first range's first. False (and the caller sorts) if a run's
-  // expected end changed (its time limit was updated).
-  bool merge_running() {
-    std::size_t out = 0;
-    for (const RunningJob& r : running_) {
-      const JobRuntime& rt = state_.job(r.job);
-      if (rt.state != JobState::kRunning || rt.restarts != sorted_run_[r.job]) continue;  // ended, or requeued
-      if (to_seconds(rt.start) + rt.time_limit_s != r.end_s) return false;
-      running_[out++] = r;
-    }
-    running_.resize(out);
     started_since_.clear();
     for (std::size_t i = listed_sorted_; i < running_list_.size(); ++i) {
       const ListedRun& listed = running_list_[i];
-      const JobRuntime& rt = state_.job(listed.job);
-      started_since_.push_back(RunningJob{to_seconds(rt.start) + rt.time_limit_s, 0, listed.job});
+      started_since_.push_back(RunningJob{expected_end(listed.job), 0, listed.job});
       sorted_run_[listed.job] = listed.run;
     }
     const auto by_end = [](const RunningJob& a, const RunningJob& b) { return a.end_s < b.end_s; };
@@ -918,7 +899,29 @@ class SlurmScheduler final : public Scheduler {
     std::merge(running_.begin(), running_.end(), started_since_.begin(), started_since_.end(),
                std::back_inserter(merged_running_), by_end);
     running_.swap(merged_running_);
+    running_sorted_ = true;
+    listed_sorted_ = running_list_.size();
+    for (std::size_t i = 0; i < running_.size(); ++i) running_[i].seq = static_cast<std::uint32_t>(i);
+  }
+
+  // Drops from the last sorted list the runs that ended (or were requeued) since; false if a kept run's expected
+  // end changed.
+  bool keep_sorted_runs() {
+    std::size_t out = 0;
+    for (const RunningJob& r : running_) {
+      const JobRuntime& rt = state_.job(r.job);
+      if (rt.state != JobState::kRunning || rt.restarts != sorted_run_[r.job]) continue;  // ended, or requeued
+      if (expected_end(r.job) != r.end_s) return false;
+      running_[out++] = r;
+    }
+    running_.resize(out);
     return true;
+  }
+
+  // A running job's expected end, seconds: start + time limit.
+  std::int64_t expected_end(JobIndex j) const {
+    const JobRuntime& rt = state_.job(j);
+    return to_seconds(rt.start) + rt.time_limit_s;
   }
 
   // Drops runs that ended from the running list (it grows as jobs start). A job requeued and started again since
@@ -1831,7 +1834,7 @@ class SlurmScheduler final : public Scheduler {
     std::uint32_t run;
   };
   std::vector<ListedRun> running_list_;  // in start order, with ended runs until refresh_running drops them
-  // running_ between cycles (shortcut, see merge_running): whether it holds a sorted list, the runs of
+  // running_ between cycles (shortcut, see sort_running): whether it holds a sorted list, the runs of
   // running_list_ it holds (the first listed_sorted_), and per job the run it holds.
   bool running_sorted_ = false;
   std::size_t listed_sorted_ = 0;
