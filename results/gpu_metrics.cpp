@@ -518,15 +518,24 @@ std::vector<ClusterSample> build_metrics(const ClusterState& state, const GpuBin
     return in_service(condition[n]) && alloc_gpus[n] > 0 && alloc_gpus[n] < g ? g - alloc_gpus[n] : 0;
   };
   // A node's share of the counters: taken out before it changes and put back after.
-  const auto leave = [&](NodeIndex n) {
-    node_class(n) -= 1;
+  // Its free and fragmented GPUs taken out of the counters or put back; 0 on a node without GPUs, which is skipped.
+  const auto take_gpu_share = [&](NodeIndex n) {
+    if (cluster.nodes[n].gpus == 0) return;
     c.gpus_free -= free_gpus(n);
     c.gpus_free_fragmented -= fragmented(n);
   };
-  const auto enter = [&](NodeIndex n) {
-    node_class(n) += 1;
+  const auto put_gpu_share = [&](NodeIndex n) {
+    if (cluster.nodes[n].gpus == 0) return;
     c.gpus_free += free_gpus(n);
     c.gpus_free_fragmented += fragmented(n);
+  };
+  const auto leave = [&](NodeIndex n) {
+    node_class(n) -= 1;
+    take_gpu_share(n);
+  };
+  const auto enter = [&](NodeIndex n) {
+    node_class(n) += 1;
+    put_gpu_share(n);
   };
   for (NodeIndex n = 0; n < cluster.nodes.size(); ++n) {
     const NodeConfig& node = cluster.nodes[n];
@@ -543,13 +552,9 @@ std::vector<ClusterSample> build_metrics(const ClusterState& state, const GpuBin
       const NodeIndex n = al.node;
       const std::int64_t cpus = sign * static_cast<std::int64_t>(al.cpus);
       const std::int64_t gpus = sign * static_cast<std::int64_t>(al.gpus);
-      // leave(n), the change, enter(n); a node without GPUs adds no free or fragmented GPUs either side.
-      const bool has_gpus = cluster.nodes[n].gpus > 0;
+      // leave(n), the change, enter(n), with the class counters moved only when the class changes.
       std::uint32_t& class_before = node_class(n);
-      if (has_gpus) {
-        c.gpus_free -= free_gpus(n);
-        c.gpus_free_fragmented -= fragmented(n);
-      }
+      take_gpu_share(n);
       add(alloc_cpus[n], cpus);
       add(alloc_gpus[n], gpus);
       std::uint32_t& class_after = node_class(n);
@@ -557,10 +562,7 @@ std::vector<ClusterSample> build_metrics(const ClusterState& state, const GpuBin
         class_before -= 1;
         class_after += 1;
       }
-      if (has_gpus) {
-        c.gpus_free += free_gpus(n);
-        c.gpus_free_fragmented += fragmented(n);
-      }
+      put_gpu_share(n);
       add(c.cpus_alloc, cpus);
       add(c.gpus_alloc, gpus);
       if (al.gpus > 0) {
